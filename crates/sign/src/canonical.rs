@@ -1,0 +1,268 @@
+//! The canonical request of a general HTTP request: path, query and headers in SigV4's form.
+//!
+//! This is the reference path, used for header signing, for the test suite and (later) by the
+//! verifier. The URL presigner in [`crate::presign`] builds the same bytes from precomputed
+//! parts; a property test holds the two together.
+
+use crate::encode::{encode_path_into, encode_query_into, percent_decode};
+use crate::Error;
+
+/// How the request path becomes the canonical URI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathEncoding {
+    /// S3: the path is already URI-encoded exactly as sent and is used verbatim, never
+    /// normalized. `a//b`, `a/./b` and `a/../b` are distinct S3 keys.
+    AsSent,
+    /// Other AWS services: optionally remove `.`/`..` segments and empty segments, then
+    /// percent-encode the path (a `%` already present is encoded again: "double encoding").
+    Encode {
+        /// Remove dot segments and duplicate slashes first.
+        normalize: bool,
+    },
+}
+
+/// A request as the signer sees it. `path` and `query` are as they appear on the request line
+/// (the query without its `?`); header names may have any case.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// `GET`, `PUT`, ...
+    pub method: &'a str,
+    /// The path part of the request target.
+    pub path: &'a str,
+    /// The query part of the request target, without `?`; empty if none.
+    pub query: &'a str,
+    /// Headers in the order received; repeated names are allowed.
+    pub headers: &'a [(&'a str, &'a str)],
+}
+
+/// The canonical URI of `path`.
+pub fn canonical_uri(path: &str, encoding: PathEncoding) -> String {
+    match encoding {
+        PathEncoding::AsSent if path.is_empty() => "/".to_owned(),
+        PathEncoding::AsSent => path.to_owned(),
+        PathEncoding::Encode { normalize } => {
+            let normalized;
+            let path = if normalize {
+                normalized = normalize_path(path);
+                &normalized
+            } else {
+                path
+            };
+            let mut out = String::with_capacity(path.len() + 8);
+            encode_path_into(&mut out, path);
+            if out.is_empty() {
+                out.push('/');
+            }
+            out
+        }
+    }
+}
+
+/// RFC 3986 dot-segment removal that also drops empty segments, as the AWS SDKs do.
+fn normalize_path(path: &str) -> String {
+    let mut segments: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut out = String::with_capacity(path.len());
+    for s in &segments {
+        out.push('/');
+        out.push_str(s);
+    }
+    if segments.is_empty() || path.ends_with('/') {
+        out.push('/');
+    }
+    out
+}
+
+/// Canonical query: every `name=value` pair decoded and re-encoded with SigV4's rules, then sorted
+/// by name and value. `extra` pairs are already encoded (the signer's own `X-Amz-*` parameters).
+pub fn canonical_query(raw: &str, extra: &[(String, String)]) -> String {
+    let mut pairs: Vec<(String, String)> = raw
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (reencode(k), reencode(v))
+        })
+        .chain(extra.iter().cloned())
+        .collect();
+    pairs.sort_unstable();
+    let mut out = String::new();
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        out.push_str(k);
+        out.push('=');
+        out.push_str(v);
+    }
+    out
+}
+
+fn reencode(s: &str) -> String {
+    let decoded = percent_decode(s);
+    let mut out = String::with_capacity(s.len());
+    encode_query_into(&mut out, &String::from_utf8_lossy(&decoded));
+    out
+}
+
+/// Headers the signer never signs: they are set or changed by proxies and HTTP stacks after
+/// signing (the same list as botocore and aws-sigv4).
+const UNSIGNABLE: &[&str] = &[
+    "authorization",
+    "user-agent",
+    "x-amzn-trace-id",
+    "expect",
+    "transfer-encoding",
+];
+
+/// Canonical headers (`name:value\n` each, sorted) and the signed-headers list (`a;b;c`).
+///
+/// Names are lowercased; values are trimmed and inner runs of whitespace (folded lines included)
+/// become one space; repeated names are joined with `,` in the order received.
+pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), Error> {
+    let mut merged: Vec<(String, String)> = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        if name.is_empty() || !name.bytes().all(is_token_byte) {
+            return Err(Error::InvalidHeader(format!(
+                "{name:?} is not a valid header name"
+            )));
+        }
+        if value
+            .bytes()
+            .any(|b| b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r'))
+        {
+            return Err(Error::InvalidHeader(format!(
+                "the value of {name:?} has control characters"
+            )));
+        }
+        let name = name.to_ascii_lowercase();
+        if UNSIGNABLE.contains(&name.as_str()) {
+            continue;
+        }
+        let value = value.split_ascii_whitespace().collect::<Vec<_>>().join(" ");
+        match merged.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => {
+                v.push(',');
+                v.push_str(&value);
+            }
+            None => merged.push((name, value)),
+        }
+    }
+    merged.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut canonical = String::new();
+    let mut signed = String::new();
+    for (name, value) in &merged {
+        canonical.push_str(name);
+        canonical.push(':');
+        canonical.push_str(value);
+        canonical.push('\n');
+        if !signed.is_empty() {
+            signed.push(';');
+        }
+        signed.push_str(name);
+    }
+    Ok((canonical, signed))
+}
+
+/// RFC 9110 `tchar`.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// `METHOD\nURI\nQUERY\nHEADERS\n\nSIGNED\nPAYLOAD`.
+pub fn canonical_request(
+    method: &str,
+    uri: &str,
+    query: &str,
+    headers: &str,
+    signed_headers: &str,
+    payload: &str,
+) -> String {
+    let mut s = String::with_capacity(
+        method.len()
+            + uri.len()
+            + query.len()
+            + headers.len()
+            + signed_headers.len()
+            + payload.len()
+            + 8,
+    );
+    for part in [
+        method,
+        "\n",
+        uri,
+        "\n",
+        query,
+        "\n",
+        headers,
+        "\n",
+        signed_headers,
+        "\n",
+        payload,
+    ] {
+        s.push_str(part);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalization_matches_the_suite_cases() {
+        for (raw, want) in [
+            ("//example//", "/example/"),
+            ("/example1/example2/../..", "/"),
+            ("/./example", "/example"),
+            ("//", "/"),
+            ("/example/..", "/"),
+            ("/./", "/"),
+            ("/a/b/../c/", "/a/c/"),
+        ] {
+            assert_eq!(
+                canonical_uri(raw, PathEncoding::Encode { normalize: true }),
+                want,
+                "{raw}"
+            );
+        }
+    }
+
+    #[test]
+    fn s3_paths_are_verbatim() {
+        for p in ["/b/a//b", "/b/a/./b", "/b/a/../b", "/b/k/", "/b/a%20b"] {
+            assert_eq!(canonical_uri(p, PathEncoding::AsSent), p);
+        }
+    }
+
+    #[test]
+    fn encoding_encodes_an_existing_percent_again() {
+        assert_eq!(
+            canonical_uri("/a%20b", PathEncoding::Encode { normalize: false }),
+            "/a%2520b"
+        );
+    }
+
+    #[test]
+    fn headers_fold_trim_and_merge() {
+        let (c, s) = canonical_headers(&[
+            ("Host", "h"),
+            ("My-H", " a   b \n  c "),
+            ("my-h", "d"),
+            ("User-Agent", "x"),
+        ])
+        .unwrap();
+        assert_eq!(c, "host:h\nmy-h:a b c,d\n");
+        assert_eq!(s, "host;my-h");
+        assert!(canonical_headers(&[("bad name", "v")]).is_err());
+        assert!(canonical_headers(&[("h", "a\u{0}b")]).is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! Percent-encoding as SigV4 defines it, and lowercase hex.
+//!
+//! SigV4 keeps only the unreserved characters `A-Z a-z 0-9 - _ . ~` and encodes every other byte of
+//! the UTF-8 form as `%XY` with uppercase hex. Paths keep `/` as well; query names and values do not.
+//! This is not `application/x-www-form-urlencoded` (no `+` for space) and not the `url` crate's
+//! path set (which keeps `!$&'()*+,;=:@`): using either here gives signatures S3 rejects.
+
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+
+/// `true` for bytes SigV4 leaves as they are.
+const fn unreserved_table(keep_slash: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = c.is_ascii_alphanumeric()
+            || c == b'-'
+            || c == b'_'
+            || c == b'.'
+            || c == b'~'
+            || (keep_slash && c == b'/');
+        i += 1;
+    }
+    t
+}
+
+static PATH_SAFE: [bool; 256] = unreserved_table(true);
+static QUERY_SAFE: [bool; 256] = unreserved_table(false);
+
+/// Appends `s` encoded for a URI path: `/` is kept, so an S3 key's "folders" stay readable.
+pub fn encode_path_into(out: &mut String, s: &str) {
+    encode_with(out, s, &PATH_SAFE);
+}
+
+/// Appends `s` encoded for a query-string name or value (`/` becomes `%2F`).
+pub fn encode_query_into(out: &mut String, s: &str) {
+    encode_with(out, s, &QUERY_SAFE);
+}
+
+/// `s` encoded for a query-string name or value.
+pub fn encode_query(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    encode_query_into(&mut out, s);
+    out
+}
+
+/// Copies runs of safe bytes in one `push_str` each: keys are mostly safe, so this is the common path.
+fn encode_with(out: &mut String, s: &str, safe: &[bool; 256]) {
+    let mut run = 0;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if safe[usize::from(b)] {
+            continue;
+        }
+        // A non-empty run holds only safe (ASCII) bytes, and the byte at `i` follows an ASCII
+        // byte, so both ends are char boundaries. Empty runs are skipped: after a lead byte,
+        // `run` may point into the middle of a char.
+        if run < i {
+            out.push_str(&s[run..i]);
+        }
+        out.push('%');
+        out.push(char::from(HEX_UPPER[usize::from(b >> 4)]));
+        out.push(char::from(HEX_UPPER[usize::from(b & 0xf)]));
+        run = i + 1;
+    }
+    // Everything after the last encoded byte is safe, hence ASCII, hence on a boundary.
+    if run < s.len() {
+        out.push_str(&s[run..]);
+    }
+}
+
+/// Decodes `%XY` escapes; a `%` not followed by two hex digits is kept as it is (as S3 does).
+pub fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex_val(b[i + 1]), hex_val(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Appends `bytes` as lowercase hex, the form of every hash and signature in SigV4.
+pub fn hex_into(out: &mut String, bytes: &[u8]) {
+    for &b in bytes {
+        out.push(char::from(HEX_LOWER[usize::from(b >> 4)]));
+        out.push(char::from(HEX_LOWER[usize::from(b & 0xf)]));
+    }
+}
+
+/// Lowercase hex of 32 bytes into a fixed buffer, for the hot path (no allocation).
+pub fn hex32(bytes: &[u8; 32]) -> [u8; 64] {
+    let mut out = [0u8; 64];
+    for (i, &b) in bytes.iter().enumerate() {
+        out[2 * i] = HEX_LOWER[usize::from(b >> 4)];
+        out[2 * i + 1] = HEX_LOWER[usize::from(b & 0xf)];
+    }
+    out
+}
+
+/// Lowercase hex of `bytes` as a new string.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    hex_into(&mut s, bytes);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(s: &str) -> String {
+        let mut o = String::new();
+        encode_path_into(&mut o, s);
+        o
+    }
+
+    #[test]
+    fn path_keeps_unreserved_and_slash_only() {
+        assert_eq!(path("a b/c+d~e"), "a%20b/c%2Bd~e");
+        assert_eq!(path("a//b/./c/../d/"), "a//b/./c/../d/");
+        assert_eq!(
+            path("!$&'()*,;=:@%?#\t"),
+            "%21%24%26%27%28%29%2A%2C%3B%3D%3A%40%25%3F%23%09"
+        );
+        assert_eq!(path("ሴ😀"), "%E1%88%B4%F0%9F%98%80");
+        assert_eq!(path("AZaz09-_.~"), "AZaz09-_.~");
+    }
+
+    #[test]
+    fn query_encodes_slash() {
+        assert_eq!(
+            encode_query("AKID/20150830/us-east-1/s3/aws4_request"),
+            "AKID%2F20150830%2Fus-east-1%2Fs3%2Faws4_request"
+        );
+    }
+
+    #[test]
+    fn decode_inverts_encode_and_keeps_stray_percent() {
+        assert_eq!(percent_decode("%E1%88%B4=a%2fb"), "ሴ=a/b".as_bytes());
+        assert_eq!(percent_decode("100%"), b"100%");
+        assert_eq!(percent_decode("%4"), b"%4");
+        assert_eq!(percent_decode("%zz"), b"%zz");
+    }
+}

@@ -1,0 +1,42 @@
+//! The one error type of this crate.
+
+use std::fmt;
+
+/// Why a signature could not be produced. Every variant is the caller's input: signing itself
+/// cannot fail once its inputs are valid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Caller: an expiry outside 1..=604800 seconds (S3 rejects longer presigned URLs).
+    InvalidExpiry(u64),
+    /// Caller: a time outside what SigV4 can express, or text that is not a time.
+    InvalidTime(String),
+    /// Caller: an empty object key (S3 keys have at least one byte).
+    EmptyKey,
+    /// Caller: a header name or value that HTTP cannot carry (control characters, empty name).
+    InvalidHeader(String),
+    /// Caller: a credential field that is empty or not printable ASCII.
+    InvalidCredentials(&'static str),
+    /// Caller: a region or service that cannot appear in a credential scope.
+    InvalidScope(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidExpiry(s) => write!(
+                f,
+                "expiry of {s} s is out of range: S3 accepts 1 to 604800 s (7 days)"
+            ),
+            Error::InvalidTime(why) => write!(f, "invalid signing time: {why}"),
+            Error::EmptyKey => {
+                f.write_str("the object key is empty: S3 keys need at least one character")
+            }
+            Error::InvalidHeader(why) => write!(f, "invalid header: {why}"),
+            Error::InvalidCredentials(why) => write!(f, "invalid credentials: {why}"),
+            Error::InvalidScope(why) => write!(f, "invalid credential scope: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,42 @@
+//! The payload line of the canonical request (`x-amz-content-sha256`).
+
+use sha2::{Digest, Sha256};
+
+use crate::encode::hex;
+
+/// SHA-256 of the empty string, the payload hash of a bodiless request.
+pub const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// How the body is covered by the signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PayloadHash {
+    /// `UNSIGNED-PAYLOAD`: the body is not covered (presigned URLs; TLS protects it in transit).
+    Unsigned,
+    /// The lowercase hex SHA-256 of the whole body, known before sending.
+    Sha256(String),
+    /// `STREAMING-AWS4-HMAC-SHA256-PAYLOAD`: aws-chunked, each chunk signed (see [`crate::ChunkSigner`]).
+    StreamingSigned,
+    /// `STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER`: signed chunks and a signed trailer.
+    StreamingSignedTrailer,
+    /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER`: aws-chunked, chunks unsigned, a checksum trailer.
+    StreamingUnsignedTrailer,
+}
+
+impl PayloadHash {
+    /// The hash of `body`.
+    pub fn of(body: &[u8]) -> Self {
+        PayloadHash::Sha256(hex(&Sha256::digest(body)))
+    }
+
+    /// The text on the canonical request's last line and in `x-amz-content-sha256`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            PayloadHash::Unsigned => "UNSIGNED-PAYLOAD",
+            PayloadHash::Sha256(h) => h,
+            PayloadHash::StreamingSigned => "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+            PayloadHash::StreamingSignedTrailer => "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
+            PayloadHash::StreamingUnsignedTrailer => "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        }
+    }
+}

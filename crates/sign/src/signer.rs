@@ -1,0 +1,284 @@
+//! Signing a general HTTP request: the `Authorization` header form and the query-string form.
+//!
+//! [`Signer`] owns the credentials and the per-day key cache. For presigning many S3 URLs use
+//! [`crate::Presigner`], which builds the same canonical request from precomputed parts.
+
+use std::fmt;
+
+use hmac::Mac;
+
+use crate::canonical::{
+    canonical_headers, canonical_query, canonical_request, canonical_uri, PathEncoding, Request,
+};
+use crate::encode::{encode_query, hex};
+use crate::key::KeyCache;
+use crate::string_to_sign::{scope, string_to_sign, ALGORITHM};
+use crate::{Credentials, Error, PayloadHash, SigningKey, SigningTime};
+
+/// Longest presigned-URL lifetime S3 accepts: 7 days.
+pub const MAX_EXPIRES: u64 = 604_800;
+
+/// Whether the session token is part of what is signed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SessionTokenMode {
+    /// The token is a signed header or query parameter (S3 and almost every service).
+    #[default]
+    Signed,
+    /// The token is added after signing, unsigned (a few services, and one suite case).
+    AddedAfterSigning,
+}
+
+/// Signing settings that differ between services.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// How the path becomes the canonical URI.
+    pub path: PathEncoding,
+    /// Whether the token is signed.
+    pub session_token: SessionTokenMode,
+    /// Send and sign `x-amz-content-sha256` (S3 requires it on every header-signed request).
+    pub content_sha256_header: bool,
+}
+
+impl Settings {
+    /// S3: paths verbatim, `x-amz-content-sha256` sent.
+    pub const S3: Settings = Settings {
+        path: PathEncoding::AsSent,
+        session_token: SessionTokenMode::Signed,
+        content_sha256_header: true,
+    };
+}
+
+/// A signer for one set of credentials, region and service.
+pub struct Signer {
+    credentials: Credentials,
+    region: String,
+    service: String,
+    settings: Settings,
+    keys: KeyCache,
+}
+
+/// The result of header signing: headers to add to the request, and the intermediate texts.
+#[derive(Clone)]
+pub struct HeaderSignature {
+    /// Headers the caller must send, `authorization` last: `x-amz-date`, then
+    /// `x-amz-security-token` and `x-amz-content-sha256` when they apply.
+    pub headers: Vec<(&'static str, String)>,
+    /// The canonical request that was signed (useful when a server disagrees).
+    pub canonical_request: String,
+    /// The string that was signed.
+    pub string_to_sign: String,
+    /// The hex signature.
+    pub signature: String,
+}
+
+/// The result of query signing: parameters to append to the request's query string.
+#[derive(Clone)]
+pub struct QuerySignature {
+    /// `X-Amz-*` parameters, encoded, in the order botocore appends them; `X-Amz-Signature` last.
+    pub params: Vec<(&'static str, String)>,
+    /// The canonical request that was signed.
+    pub canonical_request: String,
+    /// The string that was signed.
+    pub string_to_sign: String,
+    /// The hex signature.
+    pub signature: String,
+}
+
+impl QuerySignature {
+    /// `query` (the request's own, possibly empty) followed by the signing parameters.
+    pub fn query_string(&self, query: &str) -> String {
+        let mut s = String::from(query);
+        for (k, v) in &self.params {
+            if !s.is_empty() {
+                s.push('&');
+            }
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v);
+        }
+        s
+    }
+}
+
+impl Signer {
+    /// A signer; region and service are checked here so signing cannot fail on them later.
+    pub fn new(
+        credentials: Credentials,
+        region: &str,
+        service: &str,
+        settings: Settings,
+    ) -> Result<Self, Error> {
+        scope("19700101", region, service)?;
+        Ok(Self {
+            credentials,
+            region: region.to_owned(),
+            service: service.to_owned(),
+            settings,
+            keys: KeyCache::default(),
+        })
+    }
+
+    /// The credentials this signer uses.
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The key for `time`'s day, from the cache.
+    pub fn signing_key(&self, time: SigningTime) -> SigningKey {
+        self.keys
+            .key(&self.credentials, time, &self.region, &self.service)
+    }
+
+    /// Signs `req` for the `Authorization` header. `req.headers` must include `host`.
+    pub fn sign_headers(
+        &self,
+        req: &Request<'_>,
+        payload: &PayloadHash,
+        time: SigningTime,
+    ) -> Result<HeaderSignature, Error> {
+        let amz_date = time.amz_date();
+        let scope = scope(&time.date_stamp(), &self.region, &self.service)?;
+        let mut added: Vec<(&'static str, String)> = vec![("x-amz-date", amz_date.clone())];
+        let token = self.credentials.session_token();
+        if let (Some(t), SessionTokenMode::Signed) = (token, self.settings.session_token) {
+            added.push(("x-amz-security-token", t.to_owned()));
+        }
+        if self.settings.content_sha256_header {
+            added.push(("x-amz-content-sha256", payload.as_str().to_owned()));
+        }
+        let mut all: Vec<(&str, &str)> = req
+            .headers
+            .iter()
+            .filter(|(n, _)| !added.iter().any(|(a, _)| n.eq_ignore_ascii_case(a)))
+            .copied()
+            .collect();
+        all.extend(added.iter().map(|(n, v)| (*n, v.as_str())));
+        let (headers, signed) = canonical_headers(&all)?;
+        let cr = canonical_request(
+            req.method,
+            &canonical_uri(req.path, self.settings.path),
+            &canonical_query(req.query, &[]),
+            &headers,
+            &signed,
+            payload.as_str(),
+        );
+        let sts = string_to_sign(&amz_date, &scope, &cr);
+        let signature = self.signature(&sts, time);
+        if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
+        {
+            added.push(("x-amz-security-token", t.to_owned()));
+        }
+        added.push((
+            "authorization",
+            format!(
+                "{ALGORITHM} Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
+                self.credentials.access_key_id()
+            ),
+        ));
+        Ok(HeaderSignature {
+            headers: added,
+            canonical_request: cr,
+            string_to_sign: sts,
+            signature,
+        })
+    }
+
+    /// Signs `req` in the query-string (presigned URL) form, valid for `expires_in` seconds.
+    pub fn presign(
+        &self,
+        req: &Request<'_>,
+        expires_in: u64,
+        payload: &PayloadHash,
+        time: SigningTime,
+    ) -> Result<QuerySignature, Error> {
+        check_expiry(expires_in)?;
+        let amz_date = time.amz_date();
+        let scope = scope(&time.date_stamp(), &self.region, &self.service)?;
+        let (headers, signed) = canonical_headers(req.headers)?;
+        let mut params: Vec<(&'static str, String)> = vec![
+            ("X-Amz-Algorithm", ALGORITHM.to_owned()),
+            (
+                "X-Amz-Credential",
+                encode_query(&format!("{}/{scope}", self.credentials.access_key_id())),
+            ),
+            ("X-Amz-Date", amz_date.clone()),
+            ("X-Amz-Expires", expires_in.to_string()),
+            ("X-Amz-SignedHeaders", encode_query(&signed)),
+        ];
+        let token = self.credentials.session_token().map(encode_query);
+        if let (Some(t), SessionTokenMode::Signed) = (&token, self.settings.session_token) {
+            params.push(("X-Amz-Security-Token", t.clone()));
+        }
+        let extra: Vec<(String, String)> = params
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        let cr = canonical_request(
+            req.method,
+            &canonical_uri(req.path, self.settings.path),
+            &canonical_query(req.query, &extra),
+            &headers,
+            &signed,
+            payload.as_str(),
+        );
+        let sts = string_to_sign(&amz_date, &scope, &cr);
+        let signature = self.signature(&sts, time);
+        if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
+        {
+            params.push(("X-Amz-Security-Token", t));
+        }
+        params.push(("X-Amz-Signature", signature.clone()));
+        Ok(QuerySignature {
+            params,
+            canonical_request: cr,
+            string_to_sign: sts,
+            signature,
+        })
+    }
+
+    fn signature(&self, string_to_sign: &str, time: SigningTime) -> String {
+        let mut mac = self.signing_key(time).mac();
+        mac.update(string_to_sign.as_bytes());
+        hex(&mac.finalize().into_bytes())
+    }
+}
+
+/// Errors unless `1 <= expires_in <= 604800`.
+pub fn check_expiry(expires_in: u64) -> Result<(), Error> {
+    if (1..=MAX_EXPIRES).contains(&expires_in) {
+        Ok(())
+    } else {
+        Err(Error::InvalidExpiry(expires_in))
+    }
+}
+
+impl fmt::Debug for Signer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signer")
+            .field("credentials", &self.credentials)
+            .field("region", &self.region)
+            .field("service", &self.service)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for HeaderSignature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| *n).collect();
+        f.debug_struct("HeaderSignature")
+            .field("headers", &names)
+            .field("signature", &"<redacted>")
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for QuerySignature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.params.iter().map(|(n, _)| *n).collect();
+        f.debug_struct("QuerySignature")
+            .field("params", &names)
+            .field("signature", &"<redacted>")
+            .finish_non_exhaustive()
+    }
+}

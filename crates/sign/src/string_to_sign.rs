@@ -1,0 +1,35 @@
+//! The credential scope and the string to sign.
+
+use sha2::{Digest, Sha256};
+
+use crate::encode::hex_into;
+use crate::Error;
+
+/// The SigV4 algorithm name.
+pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
+
+/// `date/region/service/aws4_request`. Region and service must be non-empty and free of `/`
+/// and whitespace, or the scope would not parse back on the server.
+pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Error> {
+    for (what, v) in [("region", region), ("service", service)] {
+        if v.is_empty() || !v.bytes().all(|b| b.is_ascii_graphic() && b != b'/') {
+            return Err(Error::InvalidScope(format!(
+                "the {what} {v:?} must be non-empty, printable and without '/'"
+            )));
+        }
+    }
+    Ok(format!("{date_stamp}/{region}/{service}/aws4_request"))
+}
+
+/// The part of the string to sign that is the same for every request of one second and scope:
+/// `ALGORITHM\nAMZDATE\nSCOPE\n`. Keeping it apart lets the presigner absorb it into HMAC state once.
+pub fn string_to_sign_prefix(amz_date: &str, scope: &str) -> String {
+    format!("{ALGORITHM}\n{amz_date}\n{scope}\n")
+}
+
+/// `ALGORITHM\nAMZDATE\nSCOPE\nhex(sha256(canonical_request))`.
+pub fn string_to_sign(amz_date: &str, scope: &str, canonical_request: &str) -> String {
+    let mut s = string_to_sign_prefix(amz_date, scope);
+    hex_into(&mut s, &Sha256::digest(canonical_request.as_bytes()));
+    s
+}

@@ -1,0 +1,277 @@
+//! The AWS SigV4 test suite (aws-c-auth's `v4/`), read from `../shared/testdata`.
+//!
+//! One test per case and form, so a failure names the case. The suite is not copied into the
+//! project; if it is missing every test fails (a skipped vector test would pass silently).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use slipstream_sign::{
+    Credentials, PathEncoding, PayloadHash, Request, SessionTokenMode, Settings, Signer,
+    SigningTime,
+};
+
+fn suite_dir() -> PathBuf {
+    let dir = std::env::var_os("SLIPSTREAM_SIGNING_SUITE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/testdata/aws-signing-test-suite")
+        });
+    assert!(
+        dir.join("v4").is_dir(),
+        "the AWS signing test suite is missing at {}: it is required, not optional",
+        dir.display()
+    );
+    dir
+}
+
+fn read(case: &str, file: &str) -> String {
+    let path = suite_dir().join("v4").join(case).join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A parsed `request.txt`: the request line's target may contain spaces, header values may
+/// continue on lines that start with whitespace.
+struct RawRequest {
+    method: String,
+    path: String,
+    query: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+fn parse_request(text: &str) -> RawRequest {
+    let (head, body) = text.split_once("\n\n").unwrap_or((text, ""));
+    let mut lines = head.lines();
+    let line = lines.next().unwrap();
+    let (method, rest) = line.split_once(' ').unwrap();
+    let target = rest.rsplit_once(' ').unwrap().0;
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for l in lines {
+        if l.starts_with(' ') || l.starts_with('\t') {
+            let last = headers.last_mut().unwrap();
+            last.1.push('\n');
+            last.1.push_str(l);
+        } else {
+            let (n, v) = l.split_once(':').unwrap();
+            headers.push((n.to_owned(), v.to_owned()));
+        }
+    }
+    RawRequest {
+        method: method.into(),
+        path: path.into(),
+        query: query.into(),
+        headers,
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+struct Case {
+    req: RawRequest,
+    signer: Signer,
+    time: SigningTime,
+    payload: PayloadHash,
+    expires: u64,
+}
+
+fn load(case: &str) -> Case {
+    let ctx: serde_json::Value = serde_json::from_str(&read(case, "context.json")).unwrap();
+    let c = &ctx["credentials"];
+    let creds = Credentials::new(
+        c["access_key_id"].as_str().unwrap(),
+        c["secret_access_key"].as_str().unwrap(),
+        c["token"].as_str().map(str::to_owned),
+    )
+    .unwrap();
+    let sign_body = ctx["sign_body"].as_bool().unwrap();
+    let settings = Settings {
+        path: PathEncoding::Encode {
+            normalize: ctx["normalize"].as_bool().unwrap(),
+        },
+        session_token: if ctx["omit_session_token"].as_bool() == Some(true) {
+            SessionTokenMode::AddedAfterSigning
+        } else {
+            SessionTokenMode::Signed
+        },
+        content_sha256_header: sign_body,
+    };
+    let req = parse_request(&read(case, "request.txt"));
+    let payload = if sign_body {
+        PayloadHash::of(&req.body)
+    } else {
+        PayloadHash::of(b"")
+    };
+    Case {
+        signer: Signer::new(
+            creds,
+            ctx["region"].as_str().unwrap(),
+            ctx["service"].as_str().unwrap(),
+            settings,
+        )
+        .unwrap(),
+        time: SigningTime::parse_rfc3339(ctx["timestamp"].as_str().unwrap()).unwrap(),
+        expires: ctx["expiration_in_seconds"].as_u64().unwrap(),
+        payload,
+        req,
+    }
+}
+
+fn check_header(case: &str) {
+    let c = load(case);
+    let headers: Vec<(&str, &str)> = c
+        .req
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let req = Request {
+        method: &c.req.method,
+        path: &c.req.path,
+        query: &c.req.query,
+        headers: &headers,
+    };
+    let sig = c.signer.sign_headers(&req, &c.payload, c.time).unwrap();
+    assert_eq!(
+        sig.canonical_request,
+        read(case, "header-canonical-request.txt"),
+        "{case}: canonical request"
+    );
+    assert_eq!(
+        sig.string_to_sign,
+        read(case, "header-string-to-sign.txt"),
+        "{case}: string to sign"
+    );
+    assert_eq!(
+        sig.signature,
+        read(case, "header-signature.txt").trim(),
+        "{case}: signature"
+    );
+    let signed = read(case, "header-signed-request.txt");
+    let authorization = &sig.headers.last().unwrap().1;
+    assert!(
+        signed
+            .lines()
+            .any(|l| l == format!("Authorization:{authorization}")),
+        "{case}: Authorization {authorization} not in\n{signed}"
+    );
+}
+
+fn check_query(case: &str) {
+    let c = load(case);
+    let headers: Vec<(&str, &str)> = c
+        .req
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let req = Request {
+        method: &c.req.method,
+        path: &c.req.path,
+        query: &c.req.query,
+        headers: &headers,
+    };
+    let sig = c
+        .signer
+        .presign(&req, c.expires, &c.payload, c.time)
+        .unwrap();
+    assert_eq!(
+        sig.canonical_request,
+        read(case, "query-canonical-request.txt"),
+        "{case}: canonical request"
+    );
+    assert_eq!(
+        sig.string_to_sign,
+        read(case, "query-string-to-sign.txt"),
+        "{case}: string to sign"
+    );
+    assert_eq!(
+        sig.signature,
+        read(case, "query-signature.txt").trim(),
+        "{case}: signature"
+    );
+    // The suite's signed request lists the parameters in another order: compare them as sets.
+    let signed = read(case, "query-signed-request.txt");
+    let target = signed
+        .lines()
+        .next()
+        .unwrap()
+        .split_once(' ')
+        .unwrap()
+        .1
+        .rsplit_once(' ')
+        .unwrap()
+        .0;
+    let theirs: BTreeSet<&str> = target
+        .split_once('?')
+        .map(|(_, q)| q.split('&').collect())
+        .unwrap_or_default();
+    let ours_text = sig.query_string("");
+    let ours: BTreeSet<&str> = ours_text.split('&').collect();
+    assert!(
+        ours.is_subset(&theirs),
+        "{case}: {ours:?} not within {theirs:?}"
+    );
+}
+
+macro_rules! suite {
+    ($($name:ident => $case:literal,)*) => {
+        mod header { $( #[test] fn $name() { super::check_header($case) } )* }
+        mod query { $( #[test] fn $name() { super::check_query($case) } )* }
+        const CASES: &[&str] = &[$($case),*];
+    };
+}
+
+suite! {
+    get_header_key_duplicate => "get-header-key-duplicate",
+    get_header_value_multiline => "get-header-value-multiline",
+    get_header_value_order => "get-header-value-order",
+    get_header_value_trim => "get-header-value-trim",
+    get_relative_normalized => "get-relative-normalized",
+    get_relative_relative_normalized => "get-relative-relative-normalized",
+    get_relative_relative_unnormalized => "get-relative-relative-unnormalized",
+    get_relative_unnormalized => "get-relative-unnormalized",
+    get_slash_dot_slash_normalized => "get-slash-dot-slash-normalized",
+    get_slash_dot_slash_unnormalized => "get-slash-dot-slash-unnormalized",
+    get_slash_normalized => "get-slash-normalized",
+    get_slash_pointless_dot_normalized => "get-slash-pointless-dot-normalized",
+    get_slash_pointless_dot_unnormalized => "get-slash-pointless-dot-unnormalized",
+    get_slash_unnormalized => "get-slash-unnormalized",
+    get_slashes_normalized => "get-slashes-normalized",
+    get_slashes_unnormalized => "get-slashes-unnormalized",
+    get_space_normalized => "get-space-normalized",
+    get_space_unnormalized => "get-space-unnormalized",
+    get_unreserved => "get-unreserved",
+    get_utf8 => "get-utf8",
+    get_vanilla => "get-vanilla",
+    get_vanilla_empty_query_key => "get-vanilla-empty-query-key",
+    get_vanilla_query => "get-vanilla-query",
+    get_vanilla_query_order_encoded => "get-vanilla-query-order-encoded",
+    get_vanilla_query_order_key_case => "get-vanilla-query-order-key-case",
+    get_vanilla_query_unreserved => "get-vanilla-query-unreserved",
+    get_vanilla_utf8_query => "get-vanilla-utf8-query",
+    get_vanilla_with_session_token => "get-vanilla-with-session-token",
+    post_header_key_case => "post-header-key-case",
+    post_header_key_sort => "post-header-key-sort",
+    post_header_value_case => "post-header-value-case",
+    post_sts_header_after => "post-sts-header-after",
+    post_sts_header_before => "post-sts-header-before",
+    post_vanilla => "post-vanilla",
+    post_vanilla_empty_query_value => "post-vanilla-empty-query-value",
+    post_vanilla_query => "post-vanilla-query",
+    post_x_www_form_urlencoded => "post-x-www-form-urlencoded",
+    post_x_www_form_urlencoded_parameters => "post-x-www-form-urlencoded-parameters",
+}
+
+/// Every case folder in the suite is in the list above, so a new case cannot be skipped silently.
+#[test]
+fn every_suite_case_is_listed() {
+    let on_disk: BTreeSet<String> = std::fs::read_dir(suite_dir().join("v4"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let listed: BTreeSet<String> = CASES.iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(on_disk, listed);
+    assert_eq!(listed.len(), 38);
+}
