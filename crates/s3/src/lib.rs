@@ -1,1 +1,16 @@
-//! placeholder
+//! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read.
+//!
+//! Pure: no I/O, no async. It decides the URL base of a bucket ([`resolve`]) with the choices
+//! botocore makes, so URLs presigned by `slipstream-sign` are byte-identical to boto3's.
+//! Signing itself is in `slipstream-sign`; sending requests will be in `slipstream-client`.
+#![forbid(unsafe_code)]
+
+mod bucket;
+mod endpoint;
+mod error;
+mod uri;
+
+pub use bucket::{check_bucket, is_valid_host_label, is_virtual_hostable};
+pub use endpoint::{resolve, AddressingStyle, Endpoint};
+pub use error::Error;
+pub use uri::S3Uri;

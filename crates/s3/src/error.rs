@@ -1,0 +1,33 @@
+//! The one error type of this crate.
+
+use std::fmt;
+
+/// Why a bucket, endpoint or URI was refused. Every variant is the caller's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Caller: a bucket name S3 can never accept.
+    InvalidBucket(String),
+    /// Caller: an endpoint URL that is not `http(s)://host[:port][/path]`.
+    InvalidEndpoint(String),
+    /// Caller: a region that cannot be part of a host name.
+    InvalidRegion(String),
+    /// Caller: text that is not `s3://bucket/key`.
+    InvalidUri(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidBucket(b) => write!(
+                f,
+                "invalid bucket name {b:?}: use 1 to 255 letters, digits, '.', '-' or '_' (3 to 63 lowercase ones for new buckets)"
+            ),
+            Error::InvalidEndpoint(why) => write!(f, "invalid endpoint URL: {why}"),
+            Error::InvalidRegion(r) => write!(f, "invalid region {r:?}: expected a name such as us-east-1"),
+            Error::InvalidUri(why) => write!(f, "invalid S3 URI: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,221 @@
+//! The URL presigner against botocore's output, against the reference signer, and its errors.
+
+use proptest::prelude::*;
+use slipstream_sign::{
+    Credentials, Error, PathEncoding, PayloadHash, PresignOptions, Presigner, Request,
+    SessionTokenMode, Settings, Signer, SigningTime, UrlBase,
+};
+
+const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+
+fn time() -> SigningTime {
+    SigningTime::parse_amz("20150830T123600Z").unwrap()
+}
+
+fn virtual_base() -> UrlBase {
+    UrlBase {
+        origin: "https://examplebucket.s3.amazonaws.com".into(),
+        host: "examplebucket.s3.amazonaws.com".into(),
+        path_prefix: "/".into(),
+    }
+}
+
+fn path_base() -> UrlBase {
+    UrlBase {
+        origin: "https://s3.eu-west-1.amazonaws.com".into(),
+        host: "s3.eu-west-1.amazonaws.com".into(),
+        path_prefix: "/examplebucket/".into(),
+    }
+}
+
+/// URLs printed by botocore 1.43.11 (`signature_version="s3v4"`, clock fixed at 2015-08-30T12:36:00Z).
+#[test]
+fn botocore_vectors() {
+    let p = Presigner::new(
+        virtual_base(),
+        "us-east-1",
+        Credentials::new("AKIDEXAMPLE", SECRET, None).unwrap(),
+    )
+    .unwrap();
+    let opts = PresignOptions {
+        expires_in: 86400,
+        ..PresignOptions::get()
+    };
+    assert_eq!(
+        p.presign("a b/c+d~e/ሴ😀?#%", &opts, time()).unwrap(),
+        "https://examplebucket.s3.amazonaws.com/a%20b/c%2Bd~e/%E1%88%B4%F0%9F%98%80%3F%23%25?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Signature=579cfd412993b64fcbe549c1f6d5321d7347ddb026efe4d1284963e8ee887099"
+    );
+
+    let creds = Credentials::new("AKIDEXAMPLE", SECRET, Some("TOKEN/+=".into())).unwrap();
+    let p = Presigner::new(path_base(), "eu-west-1", creds).unwrap();
+    let put = PresignOptions {
+        headers: vec![("Content-Type".into(), "text/plain".into())],
+        ..PresignOptions::new("PUT")
+    };
+    assert_eq!(
+        p.presign("a//b/./c/../d/", &put, time()).unwrap(),
+        "https://s3.eu-west-1.amazonaws.com/examplebucket/a//b/./c/../d/?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Feu-west-1%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=content-type%3Bhost&X-Amz-Security-Token=TOKEN%2F%2B%3D&X-Amz-Signature=b2d38da14ac3f437e6353055d7f3a32b5e5670e07d35c9cd892aca2814ac39bc"
+    );
+    let get = PresignOptions {
+        expires_in: 604_800,
+        query: vec![
+            (
+                "response-content-disposition".into(),
+                "attachment; filename=\"x y.txt\"".into(),
+            ),
+            ("response-content-type".into(), "text/plain".into()),
+            ("versionId".into(), "v1".into()),
+        ],
+        ..PresignOptions::get()
+    };
+    assert_eq!(
+        p.presign("k", &get, time()).unwrap(),
+        "https://s3.eu-west-1.amazonaws.com/examplebucket/k?response-content-disposition=attachment%3B%20filename%3D%22x%20y.txt%22&response-content-type=text%2Fplain&versionId=v1&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Feu-west-1%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires=604800&X-Amz-SignedHeaders=host&X-Amz-Security-Token=TOKEN%2F%2B%3D&X-Amz-Signature=a271424c9465e52664fd63f7fbec64340304336b14c0795bbe9d525e9ca8d690"
+    );
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let p = Presigner::new(
+        virtual_base(),
+        "us-east-1",
+        Credentials::new("AKID", "s", None).unwrap(),
+    )
+    .unwrap();
+    for expires_in in [0, 604_801, u64::MAX] {
+        let e = p
+            .presign(
+                "k",
+                &PresignOptions {
+                    expires_in,
+                    ..PresignOptions::get()
+                },
+                time(),
+            )
+            .unwrap_err();
+        assert_eq!(e, Error::InvalidExpiry(expires_in));
+        assert!(e.to_string().contains("604800"), "{e}");
+    }
+    assert_eq!(
+        p.presign("", &PresignOptions::get(), time()).unwrap_err(),
+        Error::EmptyKey
+    );
+    assert!(p.presign("k", &PresignOptions::new("get"), time()).is_err());
+    let bad_header = PresignOptions {
+        headers: vec![("content type".into(), "x".into())],
+        ..PresignOptions::new("PUT")
+    };
+    assert!(matches!(
+        p.presign("k", &bad_header, time()),
+        Err(Error::InvalidHeader(_))
+    ));
+    let keys = ["a", "", "b"];
+    assert_eq!(
+        p.presign_many(&keys, &PresignOptions::get(), time(), Some(2))
+            .unwrap_err(),
+        Error::EmptyKey
+    );
+}
+
+#[test]
+fn debug_output_has_no_secrets_or_signatures() {
+    let p = Presigner::new(
+        virtual_base(),
+        "us-east-1",
+        Credentials::new("AKID", "SUPERSECRET", Some("SESSIONTOKEN".into())).unwrap(),
+    )
+    .unwrap();
+    let t = p.template(&PresignOptions::get(), time()).unwrap();
+    let text = format!("{p:?} {t:?}");
+    assert!(
+        !text.contains("SUPERSECRET")
+            && !text.contains("SESSIONTOKEN")
+            && !text.contains("X-Amz-Signature"),
+        "{text}"
+    );
+}
+
+#[test]
+fn batch_equals_one_by_one_in_order() {
+    let p = Presigner::new(
+        virtual_base(),
+        "us-east-1",
+        Credentials::new("AKID", "s", None).unwrap(),
+    )
+    .unwrap();
+    let keys: Vec<String> = (0..2500).map(|i| format!("dir/{i}/file {i}.bin")).collect();
+    let opts = PresignOptions::get();
+    let one: Vec<String> = keys
+        .iter()
+        .map(|k| p.presign(k, &opts, time()).unwrap())
+        .collect();
+    for threads in [None, Some(1), Some(2), Some(7)] {
+        assert_eq!(
+            p.presign_many(&keys, &opts, time(), threads).unwrap(),
+            one,
+            "{threads:?}"
+        );
+    }
+}
+
+/// The characters that break signers: everything here must be signed as the literal key.
+const AWKWARD: &[&str] = &[
+    "a", "Z", "0", "/", "//", "./", "../", ".", " ", "\t", "+", "%", "%20", "?", "#", "&", "=",
+    ";", ":", "@", "!", "$", "'", "(", ")", "*", ",", "~", "ሴ", "é", "😀", "\u{7f}",
+];
+
+fn key() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(AWKWARD), 1..12).prop_map(|parts| parts.concat())
+}
+
+fn param() -> impl Strategy<Value = (String, String)> {
+    (
+        prop::sample::select(
+            &[
+                "response-content-type",
+                "versionId",
+                "partNumber",
+                "uploadId",
+                "x-id",
+                "Z",
+            ][..],
+        ),
+        key(),
+    )
+        .prop_map(|(k, v)| (k.to_owned(), v))
+}
+
+proptest! {
+    /// The template path builds the same canonical request as the reference signer, so the
+    /// signature must match for any key, parameters, headers and token.
+    #[test]
+    fn template_equals_reference_signer(
+        key in key(),
+        query in prop::collection::vec(param(), 0..3),
+        content_type in prop::option::of("[a-z/ ]{1,10}"),
+        token in prop::option::of("[A-Za-z0-9/+=]{1,20}"),
+        expires_in in 1u64..=604_800,
+        path_style in any::<bool>(),
+        secs in 0i64..4_000_000_000,
+    ) {
+        let time = SigningTime::from_unix(secs).unwrap();
+        let creds = Credentials::new("AKIDEXAMPLE", SECRET, token).unwrap();
+        let base = if path_style { path_base() } else { virtual_base() };
+        let headers: Vec<(String, String)> = content_type.iter().map(|c| ("content-type".to_owned(), c.clone())).collect();
+        let opts = PresignOptions { method: "PUT".into(), expires_in, query: query.clone(), headers: headers.clone() };
+        let url = Presigner::new(base.clone(), "eu-west-1", creds.clone()).unwrap().presign(&key, &opts, time).unwrap();
+
+        let mut path = base.path_prefix.clone();
+        slipstream_sign::encode::encode_path_into(&mut path, &key);
+        let raw_query: Vec<String> = query.iter().map(|(k, v)| format!("{}={}", slipstream_sign::encode::encode_query(k), slipstream_sign::encode::encode_query(v))).collect();
+        let raw_query = raw_query.join("&");
+        let mut all_headers: Vec<(&str, &str)> = vec![("host", &base.host)];
+        all_headers.extend(headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        let settings = Settings { path: PathEncoding::AsSent, session_token: SessionTokenMode::Signed, content_sha256_header: false };
+        let reference = Signer::new(creds, "eu-west-1", "s3", settings).unwrap()
+            .presign(&Request { method: "PUT", path: &path, query: &raw_query, headers: &all_headers }, expires_in, &PayloadHash::Unsigned, time)
+            .unwrap();
+        let want = format!("{}{}?{}", base.origin, path, reference.query_string(&raw_query));
+        prop_assert_eq!(url, want);
+    }
+}
