@@ -1,1 +1,73 @@
-fn main() {}
+//! The `slipstream` command. It parses flags, calls the library crates and maps errors to exit
+//! codes; the work itself is in `slipstream-sign`, `slipstream-s3` and `slipstream-client`.
+//!
+//! Exit codes: 0 success (also when the reader of our output goes away: a broken pipe is not an
+//! error), 1 bad input data (a key line that cannot be signed), 2 usage or configuration
+//! (flags, credentials, region, endpoint).
+
+mod args;
+mod presign;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// An error with the exit code it maps to.
+pub struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    /// Exit 1: input data that cannot be processed.
+    pub fn input(message: impl Into<String>) -> Self {
+        Self {
+            code: 1,
+            message: message.into(),
+        }
+    }
+
+    /// Exit 2: flags or configuration.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// Not a failure: the reader closed the pipe, stop quietly.
+    pub fn broken_pipe() -> Self {
+        Self {
+            code: 0,
+            message: String::new(),
+        }
+    }
+
+    /// Writing output failed: a broken pipe ends quietly, anything else is an error.
+    pub fn from_write(e: &std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Self::broken_pipe()
+        } else {
+            Self {
+                code: 1,
+                message: format!("cannot write output: {e}"),
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    let result = match cli.command {
+        args::Command::Presign(a) => presign::run(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                eprintln!("slipstream: {}", f.message);
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! Credentials, region, endpoint and addressing style, found the way the AWS CLI finds them.
+//!
+//! Order, first match wins:
+//! - credentials: an explicit `--profile`'s files; else `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`
+//!   (+ `AWS_SESSION_TOKEN`); else the profile named by `AWS_PROFILE` (or `default`) in
+//!   `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`), then in `~/.aws/config` (`AWS_CONFIG_FILE`).
+//! - region: `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, then
+//!   `us-east-1` (what the AWS CLI uses for S3 when nothing is set).
+//! - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
+//!   `s3.endpoint_url` or `endpoint_url`.
+//! - addressing: the flag, else the profile's `s3.addressing_style`.
+//!
+//! Not yet: `credential_process`, SSO, web identity, ECS and IMDS (issue 5). The environment is
+//! passed in as [`Env`] so tests do not touch the process environment.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_sign::Credentials;
+
+use crate::ini;
+
+/// The variables and home directory the chain reads.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    vars: HashMap<String, String>,
+    home: Option<PathBuf>,
+}
+
+impl Env {
+    /// The process environment.
+    pub fn from_process() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter(|(k, _)| k.starts_with("AWS_"))
+            .collect();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Self { vars, home }
+    }
+
+    /// A given set of variables and home directory (tests).
+    pub fn new(vars: &[(&str, &str)], home: Option<PathBuf>) -> Self {
+        Self {
+            vars: vars
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            home,
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    fn file(&self, var: &str, default: &str) -> Option<PathBuf> {
+        match self.var(var) {
+            Some(p) => Some(PathBuf::from(p)),
+            None => self.home.as_ref().map(|h| h.join(".aws").join(default)),
+        }
+    }
+}
+
+/// What the command line said; `None` means "look further down the chain".
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--profile`.
+    pub profile: Option<String>,
+    /// `--region`.
+    pub region: Option<String>,
+    /// `--endpoint-url`.
+    pub endpoint_url: Option<String>,
+    /// `--addressing-style` / `--path-style`.
+    pub addressing: Option<AddressingStyle>,
+}
+
+/// The outcome of the chain.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// Credentials (their `Debug` is redacted).
+    pub credentials: Credentials,
+    /// Region for the credential scope and AWS host names.
+    pub region: String,
+    /// A custom endpoint, if any.
+    pub endpoint: Option<Endpoint>,
+    /// Virtual-hosted or path-style.
+    pub addressing: AddressingStyle,
+    /// Where the credentials came from, for `--debug`-style messages (never the values).
+    pub credential_source: String,
+}
+
+/// Why the chain found nothing usable.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Caller's setup: no source had credentials. Lists what was tried.
+    NoCredentials(Vec<String>),
+    /// Caller's setup: an explicit profile does not exist.
+    NoSuchProfile(String),
+    /// Caller's setup: a value that exists but is wrong (half a key pair, bad style, bad endpoint).
+    Invalid(String),
+    /// Environment: a file exists but could not be read.
+    Unreadable(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::NoCredentials(tried) => write!(
+                f,
+                "no AWS credentials found (looked in: {}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`",
+                tried.join(", ")
+            ),
+            ConfigError::NoSuchProfile(p) => write!(f, "the profile {p:?} is not in ~/.aws/credentials or ~/.aws/config"),
+            ConfigError::Invalid(why) => f.write_str(why),
+            ConfigError::Unreadable(p, e) => write!(f, "cannot read {}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+struct Files {
+    credentials: ini::Sections,
+    config: ini::Sections,
+    credentials_path: Option<PathBuf>,
+    config_path: Option<PathBuf>,
+}
+
+impl Files {
+    fn load(env: &Env) -> Result<Self, ConfigError> {
+        let read = |p: &Option<PathBuf>| -> Result<ini::Sections, ConfigError> {
+            match p {
+                None => Ok(ini::Sections::new()),
+                Some(p) => match std::fs::read_to_string(p) {
+                    Ok(text) => Ok(ini::parse(&text)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ini::Sections::new()),
+                    Err(e) => Err(ConfigError::Unreadable(p.clone(), e)),
+                },
+            }
+        };
+        let credentials_path = env.file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+        let config_path = env.file("AWS_CONFIG_FILE", "config");
+        Ok(Self {
+            credentials: read(&credentials_path)?,
+            config: read(&config_path)?,
+            credentials_path,
+            config_path,
+        })
+    }
+
+    /// The profile's section in the credentials file (`[name]`).
+    fn credentials_section(&self, profile: &str) -> Option<&HashMap<String, String>> {
+        self.credentials.get(profile)
+    }
+
+    /// The profile's section in the config file (`[profile name]`, or `[default]`).
+    fn config_section(&self, profile: &str) -> Option<&HashMap<String, String>> {
+        let named = self.config.get(&format!("profile {profile}"));
+        if profile == "default" {
+            named.or_else(|| self.config.get("default"))
+        } else {
+            named
+        }
+    }
+}
+
+fn credentials_from(
+    section: &HashMap<String, String>,
+    what: &str,
+) -> Result<Option<Credentials>, ConfigError> {
+    let id = section.get("aws_access_key_id");
+    let secret = section.get("aws_secret_access_key");
+    match (id, secret) {
+        (None, None) => Ok(None),
+        (Some(id), Some(secret)) => {
+            let token = section
+                .get("aws_session_token")
+                .cloned()
+                .filter(|t| !t.is_empty());
+            Credentials::new(id.as_str(), secret.as_str(), token)
+                .map(Some)
+                .map_err(|e| ConfigError::Invalid(format!("{what}: {e}")))
+        }
+        _ => Err(ConfigError::Invalid(format!(
+            "{what} has only one of aws_access_key_id and aws_secret_access_key"
+        ))),
+    }
+}
+
+/// Runs the chain.
+pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
+    let files = Files::load(env)?;
+    let explicit = cli.profile.is_some();
+    let profile = cli
+        .profile
+        .clone()
+        .or_else(|| env.var("AWS_PROFILE").map(str::to_owned))
+        .unwrap_or_else(|| "default".into());
+    let creds_section = files.credentials_section(&profile);
+    let config_section = files.config_section(&profile);
+    if (explicit || env.var("AWS_PROFILE").is_some())
+        && creds_section.is_none()
+        && config_section.is_none()
+    {
+        return Err(ConfigError::NoSuchProfile(profile));
+    }
+
+    let from_env = || -> Result<Option<Credentials>, ConfigError> {
+        match (
+            env.var("AWS_ACCESS_KEY_ID"),
+            env.var("AWS_SECRET_ACCESS_KEY"),
+        ) {
+            (None, None) => Ok(None),
+            (Some(id), Some(secret)) => {
+                Credentials::new(id, secret, env.var("AWS_SESSION_TOKEN").map(str::to_owned))
+                    .map(Some)
+                    .map_err(|e| {
+                        ConfigError::Invalid(format!(
+                            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY: {e}"
+                        ))
+                    })
+            }
+            _ => Err(ConfigError::Invalid(
+                "only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set".into(),
+            )),
+        }
+    };
+    let credentials_file = files
+        .credentials_path
+        .as_ref()
+        .map_or("~/.aws/credentials".into(), |p| p.display().to_string());
+    let config_file = files
+        .config_path
+        .as_ref()
+        .map_or("~/.aws/config".into(), |p| p.display().to_string());
+    let from_files = || -> Result<Option<(Credentials, String)>, ConfigError> {
+        for (section, file) in [
+            (creds_section, &credentials_file),
+            (config_section, &config_file),
+        ] {
+            if let Some(s) = section {
+                let what = format!("profile {profile:?} in {file}");
+                if let Some(c) = credentials_from(s, &what)? {
+                    return Ok(Some((c, what)));
+                }
+            }
+        }
+        Ok(None)
+    };
+    let found = if explicit {
+        from_files()?
+    } else {
+        match from_env()? {
+            Some(c) => Some((c, "environment variables".to_owned())),
+            None => from_files()?,
+        }
+    };
+    let (credentials, credential_source) = found.ok_or_else(|| {
+        let mut tried = Vec::new();
+        if !explicit {
+            tried.push("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY".to_owned());
+        }
+        tried.push(format!("profile {profile:?} in {credentials_file}"));
+        tried.push(format!("profile {profile:?} in {config_file}"));
+        ConfigError::NoCredentials(tried)
+    })?;
+
+    let setting = |key: &str| {
+        config_section
+            .and_then(|s| s.get(key))
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let region = cli
+        .region
+        .clone()
+        .or_else(|| env.var("AWS_REGION").map(str::to_owned))
+        .or_else(|| env.var("AWS_DEFAULT_REGION").map(str::to_owned))
+        .or_else(|| setting("region").map(str::to_owned))
+        .unwrap_or_else(|| "us-east-1".to_owned());
+    let endpoint_url = cli
+        .endpoint_url
+        .clone()
+        .or_else(|| env.var("AWS_ENDPOINT_URL_S3").map(str::to_owned))
+        .or_else(|| env.var("AWS_ENDPOINT_URL").map(str::to_owned))
+        .or_else(|| {
+            setting("s3.endpoint_url")
+                .or_else(|| setting("endpoint_url"))
+                .map(str::to_owned)
+        });
+    let endpoint = endpoint_url
+        .map(|u| Endpoint::parse(&u))
+        .transpose()
+        .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    let addressing =
+        match cli.addressing {
+            Some(a) => a,
+            None => match setting("s3.addressing_style") {
+                None | Some("auto") => AddressingStyle::Auto,
+                Some("virtual") => AddressingStyle::Virtual,
+                Some("path") => AddressingStyle::Path,
+                Some(other) => return Err(ConfigError::Invalid(format!(
+                    "s3.addressing_style {other:?} in {config_file} must be auto, virtual or path"
+                ))),
+            },
+        };
+    Ok(Resolved {
+        credentials,
+        region,
+        endpoint,
+        addressing,
+        credential_source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn home(credentials: &str, config: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".aws")).unwrap();
+        std::fs::write(dir.path().join(".aws/credentials"), credentials).unwrap();
+        std::fs::write(dir.path().join(".aws/config"), config).unwrap();
+        dir
+    }
+
+    const CREDS: &str = "[default]\naws_access_key_id = DEFAULTKEY\naws_secret_access_key = defaultsecret\n[dev]\naws_access_key_id = DEVKEY\naws_secret_access_key = devsecret\naws_session_token = devtoken\n";
+    const CONFIG: &str = "[default]\nregion = eu-west-1\n[profile dev]\nregion = ap-south-1\nendpoint_url = http://127.0.0.1:9000\ns3 =\n  addressing_style = virtual\n[profile onlyconfig]\naws_access_key_id = CFGKEY\naws_secret_access_key = cfgsecret\n";
+
+    #[test]
+    fn environment_beats_files_and_explicit_profile_beats_environment() {
+        let h = home(CREDS, CONFIG);
+        let vars = [
+            ("AWS_ACCESS_KEY_ID", "ENVKEY"),
+            ("AWS_SECRET_ACCESS_KEY", "envsecret"),
+            ("AWS_REGION", "us-west-2"),
+        ];
+        let env = Env::new(&vars, Some(h.path().into()));
+        let r = resolve(&env, &Overrides::default()).unwrap();
+        assert_eq!(
+            (r.credentials.access_key_id(), r.region.as_str()),
+            ("ENVKEY", "us-west-2")
+        );
+        assert_eq!(r.credential_source, "environment variables");
+
+        let r = resolve(
+            &env,
+            &Overrides {
+                profile: Some("dev".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.credentials.access_key_id(), "DEVKEY");
+        assert_eq!(r.credentials.session_token(), Some("devtoken"));
+        assert_eq!(
+            r.region, "us-west-2",
+            "AWS_REGION still beats the profile's region"
+        );
+        assert_eq!(r.addressing, AddressingStyle::Virtual);
+        assert!(r.endpoint.is_some());
+    }
+
+    #[test]
+    fn profile_files_and_region_chain() {
+        let h = home(CREDS, CONFIG);
+        let r = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap();
+        assert_eq!(
+            (r.credentials.access_key_id(), r.region.as_str()),
+            ("DEFAULTKEY", "eu-west-1")
+        );
+        let env = Env::new(&[("AWS_PROFILE", "onlyconfig")], Some(h.path().into()));
+        let r = resolve(
+            &env,
+            &Overrides {
+                region: Some("sa-east-1".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (r.credentials.access_key_id(), r.region.as_str()),
+            ("CFGKEY", "sa-east-1")
+        );
+        let env = Env::new(
+            &[("AWS_DEFAULT_REGION", "ca-central-1")],
+            Some(h.path().into()),
+        );
+        assert_eq!(
+            resolve(&env, &Overrides::default()).unwrap().region,
+            "ca-central-1"
+        );
+    }
+
+    #[test]
+    fn missing_and_half_credentials_are_clear_errors() {
+        let h = home("", "");
+        let e = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap_err();
+        assert!(matches!(e, ConfigError::NoCredentials(_)));
+        assert!(e.to_string().contains("AWS_ACCESS_KEY_ID"), "{e}");
+        let e = resolve(
+            &Env::new(&[("AWS_ACCESS_KEY_ID", "A")], Some(h.path().into())),
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("only one"), "{e}");
+        let e = resolve(
+            &Env::new(&[], Some(h.path().into())),
+            &Overrides {
+                profile: Some("nope".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, ConfigError::NoSuchProfile(_)));
+        let h = home("[default]\naws_access_key_id = A\n", "");
+        assert!(resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn no_home_and_no_env_still_explains() {
+        let e = resolve(&Env::new(&[], None), &Overrides::default()).unwrap_err();
+        assert!(matches!(e, ConfigError::NoCredentials(_)), "{e}");
+    }
+
+    #[test]
+    fn debug_of_resolved_has_no_secret() {
+        let env = Env::new(
+            &[
+                ("AWS_ACCESS_KEY_ID", "ENVKEY"),
+                ("AWS_SECRET_ACCESS_KEY", "envsecret"),
+                ("AWS_SESSION_TOKEN", "tok"),
+            ],
+            None,
+        );
+        let r = resolve(&env, &Overrides::default()).unwrap();
+        let d = format!("{r:?}");
+        assert!(!d.contains("envsecret") && !d.contains("tok\""), "{d}");
+    }
+}
