@@ -1,0 +1,51 @@
+# The entry points. `make test` and `make demo` do all their own set-up on a fresh machine:
+# a Python virtual environment in .venv and versitygw in .tools (both ignored by git).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := target/release/slipstream
+
+.PHONY: demo test lint bench bench-python fuzz setup venv versitygw build test-with-server
+
+## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one with curl
+demo: setup build
+	scripts/with-s3-server.sh scripts/demo.sh
+
+## test: lint, then every test (unit, vectors, differential, integration, bench smoke) against a local S3 server
+test: setup lint build
+	scripts/with-s3-server.sh $(MAKE) --no-print-directory test-with-server
+
+test-with-server:
+	cargo test --workspace --exclude slipstream-sign-bench
+	$(PY) -m pytest -q tests
+	cargo bench -q -p slipstream-sign-bench --bench presign -- --test
+
+## lint: formatting, clippy with warnings as errors, and the pure crates' dependency check
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	scripts/check-pure-deps.sh
+
+## bench: Criterion benches of signing with rusty-s3 and aws-sigv4 as anchors, then the CLI rate
+bench: build
+	cargo bench -p slipstream-sign-bench --bench presign
+	scripts/bench-cli.sh
+
+## fuzz: run each cargo-fuzz target for FUZZ_SECONDS (needs the nightly toolchain)
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+setup: venv versitygw
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+versitygw:
+	scripts/install-versitygw.sh
+
+build:
+	cargo build --release -p slipstream-cli
