@@ -298,18 +298,19 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
         .map(|u| Endpoint::parse(&u))
         .transpose()
         .map_err(|e| ConfigError::Invalid(e.to_string()))?;
-    let addressing =
-        match cli.addressing {
-            Some(a) => a,
-            None => match setting("s3.addressing_style") {
-                None | Some("auto") => AddressingStyle::Auto,
-                Some("virtual") => AddressingStyle::Virtual,
-                Some("path") => AddressingStyle::Path,
-                Some(other) => return Err(ConfigError::Invalid(format!(
+    let addressing = match cli.addressing {
+        Some(a) => a,
+        None => match setting("s3.addressing_style") {
+            None | Some("auto") => AddressingStyle::Auto,
+            Some("virtual") => AddressingStyle::Virtual,
+            Some("path") => AddressingStyle::Path,
+            Some(other) => {
+                return Err(ConfigError::Invalid(format!(
                     "s3.addressing_style {other:?} in {config_file} must be auto, virtual or path"
-                ))),
-            },
-        };
+                )))
+            }
+        },
+    };
     Ok(Resolved {
         credentials,
         region,
