@@ -1,1 +1,1 @@
-
+//! Benchmarks only: see `benches/presign.rs`.

@@ -32,7 +32,7 @@ pub use credentials::Credentials;
 pub use error::Error;
 pub use key::{KeyCache, SigningKey};
 pub use payload::{PayloadHash, EMPTY_SHA256};
-pub use presign::{PresignOptions, Presigner, Template, UrlBase};
+pub use presign::{PresignOptions, Presigner, Template, UrlBase, UrlBatch};
 pub use signer::{
     check_expiry, HeaderSignature, QuerySignature, SessionTokenMode, Settings, Signer, MAX_EXPIRES,
 };
