@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use slipstream_client::{resolve, Env, Overrides, Resolved};
 use slipstream_s3::{AddressingStyle, S3Uri};
-use slipstream_sign::batch::map_chunks;
+use slipstream_sign::batch::{thread_count, zip_chunks};
 use slipstream_sign::{check_expiry, PresignOptions, Presigner, SigningTime, Template};
 
 use crate::args::{Addressing, PresignArgs};
@@ -36,6 +36,7 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
         bucket_ids: HashMap::new(),
         templates: Vec::new(),
         threads: a.threads,
+        buffers: Vec::new(),
     };
 
     let stdout = std::io::stdout();
@@ -142,6 +143,7 @@ struct BatchSigner {
     bucket_ids: HashMap<String, usize>,
     templates: Vec<Template>,
     threads: Option<usize>,
+    buffers: Vec<String>,
 }
 
 impl BatchSigner {
@@ -207,19 +209,23 @@ impl BatchSigner {
             }
         }
         let templates = &self.templates;
-        // Each chunk returns what it signed and, if a key failed, the first failure: the URLs
-        // before a bad line are still written, in order.
-        let parts = map_chunks(&items, self.threads, |chunk| {
-            let mut text = String::with_capacity(chunk.len() * 320);
+        // One output buffer per thread, kept across batches: fresh memory would cost a page
+        // fault per 4 KiB written (see `Presigner::presign_batch_into`).
+        let threads = thread_count(items.len(), self.threads);
+        self.buffers.resize_with(threads, String::new);
+        // Each chunk returns the first failure, if any: the URLs before a bad line are still
+        // written, in order.
+        let failures = zip_chunks(&items, &mut self.buffers, |chunk, text| {
+            text.clear();
             for (line, id, key) in chunk {
-                if let Err(e) = templates[*id].sign_into(key, &mut text) {
-                    return (text, Some((*line, e)));
+                if let Err(e) = templates[*id].sign_into(key, text) {
+                    return Some((*line, e));
                 }
                 text.push('\n');
             }
-            (text, None)
+            None
         });
-        for (text, failure) in parts {
+        for (text, failure) in self.buffers.iter().zip(failures) {
             out.write_all(text.as_bytes())
                 .map_err(|e| Failure::from_write(&e))?;
             if let Some((line, e)) = failure {

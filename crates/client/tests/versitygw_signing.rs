@@ -3,6 +3,8 @@
 //! Requests are written by hand over a `TcpStream`, so nothing but `slipstream-sign` decides
 //! what is signed. Run through `make test` (scripts/with-s3-server.sh); without a server these
 //! tests fail rather than skip, because a skipped signing test proves nothing.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

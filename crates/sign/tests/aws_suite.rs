@@ -2,6 +2,8 @@
 //!
 //! One test per case and form, so a failure names the case. The suite is not copied into the
 //! project; if it is missing every test fails (a skipped vector test would pass silently).
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

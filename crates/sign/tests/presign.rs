@@ -1,4 +1,6 @@
 //! The URL presigner against botocore's output, against the reference signer, and its errors.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
 use slipstream_sign::{
