@@ -11,9 +11,11 @@ BIN := target/release/slipstream
 demo: setup build
 	scripts/with-s3-server.sh scripts/demo.sh
 
-## test: lint, then every test (unit, vectors, differential, integration, bench smoke) against a local S3 server
+## test: lint, then every test (unit, vectors, differential, integration, bench smoke) against a
+## local S3 server, then a short run of each fuzz target
 test: setup lint build
 	scripts/with-s3-server.sh $(MAKE) --no-print-directory test-with-server
+	scripts/fuzz.sh 20
 
 test-with-server:
 	cargo test --workspace --exclude slipstream-sign-bench
