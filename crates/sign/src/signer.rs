@@ -154,16 +154,8 @@ impl Signer {
             .collect();
         all.extend(added.iter().map(|(n, v)| (*n, v.as_str())));
         let (headers, signed) = canonical_headers(&all)?;
-        let cr = canonical_request(
-            req.method,
-            &canonical_uri(req.path, self.settings.path),
-            &canonical_query(req.query, &[]),
-            &headers,
-            &signed,
-            payload.as_str(),
-        );
-        let sts = string_to_sign(&amz_date, &scope, &cr);
-        let signature = self.signature(&sts, time);
+        let (cr, sts, signature) =
+            self.sign_parts(req, &[], &headers, &signed, payload, time, &scope);
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             added.push(("x-amz-security-token", t.to_owned()));
@@ -213,16 +205,8 @@ impl Signer {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect();
-        let cr = canonical_request(
-            req.method,
-            &canonical_uri(req.path, self.settings.path),
-            &canonical_query(req.query, &extra),
-            &headers,
-            &signed,
-            payload.as_str(),
-        );
-        let sts = string_to_sign(&amz_date, &scope, &cr);
-        let signature = self.signature(&sts, time);
+        let (cr, sts, signature) =
+            self.sign_parts(req, &extra, &headers, &signed, payload, time, &scope);
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             params.push(("X-Amz-Security-Token", t));
@@ -234,6 +218,26 @@ impl Signer {
             string_to_sign: sts,
             signature,
         })
+    }
+
+    /// Canonical request from its parts, string to sign, signature: the steps both forms share.
+    #[allow(clippy::too_many_arguments)]
+    fn sign_parts(
+        &self,
+        req: &Request<'_>,
+        extra_query: &[(String, String)],
+        headers: &str,
+        signed: &str,
+        payload: &PayloadHash,
+        time: SigningTime,
+        scope: &str,
+    ) -> (String, String, String) {
+        let uri = canonical_uri(req.path, self.settings.path);
+        let query = canonical_query(req.query, extra_query);
+        let cr = canonical_request(req.method, &uri, &query, headers, signed, payload.as_str());
+        let sts = string_to_sign(&time.amz_date(), scope, &cr);
+        let signature = self.signature(&sts, time);
+        (cr, sts, signature)
     }
 
     fn signature(&self, string_to_sign: &str, time: SigningTime) -> String {
@@ -265,20 +269,35 @@ impl fmt::Debug for Signer {
 
 impl fmt::Debug for HeaderSignature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.headers.iter().map(|(n, _)| *n).collect();
-        f.debug_struct("HeaderSignature")
-            .field("headers", &names)
-            .field("signature", &"<redacted>")
-            .finish_non_exhaustive()
+        debug_names_only(
+            f,
+            "HeaderSignature",
+            "headers",
+            self.headers.iter().map(|(n, _)| *n),
+        )
     }
 }
 
 impl fmt::Debug for QuerySignature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.params.iter().map(|(n, _)| *n).collect();
-        f.debug_struct("QuerySignature")
-            .field("params", &names)
-            .field("signature", &"<redacted>")
-            .finish_non_exhaustive()
+        debug_names_only(
+            f,
+            "QuerySignature",
+            "params",
+            self.params.iter().map(|(n, _)| *n),
+        )
     }
+}
+
+/// Shows which headers or parameters a signature adds, never their values or the signature.
+fn debug_names_only<'a>(
+    f: &mut fmt::Formatter<'_>,
+    ty: &str,
+    field: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> fmt::Result {
+    f.debug_struct(ty)
+        .field(field, &names.collect::<Vec<_>>())
+        .field("signature", &"<redacted>")
+        .finish_non_exhaustive()
 }

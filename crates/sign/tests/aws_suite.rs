@@ -120,7 +120,8 @@ fn load(case: &str) -> Case {
     }
 }
 
-fn check_header(case: &str) {
+/// Loads `case` and calls `f` with it and its request.
+fn with_case<R>(case: &str, f: impl FnOnce(&Case, &Request<'_>) -> R) -> R {
     let c = load(case);
     let headers: Vec<(&str, &str)> = c
         .req
@@ -134,7 +135,13 @@ fn check_header(case: &str) {
         query: &c.req.query,
         headers: &headers,
     };
-    let sig = c.signer.sign_headers(&req, &c.payload, c.time).unwrap();
+    f(&c, &req)
+}
+
+fn check_header(case: &str) {
+    let sig = with_case(case, |c, req| {
+        c.signer.sign_headers(req, &c.payload, c.time).unwrap()
+    });
     assert_eq!(
         sig.canonical_request,
         read(case, "header-canonical-request.txt"),
@@ -161,23 +168,11 @@ fn check_header(case: &str) {
 }
 
 fn check_query(case: &str) {
-    let c = load(case);
-    let headers: Vec<(&str, &str)> = c
-        .req
-        .headers
-        .iter()
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect();
-    let req = Request {
-        method: &c.req.method,
-        path: &c.req.path,
-        query: &c.req.query,
-        headers: &headers,
-    };
-    let sig = c
-        .signer
-        .presign(&req, c.expires, &c.payload, c.time)
-        .unwrap();
+    let sig = with_case(case, |c, req| {
+        c.signer
+            .presign(req, c.expires, &c.payload, c.time)
+            .unwrap()
+    });
     assert_eq!(
         sig.canonical_request,
         read(case, "query-canonical-request.txt"),
