@@ -13,7 +13,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 "$here/install-versitygw.sh"
 bin="$here/../.tools/bin/versitygw"
 
-data="$(mktemp -d "${TMPDIR:-/tmp}/slipstream-s3.XXXXXX")"
+data="$(mktemp -d)"
 pid=""
 stop() {
   if [ -n "$pid" ]; then
