@@ -19,6 +19,8 @@ pub enum Error {
     InvalidCredentials(&'static str),
     /// Caller: a region or service that cannot appear in a credential scope.
     InvalidScope(String),
+    /// Library: the cryptographic backend failed (it does not for valid inputs).
+    Crypto(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -35,6 +37,7 @@ impl fmt::Display for Error {
             Error::InvalidHeader(why) => write!(f, "invalid header: {why}"),
             Error::InvalidCredentials(why) => write!(f, "invalid credentials: {why}"),
             Error::InvalidScope(why) => write!(f, "invalid credential scope: {why}"),
+            Error::Crypto(why) => write!(f, "cryptographic failure: {why}"),
         }
     }
 }

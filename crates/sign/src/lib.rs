@@ -25,6 +25,7 @@ mod presign;
 mod signer;
 pub mod string_to_sign;
 mod time;
+pub mod v4a;
 
 pub use canonical::{PathEncoding, Request};
 pub use chunk::ChunkSigner;
