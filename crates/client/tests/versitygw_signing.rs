@@ -219,7 +219,7 @@ fn streaming_signed_chunks_are_accepted_and_a_tampered_chunk_is_not() {
             .unwrap();
         headers.extend(seed.headers.iter().map(|(n, v)| (*n, v.clone())));
         let mut chunks = ChunkSigner::new(
-            &s.signer.signing_key(time),
+            &s.signer.signing_key(time).unwrap(),
             time,
             "us-east-1",
             "s3",

@@ -13,6 +13,7 @@
 //! and reading credentials from the environment or files is the CLI's.
 #![forbid(unsafe_code)]
 
+mod algorithm;
 pub mod batch;
 pub mod canonical;
 pub mod chunk;

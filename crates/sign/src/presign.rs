@@ -16,11 +16,13 @@ use std::sync::{Arc, Mutex};
 use hmac::Mac;
 use sha2::{Digest, Sha256};
 
+use crate::algorithm::Algorithm;
 use crate::canonical::canonical_headers;
 use crate::encode::{encode_path_into, encode_query, hex32};
-use crate::key::{HmacSha256, KeyCache};
+use crate::key::HmacSha256;
 use crate::signer::check_expiry;
-use crate::string_to_sign::{scope, string_to_sign_prefix, ALGORITHM};
+use crate::string_to_sign::string_to_sign_prefix;
+use crate::v4a::EcdsaKey;
 use crate::{Credentials, Error, SigningTime};
 
 /// Where a bucket's objects live: decided once per bucket by `slipstream-s3`.
@@ -65,15 +67,16 @@ impl PresignOptions {
     }
 }
 
-/// Presigns URLs for one bucket (one [`UrlBase`]), region and set of credentials.
+/// Presigns URLs for one bucket (one [`UrlBase`]), set of credentials, and region (SigV4) or
+/// region set (SigV4A).
 ///
-/// Cheap to share between threads (`&self` everywhere). Holds the per-day signing key cache and
-/// the template of the last plain request, so one-off calls are fast too.
+/// Cheap to share between threads (`&self` everywhere). Holds the signing key (SigV4: cached per
+/// day; SigV4A: derived once) and the template of the last plain request, so one-off calls are
+/// fast too.
 pub struct Presigner {
     base: UrlBase,
-    region: String,
     credentials: Credentials,
-    keys: KeyCache,
+    algorithm: Algorithm,
     last: Mutex<Option<(TemplateId, Arc<Template>)>>,
 }
 
@@ -86,9 +89,27 @@ struct TemplateId {
 }
 
 impl Presigner {
-    /// A presigner for S3 in `region`.
+    /// A SigV4 presigner for S3 in `region`.
     pub fn new(base: UrlBase, region: &str, credentials: Credentials) -> Result<Self, Error> {
-        scope("19700101", region, "s3")?;
+        Self::with_algorithm(base, Algorithm::v4(region, "s3")?, credentials)
+    }
+
+    /// A SigV4A presigner for S3, valid in `region_set` (`us-east-1,us-west-2`, `us-*` or `*`).
+    /// Derives the ECDSA key now (about 50 µs), once for the presigner's life.
+    pub fn new_v4a(
+        base: UrlBase,
+        region_set: &str,
+        credentials: Credentials,
+    ) -> Result<Self, Error> {
+        let algorithm = Algorithm::v4a(&credentials, region_set, "s3")?;
+        Self::with_algorithm(base, algorithm, credentials)
+    }
+
+    fn with_algorithm(
+        base: UrlBase,
+        algorithm: Algorithm,
+        credentials: Credentials,
+    ) -> Result<Self, Error> {
         if !base.path_prefix.starts_with('/') || !base.path_prefix.ends_with('/') {
             return Err(Error::InvalidScope(format!(
                 "path prefix {:?} must start and end with '/'",
@@ -97,9 +118,8 @@ impl Presigner {
         }
         Ok(Self {
             base,
-            region: region.to_owned(),
             credentials,
-            keys: KeyCache::default(),
+            algorithm,
             last: Mutex::new(None),
         })
     }
@@ -107,11 +127,6 @@ impl Presigner {
     /// Where the URLs point.
     pub fn base(&self) -> &UrlBase {
         &self.base
-    }
-
-    /// The region in the credential scope.
-    pub fn region(&self) -> &str {
-        &self.region
     }
 
     /// The precomputed parts for `opts` at `time`; sign any number of keys with it.
@@ -124,7 +139,7 @@ impl Presigner {
             )));
         }
         let amz_date = time.amz_date();
-        let scope = scope(&time.date_stamp(), &self.region, "s3")?;
+        let scope = self.algorithm.scope(time, "s3")?;
 
         let mut headers: Vec<(&str, &str)> = vec![("host", &self.base.host)];
         headers.extend(
@@ -141,7 +156,7 @@ impl Presigner {
             .iter()
             .map(|(k, v)| (encode_query(k), encode_query(v)))
             .collect();
-        pairs.push(("X-Amz-Algorithm".into(), ALGORITHM.into()));
+        pairs.push(("X-Amz-Algorithm".into(), self.algorithm.name().into()));
         pairs.push((
             "X-Amz-Credential".into(),
             encode_query(&format!("{}/{scope}", self.credentials.access_key_id())),
@@ -149,6 +164,9 @@ impl Presigner {
         pairs.push(("X-Amz-Date".into(), amz_date.clone()));
         pairs.push(("X-Amz-Expires".into(), opts.expires_in.to_string()));
         pairs.push(("X-Amz-SignedHeaders".into(), encode_query(&signed)));
+        if let Some(set) = self.algorithm.region_set() {
+            pairs.push(("X-Amz-Region-Set".into(), encode_query(set)));
+        }
         if let Some(token) = self.credentials.session_token() {
             pairs.push(("X-Amz-Security-Token".into(), encode_query(token)));
         }
@@ -171,16 +189,25 @@ impl Presigner {
             join(&sorted)
         );
 
-        let key = self.keys.key(&self.credentials, time, &self.region, "s3");
-        let mut mac = key.mac();
-        mac.update(string_to_sign_prefix(&amz_date, &scope).as_bytes());
+        let sts_prefix = string_to_sign_prefix(self.algorithm.name(), &amz_date, &scope);
+        let signer = match &self.algorithm {
+            Algorithm::V4 { region, keys } => {
+                let mut mac = keys.key(&self.credentials, time, region, "s3").mac();
+                mac.update(sts_prefix.as_bytes());
+                TemplateSigner::V4(mac)
+            }
+            Algorithm::V4a { key, .. } => TemplateSigner::V4a {
+                key: Arc::clone(key),
+                sts_prefix,
+            },
+        };
 
         Ok(Template {
             url_prefix: format!("{}{}", self.base.origin, self.base.path_prefix),
             url_suffix: format!("?{url_query}&X-Amz-Signature="),
             cr_prefix,
             cr_suffix,
-            mac,
+            signer,
         })
     }
 
@@ -297,7 +324,7 @@ impl fmt::Debug for Presigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Presigner")
             .field("base", &self.base)
-            .field("region", &self.region)
+            .field("algorithm", &self.algorithm)
             .field("credentials", &self.credentials)
             .finish_non_exhaustive()
     }
@@ -372,8 +399,20 @@ pub struct Template {
     cr_prefix: Sha256,
     /// `\nQUERY\nHEADERS\n\nSIGNED\nUNSIGNED-PAYLOAD`.
     cr_suffix: String,
+    /// Turns the canonical request's hash into the signature.
+    signer: TemplateSigner,
+}
+
+/// The signing step of a template.
+#[derive(Clone)]
+enum TemplateSigner {
     /// HMAC state keyed with the day's key, after `ALGORITHM\nDATE\nSCOPE\n`.
-    mac: HmacSha256,
+    V4(HmacSha256),
+    /// The credential's ECDSA key and `ALGORITHM\nDATE\nSCOPE\n`.
+    V4a {
+        key: Arc<EcdsaKey>,
+        sts_prefix: String,
+    },
 }
 
 impl Template {
@@ -382,6 +421,7 @@ impl Template {
         if key.is_empty() {
             return Err(Error::EmptyKey);
         }
+        let original = out.len();
         out.reserve(self.url_prefix.len() + key.len() * 3 + self.url_suffix.len() + 64);
         out.push_str(&self.url_prefix);
         let start = out.len();
@@ -390,13 +430,29 @@ impl Template {
         let mut h = self.cr_prefix.clone();
         h.update(&out.as_bytes()[start..]);
         h.update(self.cr_suffix.as_bytes());
-        let mut mac = self.mac.clone();
-        mac.update(&hex32(&h.finalize().into()));
-        let sig = hex32(&mac.finalize().into_bytes().into());
+        let hash = hex32(&h.finalize().into());
 
-        out.push_str(&self.url_suffix);
-        // `hex32` writes only ASCII hex digits.
-        out.extend(sig.iter().map(|&b| char::from(b)));
+        match &self.signer {
+            TemplateSigner::V4(mac) => {
+                let mut mac = mac.clone();
+                mac.update(&hash);
+                let sig = hex32(&mac.finalize().into_bytes().into());
+                out.push_str(&self.url_suffix);
+                // `hex32` writes only ASCII hex digits.
+                out.extend(sig.iter().map(|&b| char::from(b)));
+            }
+            TemplateSigner::V4a { key, sts_prefix } => {
+                let mut sts = Vec::with_capacity(sts_prefix.len() + 64);
+                sts.extend_from_slice(sts_prefix.as_bytes());
+                sts.extend_from_slice(&hash);
+                out.push_str(&self.url_suffix);
+                if let Err(e) = key.sign_into(&sts, out) {
+                    // Leave `out` as it was: no half-built URL.
+                    out.truncate(original);
+                    return Err(e);
+                }
+            }
+        }
         Ok(())
     }
 

@@ -5,14 +5,12 @@
 
 use std::fmt;
 
-use hmac::Mac;
-
+use crate::algorithm::Algorithm;
 use crate::canonical::{
     canonical_headers, canonical_query, canonical_request, canonical_uri, PathEncoding, Request,
 };
-use crate::encode::{encode_query, hex};
-use crate::key::KeyCache;
-use crate::string_to_sign::{scope, string_to_sign, ALGORITHM};
+use crate::encode::encode_query;
+use crate::string_to_sign::string_to_sign;
 use crate::{Credentials, Error, PayloadHash, SigningKey, SigningTime};
 
 /// Longest presigned-URL lifetime S3 accepts: 7 days.
@@ -48,13 +46,12 @@ impl Settings {
     };
 }
 
-/// A signer for one set of credentials, region and service.
+/// A signer for one set of credentials, service, and region (SigV4) or region set (SigV4A).
 pub struct Signer {
     credentials: Credentials,
-    region: String,
+    algorithm: Algorithm,
     service: String,
     settings: Settings,
-    keys: KeyCache,
 }
 
 /// The result of header signing: headers to add to the request, and the intermediate texts.
@@ -101,20 +98,36 @@ impl QuerySignature {
 }
 
 impl Signer {
-    /// A signer; region and service are checked here so signing cannot fail on them later.
+    /// A SigV4 signer; region and service are checked here so signing cannot fail on them later.
     pub fn new(
         credentials: Credentials,
         region: &str,
         service: &str,
         settings: Settings,
     ) -> Result<Self, Error> {
-        scope("19700101", region, service)?;
+        let algorithm = Algorithm::v4(region, service)?;
         Ok(Self {
             credentials,
-            region: region.to_owned(),
+            algorithm,
             service: service.to_owned(),
             settings,
-            keys: KeyCache::default(),
+        })
+    }
+
+    /// A SigV4A signer for `region_set` (`us-east-1,us-west-2`, `us-*` or `*`). Derives the
+    /// ECDSA key now (about 50 µs), once for the signer's life.
+    pub fn new_v4a(
+        credentials: Credentials,
+        region_set: &str,
+        service: &str,
+        settings: Settings,
+    ) -> Result<Self, Error> {
+        let algorithm = Algorithm::v4a(&credentials, region_set, service)?;
+        Ok(Self {
+            credentials,
+            algorithm,
+            service: service.to_owned(),
+            settings,
         })
     }
 
@@ -123,10 +136,18 @@ impl Signer {
         &self.credentials
     }
 
-    /// The key for `time`'s day, from the cache.
-    pub fn signing_key(&self, time: SigningTime) -> SigningKey {
-        self.keys
-            .key(&self.credentials, time, &self.region, &self.service)
+    /// The SigV4 key for `time`'s day, from the cache (for [`crate::ChunkSigner`]); `None` for SigV4A.
+    pub fn signing_key(&self, time: SigningTime) -> Option<SigningKey> {
+        self.algorithm
+            .signing_key(&self.credentials, time, &self.service)
+    }
+
+    /// The SigV4A public key (uncompressed P-256 point); `None` for SigV4.
+    pub fn public_key(&self) -> Option<&[u8]> {
+        match &self.algorithm {
+            Algorithm::V4a { key, .. } => Some(key.public_key()),
+            Algorithm::V4 { .. } => None,
+        }
     }
 
     /// Signs `req` for the `Authorization` header. `req.headers` must include `host`.
@@ -137,8 +158,11 @@ impl Signer {
         time: SigningTime,
     ) -> Result<HeaderSignature, Error> {
         let amz_date = time.amz_date();
-        let scope = scope(&time.date_stamp(), &self.region, &self.service)?;
+        let scope = self.algorithm.scope(time, &self.service)?;
         let mut added: Vec<(&'static str, String)> = vec![("x-amz-date", amz_date.clone())];
+        if let Some(set) = self.algorithm.region_set() {
+            added.push(("x-amz-region-set", set.to_owned()));
+        }
         let token = self.credentials.session_token();
         if let (Some(t), SessionTokenMode::Signed) = (token, self.settings.session_token) {
             added.push(("x-amz-security-token", t.to_owned()));
@@ -155,7 +179,7 @@ impl Signer {
         all.extend(added.iter().map(|(n, v)| (*n, v.as_str())));
         let (headers, signed) = canonical_headers(&all)?;
         let (cr, sts, signature) =
-            self.sign_parts(req, &[], &headers, &signed, payload, time, &scope);
+            self.sign_parts(req, &[], &headers, &signed, payload, time, &scope)?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             added.push(("x-amz-security-token", t.to_owned()));
@@ -163,7 +187,8 @@ impl Signer {
         added.push((
             "authorization",
             format!(
-                "{ALGORITHM} Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
+                "{} Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
+                self.algorithm.name(),
                 self.credentials.access_key_id()
             ),
         ));
@@ -185,10 +210,10 @@ impl Signer {
     ) -> Result<QuerySignature, Error> {
         check_expiry(expires_in)?;
         let amz_date = time.amz_date();
-        let scope = scope(&time.date_stamp(), &self.region, &self.service)?;
+        let scope = self.algorithm.scope(time, &self.service)?;
         let (headers, signed) = canonical_headers(req.headers)?;
         let mut params: Vec<(&'static str, String)> = vec![
-            ("X-Amz-Algorithm", ALGORITHM.to_owned()),
+            ("X-Amz-Algorithm", self.algorithm.name().to_owned()),
             (
                 "X-Amz-Credential",
                 encode_query(&format!("{}/{scope}", self.credentials.access_key_id())),
@@ -197,6 +222,9 @@ impl Signer {
             ("X-Amz-Expires", expires_in.to_string()),
             ("X-Amz-SignedHeaders", encode_query(&signed)),
         ];
+        if let Some(set) = self.algorithm.region_set() {
+            params.push(("X-Amz-Region-Set", encode_query(set)));
+        }
         let token = self.credentials.session_token().map(encode_query);
         if let (Some(t), SessionTokenMode::Signed) = (&token, self.settings.session_token) {
             params.push(("X-Amz-Security-Token", t.clone()));
@@ -206,7 +234,7 @@ impl Signer {
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect();
         let (cr, sts, signature) =
-            self.sign_parts(req, &extra, &headers, &signed, payload, time, &scope);
+            self.sign_parts(req, &extra, &headers, &signed, payload, time, &scope)?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             params.push(("X-Amz-Security-Token", t));
@@ -231,19 +259,15 @@ impl Signer {
         payload: &PayloadHash,
         time: SigningTime,
         scope: &str,
-    ) -> (String, String, String) {
+    ) -> Result<(String, String, String), Error> {
         let uri = canonical_uri(req.path, self.settings.path);
         let query = canonical_query(req.query, extra_query);
         let cr = canonical_request(req.method, &uri, &query, headers, signed, payload.as_str());
-        let sts = string_to_sign(&time.amz_date(), scope, &cr);
-        let signature = self.signature(&sts, time);
-        (cr, sts, signature)
-    }
-
-    fn signature(&self, string_to_sign: &str, time: SigningTime) -> String {
-        let mut mac = self.signing_key(time).mac();
-        mac.update(string_to_sign.as_bytes());
-        hex(&mac.finalize().into_bytes())
+        let sts = string_to_sign(self.algorithm.name(), &time.amz_date(), scope, &cr);
+        let mut signature = String::with_capacity(144);
+        self.algorithm
+            .sign_into(&self.credentials, time, &self.service, &sts, &mut signature)?;
+        Ok((cr, sts, signature))
     }
 }
 
@@ -260,7 +284,7 @@ impl fmt::Debug for Signer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Signer")
             .field("credentials", &self.credentials)
-            .field("region", &self.region)
+            .field("algorithm", &self.algorithm)
             .field("service", &self.service)
             .field("settings", &self.settings)
             .finish_non_exhaustive()

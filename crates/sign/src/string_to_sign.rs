@@ -23,13 +23,18 @@ pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Er
 
 /// The part of the string to sign that is the same for every request of one second and scope:
 /// `ALGORITHM\nAMZDATE\nSCOPE\n`. Keeping it apart lets the presigner absorb it into HMAC state once.
-pub fn string_to_sign_prefix(amz_date: &str, scope: &str) -> String {
-    format!("{ALGORITHM}\n{amz_date}\n{scope}\n")
+pub fn string_to_sign_prefix(algorithm: &str, amz_date: &str, scope: &str) -> String {
+    format!("{algorithm}\n{amz_date}\n{scope}\n")
 }
 
 /// `ALGORITHM\nAMZDATE\nSCOPE\nhex(sha256(canonical_request))`.
-pub fn string_to_sign(amz_date: &str, scope: &str, canonical_request: &str) -> String {
-    let mut s = string_to_sign_prefix(amz_date, scope);
+pub fn string_to_sign(
+    algorithm: &str,
+    amz_date: &str,
+    scope: &str,
+    canonical_request: &str,
+) -> String {
+    let mut s = string_to_sign_prefix(algorithm, amz_date, scope);
     hex_into(&mut s, &Sha256::digest(canonical_request.as_bytes()));
     s
 }

@@ -1,4 +1,4 @@
-//! The AWS SigV4 test suite (aws-c-auth's `v4/`), read from `../shared/testdata`.
+//! The AWS SigV4 and SigV4A test suite (aws-c-auth's `v4/` and `v4a/`), read from `../shared/testdata`.
 //!
 //! One test per case and form, so a failure names the case. The suite is not copied into the
 //! project; if it is missing every test fails (a skipped vector test would pass silently).
@@ -28,8 +28,8 @@ fn suite_dir() -> PathBuf {
     dir
 }
 
-fn read(case: &str, file: &str) -> String {
-    let path = suite_dir().join("v4").join(case).join(file);
+fn read(set: &str, case: &str, file: &str) -> String {
+    let path = suite_dir().join(set).join(case).join(file);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -78,8 +78,8 @@ struct Case {
     expires: u64,
 }
 
-fn load(case: &str) -> Case {
-    let ctx: serde_json::Value = serde_json::from_str(&read(case, "context.json")).unwrap();
+fn load(set: &str, case: &str) -> Case {
+    let ctx: serde_json::Value = serde_json::from_str(&read(set, case, "context.json")).unwrap();
     let c = &ctx["credentials"];
     let creds = Credentials::new(
         c["access_key_id"].as_str().unwrap(),
@@ -99,20 +99,31 @@ fn load(case: &str) -> Case {
         },
         content_sha256_header: sign_body,
     };
-    let req = parse_request(&read(case, "request.txt"));
+    let req = parse_request(&read(set, case, "request.txt"));
     let payload = if sign_body {
         PayloadHash::of(&req.body)
     } else {
         PayloadHash::of(b"")
     };
     Case {
-        signer: Signer::new(
-            creds,
-            ctx["region"].as_str().unwrap(),
-            ctx["service"].as_str().unwrap(),
-            settings,
-        )
-        .unwrap(),
+        signer: if set == "v4a" {
+            // The suite's region is SigV4A's region set.
+            Signer::new_v4a(
+                creds,
+                ctx["region"].as_str().unwrap(),
+                ctx["service"].as_str().unwrap(),
+                settings,
+            )
+            .unwrap()
+        } else {
+            Signer::new(
+                creds,
+                ctx["region"].as_str().unwrap(),
+                ctx["service"].as_str().unwrap(),
+                settings,
+            )
+            .unwrap()
+        },
         time: SigningTime::parse_rfc3339(ctx["timestamp"].as_str().unwrap()).unwrap(),
         expires: ctx["expiration_in_seconds"].as_u64().unwrap(),
         payload,
@@ -120,9 +131,9 @@ fn load(case: &str) -> Case {
     }
 }
 
-/// Loads `case` and calls `f` with it and its request.
-fn with_case<R>(case: &str, f: impl FnOnce(&Case, &Request<'_>) -> R) -> R {
-    let c = load(case);
+/// Loads `case` of `set` and calls `f` with it and its request.
+fn with_case<R>(set: &str, case: &str, f: impl FnOnce(&Case, &Request<'_>) -> R) -> R {
+    let c = load(set, case);
     let headers: Vec<(&str, &str)> = c
         .req
         .headers
@@ -138,58 +149,101 @@ fn with_case<R>(case: &str, f: impl FnOnce(&Case, &Request<'_>) -> R) -> R {
     f(&c, &req)
 }
 
-fn check_header(case: &str) {
-    let sig = with_case(case, |c, req| {
+/// The uncompressed point from `public-key.json`.
+fn public_key(case: &str) -> Vec<u8> {
+    let json: serde_json::Value =
+        serde_json::from_str(&read("v4a", case, "public-key.json")).unwrap();
+    let hex = format!(
+        "04{}{}",
+        json["X"].as_str().unwrap(),
+        json["Y"].as_str().unwrap()
+    );
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// SigV4 signatures are deterministic and compared; SigV4A ones are random and verified, ours and
+/// the suite's own (both the `*-signature.txt` one and the one inside the signed request).
+fn check_signature(
+    set: &str,
+    case: &str,
+    form: &str,
+    string_to_sign: &str,
+    ours: &str,
+    in_signed_request: &str,
+) {
+    let expected = read(set, case, &format!("{form}-signature.txt"));
+    if set == "v4" {
+        assert_eq!(ours, expected.trim(), "{case}: signature");
+        return;
+    }
+    let key = public_key(case);
+    for (what, sig) in [
+        ("ours", ours),
+        ("the suite's", expected.trim()),
+        ("the signed request's", in_signed_request),
+    ] {
+        assert!(
+            slipstream_sign::v4a::verify(&key, string_to_sign.as_bytes(), sig),
+            "{case}: {what} signature does not verify"
+        );
+    }
+}
+
+fn check_header(set: &str, case: &str) {
+    let sig = with_case(set, case, |c, req| {
         c.signer.sign_headers(req, &c.payload, c.time).unwrap()
     });
     assert_eq!(
         sig.canonical_request,
-        read(case, "header-canonical-request.txt"),
+        read(set, case, "header-canonical-request.txt"),
         "{case}: canonical request"
     );
     assert_eq!(
         sig.string_to_sign,
-        read(case, "header-string-to-sign.txt"),
+        read(set, case, "header-string-to-sign.txt"),
         "{case}: string to sign"
     );
-    assert_eq!(
-        sig.signature,
-        read(case, "header-signature.txt").trim(),
-        "{case}: signature"
-    );
-    let signed = read(case, "header-signed-request.txt");
-    let authorization = &sig.headers.last().unwrap().1;
-    assert!(
-        signed
-            .lines()
-            .any(|l| l == format!("Authorization:{authorization}")),
-        "{case}: Authorization {authorization} not in\n{signed}"
+    let signed = read(set, case, "header-signed-request.txt");
+    let theirs = signed
+        .lines()
+        .find_map(|l| l.strip_prefix("Authorization:"))
+        .unwrap();
+    let ours = &sig.headers.last().unwrap().1;
+    // Everything up to the signature is deterministic in both algorithms.
+    let (ours_head, _) = ours.split_once("Signature=").unwrap();
+    let (theirs_head, theirs_sig) = theirs.split_once("Signature=").unwrap();
+    assert_eq!(ours_head, theirs_head, "{case}: Authorization");
+    check_signature(
+        set,
+        case,
+        "header",
+        &sig.string_to_sign,
+        &sig.signature,
+        theirs_sig,
     );
 }
 
-fn check_query(case: &str) {
-    let sig = with_case(case, |c, req| {
+fn check_query(set: &str, case: &str) {
+    let sig = with_case(set, case, |c, req| {
         c.signer
             .presign(req, c.expires, &c.payload, c.time)
             .unwrap()
     });
     assert_eq!(
         sig.canonical_request,
-        read(case, "query-canonical-request.txt"),
+        read(set, case, "query-canonical-request.txt"),
         "{case}: canonical request"
     );
     assert_eq!(
         sig.string_to_sign,
-        read(case, "query-string-to-sign.txt"),
+        read(set, case, "query-string-to-sign.txt"),
         "{case}: string to sign"
     );
-    assert_eq!(
-        sig.signature,
-        read(case, "query-signature.txt").trim(),
-        "{case}: signature"
-    );
     // The suite's signed request lists the parameters in another order: compare them as sets.
-    let signed = read(case, "query-signed-request.txt");
+    let signed = read(set, case, "query-signed-request.txt");
     let target = signed
         .lines()
         .next()
@@ -204,22 +258,42 @@ fn check_query(case: &str) {
         .split_once('?')
         .map(|(_, q)| q.split('&').collect())
         .unwrap_or_default();
+    let theirs_sig = theirs
+        .iter()
+        .find_map(|p| p.strip_prefix("X-Amz-Signature="))
+        .unwrap();
     let ours_text = sig.query_string("");
-    let ours: BTreeSet<&str> = ours_text.split('&').collect();
+    let ours: BTreeSet<&str> = ours_text
+        .split('&')
+        .filter(|p| !p.starts_with("X-Amz-Signature="))
+        .collect();
     assert!(
         ours.is_subset(&theirs),
         "{case}: {ours:?} not within {theirs:?}"
+    );
+    check_signature(
+        set,
+        case,
+        "query",
+        &sig.string_to_sign,
+        &sig.signature,
+        theirs_sig,
     );
 }
 
 macro_rules! suite {
     ($($name:ident => $case:literal,)*) => {
-        mod header { $( #[test] fn $name() { super::check_header($case) } )* }
-        mod query { $( #[test] fn $name() { super::check_query($case) } )* }
+        mod v4 {
+            mod header { $( #[test] fn $name() { crate::check_header("v4", $case) } )* }
+            mod query { $( #[test] fn $name() { crate::check_query("v4", $case) } )* }
+        }
+        mod v4a {
+            mod header { $( #[test] fn $name() { crate::check_header("v4a", $case) } )* }
+            mod query { $( #[test] fn $name() { crate::check_query("v4a", $case) } )* }
+        }
         const CASES: &[&str] = &[$($case),*];
     };
 }
-
 suite! {
     get_header_key_duplicate => "get-header-key-duplicate",
     get_header_value_multiline => "get-header-value-multiline",
@@ -261,14 +335,19 @@ suite! {
     post_x_www_form_urlencoded_parameters => "post-x-www-form-urlencoded-parameters",
 }
 
-/// Every case folder in the suite is in the list above, so a new case cannot be skipped silently.
+/// Every complete case folder in the suite is in the list above, so a new case cannot be skipped
+/// silently. Two v4a folders have no expected outputs (the suite's README lists them).
 #[test]
 fn every_suite_case_is_listed() {
-    let on_disk: BTreeSet<String> = std::fs::read_dir(suite_dir().join("v4"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
     let listed: BTreeSet<String> = CASES.iter().map(|s| (*s).to_owned()).collect();
-    assert_eq!(on_disk, listed);
     assert_eq!(listed.len(), 38);
+    for set in ["v4", "v4a"] {
+        let complete: BTreeSet<String> = std::fs::read_dir(suite_dir().join(set))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("header-canonical-request.txt").is_file())
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(complete, listed, "{set}");
+    }
 }
