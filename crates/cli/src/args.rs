@@ -25,6 +25,7 @@ Examples:
   find . -type f | sed 's|^./||' | slipstream presign --bucket my-bucket > urls.txt
   slipstream presign --method PUT --content-type image/png s3://my-bucket/up/cat.png
   slipstream presign --endpoint-url http://127.0.0.1:7070 --bucket b --at 20260101T000000Z k
+  slipstream presign --region-set '*' s3://my-bucket/k          (SigV4A)
 
 Keys are read from the arguments, or one per line from standard input when there are none
 (or the only argument is -). A line is a key of --bucket, or s3://bucket/key. Keys are signed
@@ -110,4 +111,11 @@ pub struct PresignArgs {
     /// Threads that sign (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Sign with SigV4A (ECDSA P-256): one URL valid in a set of regions, as multi-region access
+    /// points need.
+    #[arg(long)]
+    pub sigv4a: bool,
+    /// SigV4A region set, e.g. us-east-1,us-west-2 or * (implies --sigv4a; default: the region).
+    #[arg(long, value_name = "REGIONS")]
+    pub region_set: Option<String>,
 }

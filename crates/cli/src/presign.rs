@@ -37,7 +37,15 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
         templates: Vec::new(),
         threads: a.threads,
         buffers: Vec::new(),
+        region_set: None,
     };
+    if a.sigv4a || a.region_set.is_some() {
+        signer.region_set = Some(
+            a.region_set
+                .clone()
+                .unwrap_or_else(|| signer.resolved.region.clone()),
+        );
+    }
 
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
@@ -144,6 +152,8 @@ struct BatchSigner {
     templates: Vec<Template>,
     threads: Option<usize>,
     buffers: Vec<String>,
+    /// The SigV4A region set; `None` signs with SigV4.
+    region_set: Option<String>,
 }
 
 impl BatchSigner {
@@ -155,8 +165,11 @@ impl BatchSigner {
         let r = &self.resolved;
         let base = slipstream_s3::resolve(bucket, &r.region, r.endpoint.as_ref(), r.addressing)
             .map_err(|e| Failure::usage(e.to_string()))?;
-        let presigner = Presigner::new(base, &r.region, r.credentials.clone())
-            .map_err(|e| Failure::usage(e.to_string()))?;
+        let presigner = match &self.region_set {
+            Some(set) => Presigner::new_v4a(base, set, r.credentials.clone()),
+            None => Presigner::new(base, &r.region, r.credentials.clone()),
+        }
+        .map_err(|e| Failure::usage(e.to_string()))?;
         let template = presigner
             .template(&self.opts, self.time)
             .map_err(|e| Failure::usage(e.to_string()))?;

@@ -174,6 +174,108 @@ fn presign_get(c: &mut Criterion) {
     assert_eq!(ours, aws_sigv4_presign(&identity, KEY));
 }
 
+fn aws_sigv4a_presign(
+    identity: &aws_smithy_runtime_api::client::identity::Identity,
+    key: &str,
+) -> String {
+    use aws_sigv4::http_request::{
+        sign, PercentEncodingMode, SignableBody, SignableRequest, SignatureLocation,
+        SigningSettings,
+    };
+    let mut settings = SigningSettings::default();
+    settings.signature_location = SignatureLocation::QueryParams;
+    settings.expires_in = Some(Duration::from_secs(3600));
+    settings.percent_encoding_mode = PercentEncodingMode::Single;
+    let params: aws_sigv4::http_request::SigningParams<'_> =
+        aws_sigv4::sign::v4a::SigningParams::builder()
+            .identity(identity)
+            .region_set("*")
+            .name("s3")
+            .time(UNIX_EPOCH + Duration::from_secs(UNIX as u64))
+            .settings(settings)
+            .build()
+            .unwrap()
+            .into();
+    let mut url = format!("https://examplebucket.s3.amazonaws.com/{key}");
+    let signable = SignableRequest::new(
+        "GET",
+        url.as_str(),
+        std::iter::empty(),
+        SignableBody::UnsignedPayload,
+    )
+    .unwrap();
+    let (instructions, _) = sign(signable, &params).unwrap().into_parts();
+    url.push('?');
+    for (i, (name, value)) in instructions.params().iter().enumerate() {
+        if i > 0 {
+            url.push('&');
+        }
+        url.push_str(name);
+        url.push('=');
+        url.extend(url::form_urlencoded::byte_serialize(value.as_bytes()));
+    }
+    url
+}
+
+fn presign_get_v4a(c: &mut Criterion) {
+    let mut g = c.benchmark_group("presign_get_v4a");
+    g.throughput(Throughput::Elements(1));
+    let base = UrlBase {
+        origin: "https://examplebucket.s3.amazonaws.com".into(),
+        host: "examplebucket.s3.amazonaws.com".into(),
+        path_prefix: "/".into(),
+    };
+    let creds = Credentials::new(AKID, SECRET, None).unwrap();
+    let p = Presigner::new_v4a(base, "*", creds.clone()).unwrap();
+    let template = p.template(&PresignOptions::get(), time()).unwrap();
+    g.bench_function("slipstream_template", |b| {
+        b.iter(|| template.sign(black_box(KEY)).unwrap())
+    });
+    // The floor: one ECDSA P-256 signature of a string to sign of the same length.
+    let key = slipstream_sign::v4a::EcdsaKey::derive(&creds).unwrap();
+    let sts = format!(
+        "AWS4-ECDSA-P256-SHA256\n20261121T000000Z\n20261121/s3/aws4_request\n{}",
+        "0".repeat(64)
+    );
+    g.bench_function("ecdsa_sign_only", |b| {
+        b.iter(|| key.sign(black_box(sts.as_bytes())).unwrap())
+    });
+    let identity = aws_credential_types::Credentials::new(AKID, SECRET, None, None, "bench").into();
+    g.bench_function("aws_sigv4", |b| {
+        b.iter(|| aws_sigv4a_presign(&identity, black_box(KEY)))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("presign_many_v4a_1k");
+    let keys: Vec<String> = (0..1000)
+        .map(|i| format!("photos/2026/11/21/img-{i:07}.jpg"))
+        .collect();
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    let mut out = slipstream_sign::UrlBatch::default();
+    for threads in [1, 2] {
+        g.bench_function(format!("{threads}_threads"), |b| {
+            b.iter(|| {
+                p.presign_batch_into(
+                    &keys,
+                    &PresignOptions::get(),
+                    time(),
+                    Some(threads),
+                    &mut out,
+                )
+                .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn key_derivation_v4a(c: &mut Criterion) {
+    let creds = Credentials::new(AKID, SECRET, None).unwrap();
+    c.bench_function("key_derivation_v4a/slipstream", |b| {
+        b.iter(|| slipstream_sign::v4a::EcdsaKey::derive(black_box(&creds)).unwrap())
+    });
+}
+
 fn presign_many(c: &mut Criterion) {
     let mut g = c.benchmark_group("presign_many_10k");
     let p = presigner();
@@ -297,5 +399,5 @@ fn config() -> Criterion {
         .measurement_time(Duration::from_secs(3))
 }
 
-criterion_group! { name = benches; config = config(); targets = presign_get, presign_many, key_derivation, header_signing, chunk_signing }
+criterion_group! { name = benches; config = config(); targets = presign_get, presign_many, presign_get_v4a, key_derivation, key_derivation_v4a, header_signing, chunk_signing }
 criterion_main!(benches);
