@@ -27,6 +27,7 @@ mod signer;
 pub mod string_to_sign;
 mod time;
 pub mod v4a;
+pub mod verify;
 
 pub use canonical::{PathEncoding, Request};
 pub use chunk::ChunkSigner;
@@ -38,4 +39,5 @@ pub use presign::{PresignOptions, Presigner, Template, UrlBase, UrlBatch};
 pub use signer::{
     check_expiry, HeaderSignature, QuerySignature, SessionTokenMode, Settings, Signer, MAX_EXPIRES,
 };
+pub use string_to_sign::ALGORITHM;
 pub use time::SigningTime;

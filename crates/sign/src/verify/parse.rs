@@ -1,0 +1,304 @@
+//! Parsing the two places a SigV4/SigV4A signature can be: the `Authorization` header and the
+//! `X-Amz-*` query parameters of a presigned URL. Only syntax here; what the values mean is
+//! checked in `verify`.
+
+use super::VerifyError;
+use crate::encode::percent_decode;
+
+/// The algorithm named by the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// `AWS4-HMAC-SHA256`.
+    V4,
+    /// `AWS4-ECDSA-P256-SHA256`.
+    V4a,
+}
+
+/// Everything a signature claims, from either place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claims {
+    pub algorithm: Algorithm,
+    pub access_key_id: String,
+    pub date_stamp: String,
+    /// SigV4 only.
+    pub region: Option<String>,
+    pub service: String,
+    pub signed_headers: Vec<String>,
+    pub signature: String,
+    /// Presigned URLs only: `X-Amz-Date`, `X-Amz-Expires`, `X-Amz-Region-Set`.
+    pub amz_date: Option<String>,
+    pub expires: Option<u64>,
+    pub region_set: Option<String>,
+}
+
+fn algorithm(name: &str, malformed: fn(String) -> VerifyError) -> Result<Algorithm, VerifyError> {
+    match name {
+        "AWS4-HMAC-SHA256" => Ok(Algorithm::V4),
+        "AWS4-ECDSA-P256-SHA256" => Ok(Algorithm::V4a),
+        "AWS" => Err(VerifyError::InvalidRequest(
+            "Signature Version 2 is not supported: sign with AWS4-HMAC-SHA256".into(),
+        )),
+        other => Err(malformed(format!("unsupported algorithm {other:?}"))),
+    }
+}
+
+/// `AKID/DATE/REGION/SERVICE/aws4_request` (SigV4) or `AKID/DATE/SERVICE/aws4_request` (SigV4A).
+fn credential(
+    value: &str,
+    alg: Algorithm,
+    claims: &mut Claims,
+    malformed: fn(String) -> VerifyError,
+) -> Result<(), VerifyError> {
+    let parts: Vec<&str> = value.split('/').collect();
+    let want = if alg == Algorithm::V4 { 5 } else { 4 };
+    if parts.len() != want || parts.iter().any(|p| p.is_empty()) {
+        return Err(malformed(format!(
+            "the credential {value:?} is not of the form {}",
+            if want == 5 {
+                "KEY/DATE/REGION/SERVICE/aws4_request"
+            } else {
+                "KEY/DATE/SERVICE/aws4_request"
+            }
+        )));
+    }
+    if parts[want - 1] != "aws4_request" {
+        return Err(malformed(format!(
+            "the credential must end in aws4_request, not {:?}",
+            parts[want - 1]
+        )));
+    }
+    let date = parts[1];
+    if date.len() != 8 || !date.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(malformed(format!(
+            "the credential date {date:?} is not YYYYMMDD"
+        )));
+    }
+    claims.access_key_id = parts[0].to_owned();
+    claims.date_stamp = date.to_owned();
+    if alg == Algorithm::V4 {
+        claims.region = Some(parts[2].to_owned());
+    }
+    claims.service = parts[want - 2].to_owned();
+    Ok(())
+}
+
+/// `a;b;c`, lowercase, sorted, no duplicates, `host` among them.
+fn signed_headers(
+    value: &str,
+    malformed: fn(String) -> VerifyError,
+) -> Result<Vec<String>, VerifyError> {
+    let names: Vec<String> = value.split(';').map(str::to_owned).collect();
+    let valid = names.iter().all(|n| {
+        !n.is_empty()
+            && n.bytes().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.!#$%&'*+^`|~".contains(&b)
+            })
+    });
+    if !valid || names.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(malformed(format!(
+            "SignedHeaders {value:?} must be lowercase names, sorted, without repeats"
+        )));
+    }
+    if !names.iter().any(|n| n == "host") {
+        return Err(malformed("host must be a signed header".into()));
+    }
+    Ok(names)
+}
+
+fn signature(
+    value: &str,
+    alg: Algorithm,
+    malformed: fn(String) -> VerifyError,
+) -> Result<String, VerifyError> {
+    let ok_len = match alg {
+        Algorithm::V4 => value.len() == 64,
+        Algorithm::V4a => (16..=144).contains(&value.len()) && value.len() % 2 == 0,
+    };
+    if !ok_len
+        || !value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return Err(malformed(
+            "the signature is not lowercase hex of the right length".into(),
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+fn empty_claims(algorithm: Algorithm) -> Claims {
+    Claims {
+        algorithm,
+        access_key_id: String::new(),
+        date_stamp: String::new(),
+        region: None,
+        service: String::new(),
+        signed_headers: Vec::new(),
+        signature: String::new(),
+        amz_date: None,
+        expires: None,
+        region_set: None,
+    }
+}
+
+/// Parses `ALGORITHM Credential=…, SignedHeaders=…, Signature=…`.
+pub fn authorization_header(value: &str) -> Result<Claims, VerifyError> {
+    let malformed = VerifyError::AuthorizationHeaderMalformed;
+    let value = value.trim();
+    let (name, rest) = value.split_once(' ').unwrap_or((value, ""));
+    let alg = algorithm(name, malformed)?;
+    let mut claims = empty_claims(alg);
+    let (mut cred, mut signed, mut sig) = (None, None, None);
+    for part in rest.split(',') {
+        let (k, v) = part
+            .trim()
+            .split_once('=')
+            .ok_or_else(|| malformed(format!("{:?} is not NAME=VALUE", part.trim())))?;
+        let slot = match k {
+            "Credential" => &mut cred,
+            "SignedHeaders" => &mut signed,
+            "Signature" => &mut sig,
+            other => return Err(malformed(format!("unknown component {other:?}"))),
+        };
+        if slot.replace(v).is_some() {
+            return Err(malformed(format!("{k} appears twice")));
+        }
+    }
+    let (Some(cred), Some(signed), Some(sig)) = (cred, signed, sig) else {
+        return Err(malformed(
+            "Credential, SignedHeaders and Signature are all required".into(),
+        ));
+    };
+    credential(cred, alg, &mut claims, malformed)?;
+    claims.signed_headers = signed_headers(signed, malformed)?;
+    claims.signature = signature(sig, alg, malformed)?;
+    Ok(claims)
+}
+
+/// Whether the query has any `X-Amz-*` auth parameter (and so claims to be presigned).
+pub fn has_query_auth(query: &str) -> bool {
+    query.split('&').any(|p| {
+        let name = p.split_once('=').map_or(p, |(k, _)| k);
+        matches!(
+            name,
+            "X-Amz-Signature" | "X-Amz-Algorithm" | "X-Amz-Credential"
+        )
+    })
+}
+
+/// Parses the `X-Amz-*` parameters of a presigned URL. Each must appear once.
+pub fn query_auth(query: &str) -> Result<Claims, VerifyError> {
+    let malformed = VerifyError::AuthorizationQueryParametersError;
+    let mut found: [Option<String>; 7] = Default::default();
+    const NAMES: [&str; 7] = [
+        "X-Amz-Algorithm",
+        "X-Amz-Credential",
+        "X-Amz-Date",
+        "X-Amz-Expires",
+        "X-Amz-SignedHeaders",
+        "X-Amz-Signature",
+        "X-Amz-Region-Set",
+    ];
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if let Some(i) = NAMES.iter().position(|n| *n == k) {
+            let v = String::from_utf8(percent_decode(v))
+                .map_err(|_| malformed(format!("{k} is not UTF-8")))?;
+            if found[i].replace(v).is_some() {
+                return Err(malformed(format!("{k} appears twice")));
+            }
+        }
+    }
+    let [Some(alg), Some(cred), Some(date), Some(expires), Some(signed), Some(sig), region_set] =
+        found
+    else {
+        return Err(malformed(
+            "a presigned URL needs X-Amz-Algorithm, X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature".into(),
+        ));
+    };
+    let alg = algorithm(&alg, malformed)?;
+    let mut claims = empty_claims(alg);
+    credential(&cred, alg, &mut claims, malformed)?;
+    claims.signed_headers = signed_headers(&signed, malformed)?;
+    claims.signature = signature(&sig, alg, malformed)?;
+    let expires = expires
+        .parse::<u64>()
+        .ok()
+        .filter(|e| (1..=crate::MAX_EXPIRES).contains(e))
+        .ok_or_else(|| {
+            malformed(format!(
+                "X-Amz-Expires {expires:?} must be a number of seconds from 1 to 604800"
+            ))
+        })?;
+    claims.expires = Some(expires);
+    claims.amz_date = Some(date);
+    if alg == Algorithm::V4a {
+        claims.region_set = Some(
+            region_set.ok_or_else(|| malformed("a SigV4A URL needs X-Amz-Region-Set".into()))?,
+        );
+    }
+    Ok(claims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIG: &str = "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31";
+
+    #[test]
+    fn parses_a_header() {
+        let c = authorization_header(&format!(
+            "AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature={SIG}"
+        ))
+        .unwrap();
+        assert_eq!(
+            (
+                c.access_key_id.as_str(),
+                c.region.as_deref(),
+                c.service.as_str()
+            ),
+            ("AKID", Some("us-east-1"), "s3")
+        );
+        assert_eq!(c.signed_headers, ["host", "x-amz-date"]);
+    }
+
+    #[test]
+    fn refuses_malformed_headers() {
+        for bad in [
+            format!("AWS4-HMAC-SHA1 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=host, Signature={SIG}"),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_requesT, SignedHeaders=host, Signature={SIG}"),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/2015083/us-east-1/s3/aws4_request, SignedHeaders=host, Signature={SIG}"),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/20150830/s3/aws4_request, SignedHeaders=host, Signature={SIG}"),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=x-amz-date, Signature={SIG}"),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=x-amz-date;host, Signature={SIG}"),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=host, Signature={}", &SIG[1..]),
+            format!("AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=host, Signature={SIG}, Signature={SIG}"),
+            "AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=host".to_owned(),
+            "".to_owned(),
+        ] {
+            assert!(matches!(authorization_header(&bad), Err(VerifyError::AuthorizationHeaderMalformed(_))), "{bad}");
+        }
+        assert!(matches!(
+            authorization_header("AWS AKID:c2lnbmF0dXJl"),
+            Err(VerifyError::InvalidRequest(_))
+        ));
+    }
+
+    #[test]
+    fn refuses_bad_query_expiry_and_repeats() {
+        let base = format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=A%2F20150830%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-SignedHeaders=host&X-Amz-Signature={SIG}");
+        assert!(query_auth(&format!("{base}&X-Amz-Expires=3600")).is_ok());
+        for e in ["0", "-1", "604801", "abc", "", "1e3"] {
+            assert!(
+                matches!(
+                    query_auth(&format!("{base}&X-Amz-Expires={e}")),
+                    Err(VerifyError::AuthorizationQueryParametersError(_))
+                ),
+                "{e}"
+            );
+        }
+        assert!(query_auth(&format!("{base}&X-Amz-Expires=1&X-Amz-Expires=1")).is_err());
+        assert!(query_auth(&base).is_err());
+    }
+}
