@@ -16,6 +16,36 @@ pub enum Command {
     /// Presign S3 URLs (SigV4), one per key, in input order.
     #[command(after_help = PRESIGN_EXAMPLES)]
     Presign(PresignArgs),
+    /// Check a presigned URL: valid now, or why not (with what was signed).
+    #[command(name = "verify-url", after_help = VERIFY_EXAMPLES)]
+    VerifyUrl(VerifyUrlArgs),
+}
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  slipstream verify-url 'https://my-bucket.s3.amazonaws.com/k?X-Amz-Algorithm=...'
+  slipstream verify-url --method PUT \"$(slipstream presign --method PUT s3://my-bucket/k)\"
+
+The URL is checked with the credentials the AWS CLI would use (the URL's access key must be
+theirs), at the current time (or --at). When the signature does not match, the canonical
+request and string to sign are printed: compare them with what your signer built.
+Exit codes: 0 valid, 1 invalid, 2 flags or configuration.";
+
+#[derive(Args, Debug)]
+pub struct VerifyUrlArgs {
+    /// The presigned URL.
+    pub url: String,
+    /// The HTTP method the URL will be used with.
+    #[arg(long, default_value = "GET", value_parser = ["GET", "PUT", "HEAD", "DELETE", "POST"], ignore_case = true)]
+    pub method: String,
+    /// Header the request will carry, NAME:VALUE (repeatable), e.g. content-type:image/png.
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    pub headers: Vec<String>,
+    /// Check at this time, YYYYMMDDTHHMMSSZ (default: now).
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+    #[command(flatten)]
+    pub connection: Connection,
 }
 
 const PRESIGN_EXAMPLES: &str = "\

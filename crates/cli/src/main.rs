@@ -7,6 +7,7 @@
 
 mod args;
 mod presign;
+mod verify_url;
 
 use std::process::ExitCode;
 
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let result = match cli.command {
         args::Command::Presign(a) => presign::run(&a),
+        args::Command::VerifyUrl(a) => verify_url::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
