@@ -269,6 +269,44 @@ fn presign_get_v4a(c: &mut Criterion) {
     g.finish();
 }
 
+fn verification(c: &mut Criterion) {
+    use slipstream_sign::verify::{CredentialKeys, Incoming, Verifier};
+    let mut g = c.benchmark_group("verify_presigned_get");
+    let base = UrlBase {
+        origin: "https://examplebucket.s3.amazonaws.com".into(),
+        host: "examplebucket.s3.amazonaws.com".into(),
+        path_prefix: "/".into(),
+    };
+    let creds = Credentials::new(AKID, SECRET, None).unwrap();
+    let keys = CredentialKeys::new([creds.clone()]);
+    let verifier = Verifier::s3("us-east-1");
+    let headers = [("host", "examplebucket.s3.amazonaws.com")];
+    for (name, p) in [
+        (
+            "sigv4",
+            Presigner::new(base.clone(), "us-east-1", creds.clone()).unwrap(),
+        ),
+        (
+            "sigv4a",
+            Presigner::new_v4a(base.clone(), "*", creds.clone()).unwrap(),
+        ),
+    ] {
+        let url = p.presign(KEY, &PresignOptions::get(), time()).unwrap();
+        let target = url["https://examplebucket.s3.amazonaws.com".len()..].to_owned();
+        let req = Incoming {
+            method: "GET",
+            target: &target,
+            headers: &headers,
+            body_sha256: None,
+        };
+        verifier.verify(&req, &keys, time()).unwrap();
+        g.bench_function(name, |b| {
+            b.iter(|| verifier.verify(black_box(&req), &keys, time()).unwrap())
+        });
+    }
+    g.finish();
+}
+
 fn key_derivation_v4a(c: &mut Criterion) {
     let creds = Credentials::new(AKID, SECRET, None).unwrap();
     c.bench_function("key_derivation_v4a/slipstream", |b| {
@@ -399,5 +437,5 @@ fn config() -> Criterion {
         .measurement_time(Duration::from_secs(3))
 }
 
-criterion_group! { name = benches; config = config(); targets = presign_get, presign_many, presign_get_v4a, key_derivation, key_derivation_v4a, header_signing, chunk_signing }
+criterion_group! { name = benches; config = config(); targets = presign_get, presign_many, presign_get_v4a, verification, key_derivation, key_derivation_v4a, header_signing, chunk_signing }
 criterion_main!(benches);

@@ -4,6 +4,8 @@
 //! verifier. The URL presigner in [`crate::presign`] builds the same bytes from precomputed
 //! parts; a property test holds the two together.
 
+use std::borrow::Cow;
+
 use crate::encode::{encode_path_into, encode_query_into, percent_decode};
 use crate::Error;
 
@@ -84,17 +86,27 @@ fn normalize_path(path: &str) -> String {
 /// Canonical query: every `name=value` pair decoded and re-encoded with SigV4's rules, then sorted
 /// by name and value. `extra` pairs are already encoded (the signer's own `X-Amz-*` parameters).
 pub fn canonical_query(raw: &str, extra: &[(String, String)]) -> String {
-    let mut pairs: Vec<(String, String)> = raw
+    let mut pairs: Vec<(Cow<'_, str>, Cow<'_, str>)> = raw
         .split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
             (reencode(k), reencode(v))
         })
-        .chain(extra.iter().cloned())
+        .chain(
+            extra
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(k.as_str()), Cow::Borrowed(v.as_str()))),
+        )
         .collect();
     pairs.sort_unstable();
-    let mut out = String::new();
+    let mut out = String::with_capacity(
+        raw.len()
+            + extra
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>(),
+    );
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push('&');
@@ -106,11 +118,40 @@ pub fn canonical_query(raw: &str, extra: &[(String, String)]) -> String {
     out
 }
 
-fn reencode(s: &str) -> String {
+/// `s` in canonical form; borrowed when it already is (the common case: what signers send), so
+/// the verifier does not decode and re-encode every parameter.
+fn reencode(s: &str) -> Cow<'_, str> {
+    if is_canonical_component(s) {
+        return Cow::Borrowed(s);
+    }
     let decoded = percent_decode(s);
     let mut out = String::with_capacity(s.len());
     encode_query_into(&mut out, &String::from_utf8_lossy(&decoded));
-    out
+    Cow::Owned(out)
+}
+
+/// Only unreserved characters, and `%XY` escapes (uppercase) of bytes that must be escaped.
+fn is_canonical_component(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = |c: u8| c.is_ascii_digit() || (b'A'..=b'F').contains(&c);
+                if i + 2 >= b.len() || !hex(b[i + 1]) || !hex(b[i + 2]) {
+                    return false;
+                }
+                let byte = u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap_or(0);
+                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+                    return false;
+                }
+                i += 3;
+            }
+            c if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~') => i += 1,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Headers the signer never signs: they are set or changed by proxies and HTTP stacks after
@@ -147,13 +188,13 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
         if UNSIGNABLE.contains(&name.as_str()) {
             continue;
         }
-        let value = value.split_ascii_whitespace().collect::<Vec<_>>().join(" ");
+        let value = trimmed_value(value);
         match merged.iter_mut().find(|(n, _)| *n == name) {
             Some((_, v)) => {
                 v.push(',');
                 v.push_str(&value);
             }
-            None => merged.push((name, value)),
+            None => merged.push((name, value.into_owned())),
         }
     }
     merged.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -170,6 +211,20 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
         signed.push_str(name);
     }
     Ok((canonical, signed))
+}
+
+/// The value trimmed, inner runs of whitespace as one space; borrowed when nothing changes.
+fn trimmed_value(value: &str) -> Cow<'_, str> {
+    let t = value.trim_matches(|c: char| c.is_ascii_whitespace());
+    let b = t.as_bytes();
+    let tidy = !b.iter().enumerate().any(|(i, &c)| {
+        c.is_ascii_whitespace() && (c != b' ' || b.get(i + 1).is_some_and(u8::is_ascii_whitespace))
+    });
+    if tidy {
+        Cow::Borrowed(t)
+    } else {
+        Cow::Owned(t.split_ascii_whitespace().collect::<Vec<_>>().join(" "))
+    }
 }
 
 /// RFC 9110 `tchar`.

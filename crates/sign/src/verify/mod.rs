@@ -305,11 +305,23 @@ impl Verifier {
             return Err(malformed("x-amz-date must be signed".into()));
         }
         for (name, _) in req.headers {
-            let lower = name.to_ascii_lowercase();
-            let exempt = (presigned && UNSIGNED_OK_PRESIGNED.contains(&lower.as_str()))
+            let is_amz = name.len() > 6 && name.as_bytes()[..6].eq_ignore_ascii_case(b"x-amz-");
+            if !is_amz
+                || claims
+                    .signed_headers
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(name))
+            {
+                continue;
+            }
+            let exempt = (presigned
+                && UNSIGNED_OK_PRESIGNED
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(name)))
                 || (self.token == SessionTokenMode::AddedAfterSigning
-                    && lower == "x-amz-security-token");
-            if lower.starts_with("x-amz-") && !exempt && !claims.signed_headers.contains(&lower) {
+                    && name.eq_ignore_ascii_case("x-amz-security-token"));
+            if !exempt {
+                let lower = name.to_ascii_lowercase();
                 return Err(VerifyError::AccessDenied(format!(
                     "the header {lower} is present but not signed"
                 )));
