@@ -5,8 +5,9 @@
 //! one (date, region, service), or the SigV4A public key. Comparisons are constant-time, and an
 //! unknown access key costs the same work as a wrong signature, so timing reveals neither.
 //!
-//! Not here yet: the streaming (aws-chunked) body verifier; see `ChunkSigner` for the format.
+//! [`ChunkedBody`] verifies aws-chunked bodies chunk by chunk after [`Verifier::verify`] accepted the request.
 
+mod chunked;
 mod error;
 mod parse;
 
@@ -15,6 +16,7 @@ use std::sync::OnceLock;
 use hmac::Mac;
 use subtle::ConstantTimeEq;
 
+pub use chunked::{ChunkedBody, MAX_CHUNK};
 pub use error::VerifyError;
 pub use parse::Algorithm;
 

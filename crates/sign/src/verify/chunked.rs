@@ -1,0 +1,315 @@
+//! Verifying an aws-chunked body as it streams in, sans-IO.
+//!
+//! Feed body bytes with [`ChunkedBody::feed`]; a chunk's bytes are handed out only after that
+//! chunk's signature (chained from the request's seed signature) verified, so nothing
+//! unauthenticated ever reaches storage. [`ChunkedBody::finish`] then checks that the final
+//! chunk, the trailer (if announced) and `x-amz-decoded-content-length` all arrived as signed.
+//! Memory is bounded: at most one chunk ([`MAX_CHUNK`]) is held.
+//!
+//! Modes: `STREAMING-AWS4-HMAC-SHA256-PAYLOAD`, `…-PAYLOAD-TRAILER` (signed trailer) and
+//! `STREAMING-UNSIGNED-PAYLOAD-TRAILER`. Checksum values in trailers are returned, not checked:
+//! computing CRC32C is the caller's job. Not yet: SigV4A's ECDSA-signed chunks.
+
+use hmac::Mac;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::{KeySource, Verified, VerifyError};
+use crate::encode::hex32;
+use crate::key::HmacSha256;
+use crate::{PayloadHash, EMPTY_SHA256};
+
+/// The largest chunk accepted (S3 clients use 64 KiB to 8 MiB).
+pub const MAX_CHUNK: usize = 16 << 20;
+/// The longest chunk header or trailer line accepted.
+const MAX_LINE: usize = 4096;
+
+enum State {
+    /// Waiting for `hex-size[;chunk-signature=sig]\r\n`.
+    Header,
+    /// Waiting for `size` bytes and `\r\n`.
+    Data {
+        size: usize,
+        signature: Option<String>,
+    },
+    /// After the final chunk: trailer lines until an empty line.
+    Trailer,
+    Done,
+}
+
+/// The verification state of one aws-chunked body.
+pub struct ChunkedBody {
+    mac: Option<HmacSha256>,
+    chunk_prefix: String,
+    trailer_prefix: String,
+    previous: String,
+    expected_len: u64,
+    decoded: u64,
+    trailer_name: Option<String>,
+    trailers: Vec<(String, String)>,
+    trailer_signed: bool,
+    pending: Vec<u8>,
+    state: State,
+}
+
+fn bad(why: impl Into<String>) -> VerifyError {
+    VerifyError::AccessDenied(format!("invalid aws-chunked body: {}", why.into()))
+}
+
+impl ChunkedBody {
+    /// Starts verifying the body of a request that `verified` authenticated. `headers` are the
+    /// request's headers (for `x-amz-decoded-content-length` and `x-amz-trailer`).
+    pub fn new(
+        verified: &Verified,
+        keys: &impl KeySource,
+        headers: &[(&str, &str)],
+    ) -> Result<Self, VerifyError> {
+        let signed = match verified.payload {
+            PayloadHash::StreamingSigned | PayloadHash::StreamingSignedTrailer => true,
+            PayloadHash::StreamingUnsignedTrailer => false,
+            _ => {
+                return Err(VerifyError::InvalidRequest(
+                    "the request does not announce an aws-chunked body".into(),
+                ))
+            }
+        };
+        if signed && verified.algorithm != super::Algorithm::V4 {
+            return Err(VerifyError::InvalidRequest(
+                "SigV4A-signed chunks are not supported yet".into(),
+            ));
+        }
+        let header = |name: &str| super::single_header(headers, name);
+        let expected_len = header("x-amz-decoded-content-length")?
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| {
+                VerifyError::InvalidRequest(
+                    "x-amz-decoded-content-length is missing or not a number".into(),
+                )
+            })?;
+        let trailer_name = header("x-amz-trailer")?.map(|t| t.trim().to_ascii_lowercase());
+        let wants_trailer = matches!(
+            verified.payload,
+            PayloadHash::StreamingSignedTrailer | PayloadHash::StreamingUnsignedTrailer
+        );
+        if wants_trailer != trailer_name.is_some() {
+            return Err(VerifyError::InvalidRequest(
+                "x-amz-trailer must be sent exactly with the trailer modes".into(),
+            ));
+        }
+        let mac = if signed {
+            let key = keys
+                .signing_key(
+                    &verified.access_key_id,
+                    &verified.date_stamp,
+                    &verified.region,
+                    &verified.service,
+                )
+                .ok_or(VerifyError::InvalidAccessKeyId)?;
+            Some(key.mac())
+        } else {
+            None
+        };
+        let scope = format!(
+            "{}/{}/{}/aws4_request",
+            verified.date_stamp, verified.region, verified.service
+        );
+        let date = verified.signed_at.amz_date();
+        Ok(Self {
+            mac,
+            chunk_prefix: format!("AWS4-HMAC-SHA256-PAYLOAD\n{date}\n{scope}\n"),
+            trailer_prefix: format!("AWS4-HMAC-SHA256-TRAILER\n{date}\n{scope}\n"),
+            previous: verified.seed_signature.clone(),
+            expected_len,
+            decoded: 0,
+            trailer_name,
+            trailers: Vec::new(),
+            trailer_signed: false,
+            pending: Vec::new(),
+            state: State::Header,
+        })
+    }
+
+    /// Consumes `input`; appends the bytes of every chunk that verified to `out`.
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), VerifyError> {
+        self.pending.extend_from_slice(input);
+        let mut at = 0;
+        let result = loop {
+            match self.step(at, out) {
+                Ok(Some(next)) => at = next,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.pending.drain(..at);
+        result
+    }
+
+    /// The input ended: errors unless the body was complete and as long as announced.
+    pub fn finish(&mut self) -> Result<(), VerifyError> {
+        if !matches!(self.state, State::Done) || !self.pending.is_empty() {
+            return Err(bad("the body ended before its final chunk"));
+        }
+        if self.decoded != self.expected_len {
+            return Err(bad(format!(
+                "{} bytes arrived, x-amz-decoded-content-length says {}",
+                self.decoded, self.expected_len
+            )));
+        }
+        Ok(())
+    }
+
+    /// The trailer headers received (`x-amz-checksum-crc32c` and the like), to check against the data.
+    pub fn trailers(&self) -> &[(String, String)] {
+        &self.trailers
+    }
+
+    /// Parses what `pending[at..]` holds; the new position, or `None` when more input is needed.
+    fn step(&mut self, at: usize, out: &mut Vec<u8>) -> Result<Option<usize>, VerifyError> {
+        let rest = &self.pending[at..];
+        match &self.state {
+            State::Done if rest.is_empty() => Ok(None),
+            State::Done => Err(bad("data after the end of the body")),
+            State::Header => {
+                let Some(line) = line(rest)? else {
+                    return Ok(None);
+                };
+                let text =
+                    std::str::from_utf8(line).map_err(|_| bad("a chunk header is not text"))?;
+                let (size, signature) = match (text.split_once(';'), self.mac.is_some()) {
+                    (Some((size, ext)), true) => {
+                        let sig = ext
+                            .strip_prefix("chunk-signature=")
+                            .ok_or_else(|| bad("a chunk has no chunk-signature"))?;
+                        (size, Some(sig.to_owned()))
+                    }
+                    (None, false) => (text, None),
+                    (Some(_), false) => return Err(bad("an unsigned chunk carries a signature")),
+                    (None, true) => return Err(bad("a chunk has no chunk-signature")),
+                };
+                let size = usize::from_str_radix(size, 16)
+                    .ok()
+                    .filter(|s| *s <= MAX_CHUNK)
+                    .ok_or_else(|| bad(format!("chunk size {size:?}")))?;
+                let consumed = at + line.len() + 2;
+                self.state = State::Data { size, signature };
+                Ok(Some(consumed))
+            }
+            State::Data { size, signature } => {
+                let (size, signature) = (*size, signature.clone());
+                let is_final = size == 0;
+                // `DATA\r\n`; a final chunk is followed by `\r\n`, or by the trailer lines.
+                let tail = if !is_final || self.trailer_name.is_none() {
+                    2
+                } else {
+                    0
+                };
+                if rest.len() < size + tail {
+                    return Ok(None);
+                }
+                if tail == 2 && &rest[size..size + 2] != b"\r\n" {
+                    return Err(bad(
+                        "a chunk is longer than its size, or not followed by an empty line",
+                    ));
+                }
+                let data = &rest[..size];
+                if let (Some(mac), Some(sig)) = (&self.mac, &signature) {
+                    let mut m = mac.clone();
+                    m.update(self.chunk_prefix.as_bytes());
+                    m.update(self.previous.as_bytes());
+                    m.update(b"\n");
+                    m.update(EMPTY_SHA256.as_bytes());
+                    m.update(b"\n");
+                    m.update(&hex32(&Sha256::digest(data).into()));
+                    let expected = hex32(&m.finalize().into_bytes().into());
+                    if !bool::from(expected.ct_eq(sig.as_bytes())) {
+                        return Err(bad(
+                            "a chunk signature does not match: the body was changed",
+                        ));
+                    }
+                }
+                self.decoded += size as u64;
+                if self.decoded > self.expected_len {
+                    return Err(bad("more data than x-amz-decoded-content-length"));
+                }
+                out.extend_from_slice(data);
+                if let Some(sig) = signature {
+                    self.previous = sig;
+                }
+                self.state = match (is_final, self.trailer_name.is_some()) {
+                    (false, _) => State::Header,
+                    (true, true) => State::Trailer,
+                    (true, false) => State::Done,
+                };
+                Ok(Some(at + size + tail))
+            }
+            State::Trailer => {
+                let Some(line) = line(rest)? else {
+                    return Ok(None);
+                };
+                let consumed = at + line.len() + 2;
+                if line.is_empty() {
+                    self.end_trailer()?;
+                    self.state = State::Done;
+                    return Ok(Some(consumed));
+                }
+                let text = std::str::from_utf8(line)
+                    .map_err(|_| bad("a trailer is not text"))?
+                    .to_owned();
+                let (name, value) = text
+                    .split_once(':')
+                    .ok_or_else(|| bad("a trailer line is not NAME:VALUE"))?;
+                let name = name.trim().to_ascii_lowercase();
+                if name == "x-amz-trailer-signature" {
+                    self.check_trailer_signature(value.trim())?;
+                } else if self.trailer_signed {
+                    return Err(bad("a trailer after the trailer signature"));
+                } else {
+                    self.trailers.push((name, value.trim().to_owned()));
+                }
+                Ok(Some(consumed))
+            }
+        }
+    }
+
+    fn check_trailer_signature(&mut self, sig: &str) -> Result<(), VerifyError> {
+        let Some(mac) = &self.mac else {
+            return Err(bad("an unsigned trailer carries a signature"));
+        };
+        let canonical: String = self
+            .trailers
+            .iter()
+            .map(|(n, v)| format!("{n}:{v}\n"))
+            .collect();
+        let mut m = mac.clone();
+        m.update(self.trailer_prefix.as_bytes());
+        m.update(self.previous.as_bytes());
+        m.update(b"\n");
+        m.update(&hex32(&Sha256::digest(canonical.as_bytes()).into()));
+        if !bool::from(hex32(&m.finalize().into_bytes().into()).ct_eq(sig.as_bytes())) {
+            return Err(bad("the trailer signature does not match"));
+        }
+        self.trailer_signed = true;
+        Ok(())
+    }
+
+    /// The trailer ended: the announced trailer must be there, and signed in signed mode.
+    fn end_trailer(&self) -> Result<(), VerifyError> {
+        let announced = self.trailer_name.as_deref().unwrap_or_default();
+        if !self.trailers.iter().any(|(n, _)| n == announced) {
+            return Err(bad(format!("the announced trailer {announced} is missing")));
+        }
+        if self.mac.is_some() && !self.trailer_signed {
+            return Err(bad("the trailer is not signed"));
+        }
+        Ok(())
+    }
+}
+
+/// The line at the start of `rest` (without `\r\n`), `None` if incomplete.
+fn line(rest: &[u8]) -> Result<Option<&[u8]>, VerifyError> {
+    match rest.windows(2).position(|w| w == b"\r\n") {
+        Some(i) => Ok(Some(&rest[..i])),
+        None if rest.len() > MAX_LINE => Err(bad("a chunk header or trailer line is too long")),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,306 @@
+//! The streaming verifier against bodies from our chunk signer: accepted whole and byte by byte,
+//! and refused when a chunk is tampered with, missing, truncated, or the trailer is wrong.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use slipstream_sign::chunk::{encode_unsigned_chunk, encode_unsigned_final, signed_encoded_length};
+use slipstream_sign::verify::{ChunkedBody, CredentialKeys, Incoming, Verified, Verifier};
+use slipstream_sign::{
+    ChunkSigner, Credentials, PayloadHash, Request, Settings, Signer, SigningTime,
+};
+
+fn creds() -> Credentials {
+    Credentials::new(
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        None,
+    )
+    .unwrap()
+}
+
+fn t() -> SigningTime {
+    SigningTime::parse_amz("20130524T000000Z").unwrap()
+}
+
+/// A signed streaming PUT of `len` bytes: its headers, the verifier's verdict, and a chunk signer.
+fn request(
+    payload: PayloadHash,
+    len: usize,
+    trailer: Option<&str>,
+) -> (Vec<(String, String)>, Verified, Option<ChunkSigner>) {
+    let signer = Signer::new(creds(), "us-east-1", "s3", Settings::S3).unwrap();
+    let mut headers: Vec<(String, String)> = vec![
+        ("host".into(), "s3.amazonaws.com".into()),
+        ("content-encoding".into(), "aws-chunked".into()),
+        ("x-amz-decoded-content-length".into(), len.to_string()),
+    ];
+    if let Some(name) = trailer {
+        headers.push(("x-amz-trailer".into(), name.into()));
+    }
+    let refs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let sig = signer
+        .sign_headers(
+            &Request {
+                method: "PUT",
+                path: "/examplebucket/chunkObject.txt",
+                query: "",
+                headers: &refs,
+            },
+            &payload,
+            t(),
+        )
+        .unwrap();
+    headers.extend(
+        sig.headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), v.clone())),
+    );
+    let refs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let incoming = Incoming {
+        method: "PUT",
+        target: "/examplebucket/chunkObject.txt",
+        headers: &refs,
+        body_sha256: None,
+    };
+    let verified = Verifier::s3("us-east-1")
+        .verify(&incoming, &CredentialKeys::new([creds()]), t())
+        .unwrap();
+    let chunks = signer
+        .signing_key(t())
+        .map(|k| ChunkSigner::new(&k, t(), "us-east-1", "s3", &sig.signature).unwrap());
+    (headers, verified, chunks)
+}
+
+fn body_verifier(headers: &[(String, String)], verified: &Verified) -> ChunkedBody {
+    let refs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    ChunkedBody::new(verified, &CredentialKeys::new([creds()]), &refs).unwrap()
+}
+
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+/// The AWS example's body: 65,536 + 1,024 bytes and the final chunk.
+fn signed_body(chunks: &mut ChunkSigner, data: &[u8], size: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for piece in data.chunks(size) {
+        chunks.encode_chunk(piece, &mut body);
+    }
+    chunks.encode_chunk(b"", &mut body);
+    body
+}
+
+#[test]
+fn a_signed_body_verifies_whole_and_byte_by_byte() {
+    let d = data(66_560);
+    let (headers, verified, chunks) = request(PayloadHash::StreamingSigned, d.len(), None);
+    let body = signed_body(&mut chunks.unwrap(), &d, 65_536);
+    assert_eq!(
+        body.len() as u64,
+        signed_encoded_length(66_560, 65_536, None)
+    );
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    v.feed(&body, &mut out).unwrap();
+    v.finish().unwrap();
+    assert_eq!(out, d);
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    for b in &body {
+        v.feed(std::slice::from_ref(b), &mut out).unwrap();
+    }
+    v.finish().unwrap();
+    assert_eq!(out, d);
+}
+
+#[test]
+fn a_tampered_chunk_is_refused_and_its_bytes_never_released() {
+    let d = data(3000);
+    let (headers, verified, chunks) = request(PayloadHash::StreamingSigned, d.len(), None);
+    let mut body = signed_body(&mut chunks.unwrap(), &d, 1000);
+    let second_chunk_byte =
+        body.iter().position(|&b| b == b'\n').unwrap() + 1 + 1000 + 2 + 100 + 90;
+    body[second_chunk_byte] ^= 1;
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    assert!(v.feed(&body, &mut out).is_err());
+    assert_eq!(
+        out,
+        d[..1000],
+        "only the first, verified chunk was released"
+    );
+}
+
+#[test]
+fn missing_reordered_and_truncated_chunks_are_refused() {
+    let d = data(3000);
+    let (headers, verified, chunks) = request(PayloadHash::StreamingSigned, d.len(), None);
+    let mut cs = chunks.unwrap();
+    let pieces: Vec<Vec<u8>> = d
+        .chunks(1000)
+        .chain(std::iter::once(&[][..]))
+        .map(|p| {
+            let mut b = Vec::new();
+            cs.encode_chunk(p, &mut b);
+            b
+        })
+        .collect();
+    let run = |parts: &[&Vec<u8>]| {
+        let mut v = body_verifier(&headers, &verified);
+        let mut out = Vec::new();
+        let fed = parts.iter().try_for_each(|p| v.feed(p, &mut out));
+        fed.and_then(|()| v.finish())
+    };
+    assert!(run(&[&pieces[0], &pieces[1], &pieces[2], &pieces[3]]).is_ok());
+    assert!(
+        run(&[&pieces[0], &pieces[2], &pieces[3]]).is_err(),
+        "a missing chunk"
+    );
+    assert!(
+        run(&[&pieces[1], &pieces[0], &pieces[2], &pieces[3]]).is_err(),
+        "reordered chunks"
+    );
+    assert!(
+        run(&[&pieces[0], &pieces[1], &pieces[2]]).is_err(),
+        "no final chunk"
+    );
+    let mut half = pieces[1].clone();
+    half.truncate(500);
+    assert!(run(&[&pieces[0], &half]).is_err(), "a truncated chunk");
+}
+
+#[test]
+fn the_decoded_length_must_match() {
+    let d = data(2000);
+    let (mut headers, _, _) = request(PayloadHash::StreamingSigned, d.len(), None);
+    // Re-sign with a length that lies: the signature is valid, the body is shorter.
+    let (h2, verified, chunks) = request(PayloadHash::StreamingSigned, 2500, None);
+    headers.clone_from(&h2);
+    let body = signed_body(&mut chunks.unwrap(), &d, 1000);
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    v.feed(&body, &mut out).unwrap();
+    assert!(v.finish().is_err());
+}
+
+#[test]
+fn a_signed_trailer_is_checked() {
+    let d = data(1500);
+    for tamper in [false, true] {
+        let (headers, verified, chunks) = request(
+            PayloadHash::StreamingSignedTrailer,
+            d.len(),
+            Some("x-amz-checksum-crc32c"),
+        );
+        let mut cs = chunks.unwrap();
+        let mut body = Vec::new();
+        cs.encode_chunk(&d, &mut body);
+        cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body);
+        if tamper {
+            let text = String::from_utf8_lossy(&body)
+                .replace("sOO8/Q==", "sOO8/R==")
+                .into_bytes();
+            body = text;
+        }
+        let mut v = body_verifier(&headers, &verified);
+        let mut out = Vec::new();
+        let result = v.feed(&body, &mut out).and_then(|()| v.finish());
+        assert_eq!(result.is_ok(), !tamper, "tamper={tamper}: {result:?}");
+        if !tamper {
+            assert_eq!(
+                v.trailers(),
+                [("x-amz-checksum-crc32c".to_owned(), "sOO8/Q==".to_owned())]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_signed_trailer_without_its_signature_is_refused() {
+    let d = data(100);
+    let (headers, verified, chunks) = request(
+        PayloadHash::StreamingSignedTrailer,
+        d.len(),
+        Some("x-amz-checksum-crc32c"),
+    );
+    let mut cs = chunks.unwrap();
+    let mut body = Vec::new();
+    cs.encode_chunk(&d, &mut body);
+    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "AAAAAA==", &mut body);
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let stripped: String = text
+        .split("\r\n")
+        .filter(|l| !l.starts_with("x-amz-trailer-signature"))
+        .collect::<Vec<_>>()
+        .join("\r\n");
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    assert!(v
+        .feed(stripped.as_bytes(), &mut out)
+        .and_then(|()| v.finish())
+        .is_err());
+}
+
+#[test]
+fn unsigned_chunks_with_a_trailer() {
+    let d = data(5000);
+    let (headers, verified, _) = request(
+        PayloadHash::StreamingUnsignedTrailer,
+        d.len(),
+        Some("x-amz-checksum-crc32c"),
+    );
+    let mut body = Vec::new();
+    for p in d.chunks(2048) {
+        encode_unsigned_chunk(p, &mut body);
+    }
+    encode_unsigned_final("x-amz-checksum-crc32c", "AAAAAA==", &mut body);
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    v.feed(&body, &mut out).unwrap();
+    v.finish().unwrap();
+    assert_eq!(out, d);
+    assert_eq!(v.trailers()[0].1, "AAAAAA==");
+    let mut no_trailer = Vec::new();
+    encode_unsigned_chunk(&d, &mut no_trailer);
+    no_trailer.extend_from_slice(b"0\r\n\r\n");
+    let mut v = body_verifier(&headers, &verified);
+    assert!(v
+        .feed(&no_trailer, &mut Vec::new())
+        .and_then(|()| v.finish())
+        .is_err());
+}
+
+#[test]
+fn oversized_and_malformed_chunks_are_refused() {
+    let (headers, verified, _) = request(PayloadHash::StreamingSigned, 10, None);
+    for body in [
+        &b"2000000;chunk-signature=00\r\n"[..],
+        b"zz;chunk-signature=00\r\n",
+        b"a\r\n0123456789\r\n",
+        &[b'1'; 5000][..],
+    ] {
+        let mut v = body_verifier(&headers, &verified);
+        assert!(
+            v.feed(body, &mut Vec::new()).is_err(),
+            "{:?}",
+            String::from_utf8_lossy(&body[..body.len().min(40)])
+        );
+    }
+    let (headers, verified, chunks) = request(PayloadHash::StreamingSigned, 10, None);
+    let mut body = signed_body(&mut chunks.unwrap(), &data(10), 10);
+    body.extend_from_slice(b"extra");
+    let mut v = body_verifier(&headers, &verified);
+    assert!(
+        v.feed(&body, &mut Vec::new()).is_err(),
+        "data after the end"
+    );
+}
