@@ -48,27 +48,35 @@ pub trait KeySource {
 /// from the secrets; a gateway would rather hold derived keys only.
 #[derive(Debug, Default)]
 pub struct CredentialKeys {
-    entries: Vec<(Credentials, KeyCache, OnceLock<Option<Vec<u8>>>)>,
+    entries: Vec<CredentialEntry>,
+}
+
+/// One credential with its derived keys: SigV4 per day (cached), SigV4A once, on first use.
+#[derive(Debug)]
+struct CredentialEntry {
+    credentials: Credentials,
+    v4: KeyCache,
+    v4a_public: OnceLock<Option<Vec<u8>>>,
 }
 
 impl CredentialKeys {
     /// Keys for these credentials.
     pub fn new(credentials: impl IntoIterator<Item = Credentials>) -> Self {
-        Self {
-            entries: credentials
-                .into_iter()
-                .map(|c| (c, KeyCache::default(), OnceLock::new()))
-                .collect(),
-        }
+        let entries = credentials
+            .into_iter()
+            .map(|credentials| CredentialEntry {
+                credentials,
+                v4: KeyCache::default(),
+                v4a_public: OnceLock::new(),
+            })
+            .collect();
+        Self { entries }
     }
 
-    fn find(
-        &self,
-        access_key_id: &str,
-    ) -> Option<&(Credentials, KeyCache, OnceLock<Option<Vec<u8>>>)> {
+    fn find(&self, access_key_id: &str) -> Option<&CredentialEntry> {
         self.entries
             .iter()
-            .find(|(c, _, _)| c.access_key_id() == access_key_id)
+            .find(|e| e.credentials.access_key_id() == access_key_id)
     }
 }
 
@@ -80,16 +88,16 @@ impl KeySource for CredentialKeys {
         region: &str,
         service: &str,
     ) -> Option<SigningKey> {
-        let (creds, cache, _) = self.find(access_key_id)?;
+        let e = self.find(access_key_id)?;
         let day = SigningTime::parse_amz(&format!("{date_stamp}T000000Z")).ok()?;
-        Some(cache.key(creds, day, region, service))
+        Some(e.v4.key(&e.credentials, day, region, service))
     }
 
     fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
-        let (creds, _, public) = self.find(access_key_id)?;
-        public
+        let e = self.find(access_key_id)?;
+        e.v4a_public
             .get_or_init(|| {
-                EcdsaKey::derive(creds)
+                EcdsaKey::derive(&e.credentials)
                     .ok()
                     .map(|k| k.public_key().to_vec())
             })
@@ -371,7 +379,7 @@ impl Verifier {
             .split('&')
             .filter(|p| {
                 !p.starts_with("X-Amz-Signature=")
-                    && !(token_unsigned && p.starts_with("X-Amz-Security-Token="))
+                    && (!token_unsigned || !p.starts_with("X-Amz-Security-Token="))
             })
             .collect();
         let cr = canonical_request(
