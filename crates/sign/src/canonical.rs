@@ -86,13 +86,24 @@ fn normalize_path(path: &str) -> String {
 /// Canonical query: every `name=value` pair decoded and re-encoded with SigV4's rules, then sorted
 /// by name and value. `extra` pairs are already encoded (the signer's own `X-Amz-*` parameters).
 pub fn canonical_query(raw: &str, extra: &[(String, String)]) -> String {
-    let mut pairs: Vec<(Cow<'_, str>, Cow<'_, str>)> = raw
-        .split('&')
+    canonical_query_pairs(split_query(raw), extra)
+}
+
+/// `name=value` pairs of a raw query, not decoded; empty segments skipped, a missing `=` is an
+/// empty value.
+pub fn split_query(raw: &str) -> impl Iterator<Item = (&str, &str)> {
+    raw.split('&')
         .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (reencode(k), reencode(v))
-        })
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
+}
+
+/// [`canonical_query`] of pairs already split (the verifier splits the query once).
+pub fn canonical_query_pairs<'a>(
+    raw: impl Iterator<Item = (&'a str, &'a str)>,
+    extra: &'a [(String, String)],
+) -> String {
+    let mut pairs: Vec<(Cow<'a, str>, Cow<'a, str>)> = raw
+        .map(|(k, v)| (reencode(k), reencode(v)))
         .chain(
             extra
                 .iter()
@@ -100,13 +111,7 @@ pub fn canonical_query(raw: &str, extra: &[(String, String)]) -> String {
         )
         .collect();
     pairs.sort_unstable();
-    let mut out = String::with_capacity(
-        raw.len()
-            + extra
-                .iter()
-                .map(|(k, v)| k.len() + v.len() + 2)
-                .sum::<usize>(),
-    );
+    let mut out = String::with_capacity(pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push('&');

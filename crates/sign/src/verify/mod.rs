@@ -21,7 +21,8 @@ pub use error::VerifyError;
 pub use parse::Algorithm;
 
 use crate::canonical::{
-    canonical_headers, canonical_query, canonical_request, canonical_uri, PathEncoding,
+    canonical_headers, canonical_query_pairs, canonical_request, canonical_uri, split_query,
+    PathEncoding,
 };
 use crate::string_to_sign::string_to_sign;
 use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
@@ -215,7 +216,9 @@ impl Verifier {
         let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
         let authorization = single_header(req.headers, "authorization")?;
         let header_date = single_header(req.headers, "x-amz-date")?;
-        let presigned = parse::has_query_auth(query);
+        // The query is split once; detection, claims and the canonical query all use the pairs.
+        let pairs: Vec<(&str, &str)> = split_query(query).collect();
+        let presigned = parse::has_query_auth(&pairs);
         let claims = match (authorization, presigned) {
             (Some(_), true) => {
                 return Err(VerifyError::InvalidRequest(
@@ -224,7 +227,7 @@ impl Verifier {
             }
             (None, false) => return Err(VerifyError::Missing),
             (Some(value), false) => parse::authorization_header(value)?,
-            (None, true) => parse::query_auth(query)?,
+            (None, true) => parse::query_auth(&pairs)?,
         };
         let malformed = |why: String| {
             if presigned {
@@ -375,17 +378,13 @@ impl Verifier {
             }
         };
         let token_unsigned = self.token == SessionTokenMode::AddedAfterSigning;
-        let unsigned_query: Vec<&str> = query
-            .split('&')
-            .filter(|p| {
-                !p.starts_with("X-Amz-Signature=")
-                    && (!token_unsigned || !p.starts_with("X-Amz-Security-Token="))
-            })
-            .collect();
+        let signed_pairs = pairs.iter().copied().filter(|(k, _)| {
+            *k != "X-Amz-Signature" && (!token_unsigned || *k != "X-Amz-Security-Token")
+        });
         let cr = canonical_request(
             req.method,
             &canonical_uri(path, self.path),
-            &canonical_query(&unsigned_query.join("&"), &[]),
+            &canonical_query_pairs(signed_pairs, &[]),
             &canonical_hdrs,
             &signed_list,
             payload.as_str(),

@@ -2,6 +2,8 @@
 //! `X-Amz-*` query parameters of a presigned URL. Only syntax here; what the values mean is
 //! checked in `verify`.
 
+use std::borrow::Cow;
+
 use super::VerifyError;
 use crate::encode::percent_decode;
 
@@ -176,20 +178,19 @@ pub fn authorization_header(value: &str) -> Result<Claims, VerifyError> {
 }
 
 /// Whether the query has any `X-Amz-*` auth parameter (and so claims to be presigned).
-pub fn has_query_auth(query: &str) -> bool {
-    query.split('&').any(|p| {
-        let name = p.split_once('=').map_or(p, |(k, _)| k);
+pub fn has_query_auth(pairs: &[(&str, &str)]) -> bool {
+    pairs.iter().any(|(k, _)| {
         matches!(
-            name,
+            *k,
             "X-Amz-Signature" | "X-Amz-Algorithm" | "X-Amz-Credential"
         )
     })
 }
 
-/// Parses the `X-Amz-*` parameters of a presigned URL. Each must appear once.
-pub fn query_auth(query: &str) -> Result<Claims, VerifyError> {
+/// Parses the `X-Amz-*` parameters of a presigned URL (the query's raw pairs). Each must appear once.
+pub fn query_auth(pairs: &[(&str, &str)]) -> Result<Claims, VerifyError> {
     let malformed = VerifyError::AuthorizationQueryParametersError;
-    let mut found: [Option<String>; 7] = Default::default();
+    let mut found: [Option<Cow<'_, str>>; 7] = Default::default();
     const NAMES: [&str; 7] = [
         "X-Amz-Algorithm",
         "X-Amz-Credential",
@@ -199,11 +200,17 @@ pub fn query_auth(query: &str) -> Result<Claims, VerifyError> {
         "X-Amz-Signature",
         "X-Amz-Region-Set",
     ];
-    for pair in query.split('&') {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+    for &(k, v) in pairs {
         if let Some(i) = NAMES.iter().position(|n| *n == k) {
-            let v = String::from_utf8(percent_decode(v))
-                .map_err(|_| malformed(format!("{k} is not UTF-8")))?;
+            // Most values have no escape at all; decode only those that do.
+            let v = if v.contains('%') {
+                Cow::Owned(
+                    String::from_utf8(percent_decode(v))
+                        .map_err(|_| malformed(format!("{k} is not UTF-8")))?,
+                )
+            } else {
+                Cow::Borrowed(v)
+            };
             if found[i].replace(v).is_some() {
                 return Err(malformed(format!("{k} appears twice")));
             }
@@ -231,10 +238,12 @@ pub fn query_auth(query: &str) -> Result<Claims, VerifyError> {
             ))
         })?;
     claims.expires = Some(expires);
-    claims.amz_date = Some(date);
+    claims.amz_date = Some(date.into_owned());
     if alg == Algorithm::V4a {
         claims.region_set = Some(
-            region_set.ok_or_else(|| malformed("a SigV4A URL needs X-Amz-Region-Set".into()))?,
+            region_set
+                .ok_or_else(|| malformed("a SigV4A URL needs X-Amz-Region-Set".into()))?
+                .into_owned(),
         );
     }
     Ok(claims)
@@ -283,6 +292,11 @@ mod tests {
             authorization_header("AWS AKID:c2lnbmF0dXJl"),
             Err(VerifyError::InvalidRequest(_))
         ));
+    }
+
+    fn query_auth(q: &str) -> Result<Claims, VerifyError> {
+        let pairs: Vec<(&str, &str)> = crate::canonical::split_query(q).collect();
+        super::query_auth(&pairs)
     }
 
     #[test]
