@@ -137,23 +137,30 @@ fn reencode(s: &str) -> Cow<'_, str> {
 
 /// Only unreserved characters, and `%XY` escapes (uppercase) of bytes that must be escaped.
 fn is_canonical_component(s: &str) -> bool {
+    let unreserved = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~');
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'%' => {
-                let hex = |c: u8| c.is_ascii_digit() || (b'A'..=b'F').contains(&c);
-                if i + 2 >= b.len() || !hex(b[i + 1]) || !hex(b[i + 2]) {
-                    return false;
-                }
-                let byte = u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap_or(0);
-                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-                    return false;
-                }
-                i += 3;
+        if b[i] == b'%' {
+            let (Some(&h), Some(&l)) = (b.get(i + 1), b.get(i + 2)) else {
+                return false;
+            };
+            let (Some(h), Some(l)) = (nibble(h), nibble(l)) else {
+                return false;
+            };
+            if unreserved(h << 4 | l) {
+                return false;
             }
-            c if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~') => i += 1,
-            _ => return false,
+            i += 3;
+        } else if unreserved(b[i]) {
+            i += 1;
+        } else {
+            return false;
         }
     }
     true
@@ -203,8 +210,9 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
         }
     }
     merged.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut canonical = String::new();
-    let mut signed = String::new();
+    let mut canonical =
+        String::with_capacity(merged.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
+    let mut signed = String::with_capacity(merged.iter().map(|(n, _)| n.len() + 1).sum());
     for (name, value) in &merged {
         canonical.push_str(name);
         canonical.push(':');
@@ -308,6 +316,20 @@ mod tests {
         assert_eq!(
             canonical_uri("/a%20b", PathEncoding::Encode { normalize: false }),
             "/a%2520b"
+        );
+    }
+
+    #[test]
+    fn canonical_components_are_recognized() {
+        for ok in ["", "abc", "a%2Fb", "%E1%88%B4", "-_.~"] {
+            assert!(is_canonical_component(ok), "{ok}");
+        }
+        for not in ["a/b", "%2f", "%41", "%4", "%", "a b", "%G0", "+"] {
+            assert!(!is_canonical_component(not), "{not}");
+        }
+        assert_eq!(
+            canonical_query("b=%41&a=x y&c=%2f", &[]),
+            "a=x%20y&b=A&c=%2F"
         );
     }
 

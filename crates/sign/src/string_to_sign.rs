@@ -24,7 +24,11 @@ pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Er
 /// The part of the string to sign that is the same for every request of one second and scope:
 /// `ALGORITHM\nAMZDATE\nSCOPE\n`. Keeping it apart lets the presigner absorb it into HMAC state once.
 pub fn string_to_sign_prefix(algorithm: &str, amz_date: &str, scope: &str) -> String {
-    format!("{algorithm}\n{amz_date}\n{scope}\n")
+    let mut s = String::with_capacity(algorithm.len() + amz_date.len() + scope.len() + 3 + 64);
+    for part in [algorithm, "\n", amz_date, "\n", scope, "\n"] {
+        s.push_str(part);
+    }
+    s
 }
 
 /// `ALGORITHM\nAMZDATE\nSCOPE\nhex(sha256(canonical_request))`.
@@ -34,6 +38,7 @@ pub fn string_to_sign(
     scope: &str,
     canonical_request: &str,
 ) -> String {
+    // The prefix is sized for the hash too: one allocation.
     let mut s = string_to_sign_prefix(algorithm, amz_date, scope);
     hex_into(&mut s, &Sha256::digest(canonical_request.as_bytes()));
     s

@@ -90,7 +90,15 @@ impl KeySource for CredentialKeys {
         service: &str,
     ) -> Option<SigningKey> {
         let e = self.find(access_key_id)?;
-        let day = SigningTime::parse_amz(&format!("{date_stamp}T000000Z")).ok()?;
+        // `YYYYMMDD` as midnight of that day, built on the stack.
+        let mut buf = *b"00000000T000000Z";
+        buf.get_mut(..8)?.copy_from_slice(
+            date_stamp
+                .as_bytes()
+                .get(..8)
+                .filter(|_| date_stamp.len() == 8)?,
+        );
+        let day = SigningTime::parse_amz(std::str::from_utf8(&buf).ok()?).ok()?;
         Some(e.v4.key(&e.credentials, day, region, service))
     }
 
@@ -246,7 +254,7 @@ impl Verifier {
         .ok_or_else(|| malformed("X-Amz-Date is missing".into()))?;
         let signed_at = SigningTime::parse_amz(&amz_date)
             .map_err(|_| malformed(format!("X-Amz-Date {amz_date:?} is not YYYYMMDDTHHMMSSZ")))?;
-        if signed_at.date_stamp() != claims.date_stamp {
+        if amz_date.get(..8) != Some(claims.date_stamp.as_str()) {
             return Err(malformed(format!(
                 "the credential date {} is not the date of X-Amz-Date {amz_date}",
                 claims.date_stamp
@@ -419,10 +427,10 @@ impl Verifier {
                 });
                 let mut mac = key.mac();
                 mac.update(sts.as_bytes());
-                let expected = crate::encode::hex(&mac.finalize().into_bytes());
+                let expected = crate::encode::hex32(&mac.finalize().into_bytes().into());
                 (
                     known,
-                    bool::from(expected.as_bytes().ct_eq(claims.signature.as_bytes())),
+                    bool::from(expected[..].ct_eq(claims.signature.as_bytes())),
                 )
             }
             Algorithm::V4a => {
