@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := target/release/slipstream
 
-.PHONY: demo test lint bench bench-python fuzz setup venv versitygw build test-with-server
+.PHONY: demo test lint bench fuzz setup venv versitygw build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one with curl
 demo: setup build
@@ -17,9 +17,9 @@ test: setup lint build
 	scripts/with-s3-server.sh $(MAKE) --no-print-directory test-with-server
 	scripts/fuzz.sh 20
 
-test-with-server:
-	cargo test --workspace --exclude slipstream-sign-bench
-	$(PY) -m pytest -q tests
+test-with-server: python
+	cargo test --workspace --exclude slipstream-sign-bench --exclude slipstream-python
+	$(PY) -m pytest -q tests bindings/python/tests
 	cargo bench -q -p slipstream-sign-bench --bench presign -- --test
 
 ## lint: formatting, clippy with warnings as errors, and the pure crates' dependency check
@@ -51,3 +51,7 @@ versitygw:
 
 build:
 	cargo build --release -p slipstream-cli
+
+## python: build the `slipstream` Python package (PyO3, maturin) and install it into .venv
+python: venv
+	$(VENV)/bin/pip install -q --disable-pip-version-check ./bindings/python

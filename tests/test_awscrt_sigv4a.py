@@ -21,7 +21,7 @@ from awscrt.auth import (
 )
 from awscrt.http import HttpHeaders, HttpRequest
 
-from conftest import run_cli
+from support import run_cli
 from test_differential_botocore import ACCESS_KEY, SECRET_KEY, random_key
 
 HOST = "examplebucket.s3.amazonaws.com"

@@ -3,7 +3,7 @@
 import os
 import subprocess
 
-from conftest import run_cli
+from support import run_cli
 
 AT = "20150830T123600Z"
 SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"

@@ -15,7 +15,7 @@ import botocore.session
 import pytest
 from botocore.config import Config
 
-from conftest import run_cli
+from support import run_cli
 
 AT = datetime.datetime(2026, 3, 14, 15, 9, 26)
 AT_TEXT = "20260314T150926Z"
@@ -112,6 +112,12 @@ def test_random_awkward_keys_match_botocore(slipstream_bin, op, region, token):
     assert len(got) == len(want)
     mismatches = [(k, g, w) for k, g, w in zip(keys, got, want) if g != w]
     assert not mismatches, f"{len(mismatches)} of {len(keys)} differ; first: {mismatches[0]}"
+
+
+def test_the_reference_is_pure_python_botocore():
+    import botocore.compat
+
+    assert botocore.compat.HAS_CRT is False, "botocore is using awscrt: set BOTO_DISABLE_CRT=true before importing it"
 
 
 def test_differential_covers_at_least_10000_urls():

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import amz, run_cli
+from support import amz, run_cli
 
 AWKWARD_KEYS = [
     "plain.txt",

@@ -7,7 +7,7 @@ does not), so for those keys the two disagree by design.
 
 import datetime
 
-from conftest import amz, run_cli
+from support import amz, run_cli
 from test_presign_server import AWKWARD_KEYS, _tampered, http, presign
 
 

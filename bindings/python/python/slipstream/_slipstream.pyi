@@ -1,0 +1,58 @@
+from datetime import datetime
+from typing import Iterable, Literal, Mapping, Optional, Sequence, Union
+
+_At = Union[datetime, str, None]
+
+class Credentials:
+    """An access key pair and optional session token. ``repr`` never shows the secret or token."""
+
+    def __init__(self, access_key_id: str, secret_access_key: str, session_token: Optional[str] = None) -> None: ...
+    @property
+    def access_key_id(self) -> str: ...
+
+class Presigner:
+    """Presigns URLs for one bucket. Thread-safe: share one between threads."""
+
+    def __init__(
+        self,
+        bucket: str,
+        *,
+        region: str,
+        credentials: Credentials,
+        endpoint_url: Optional[str] = None,
+        addressing: Literal["auto", "virtual", "path"] = "auto",
+        signature: Literal["v4", "v4a"] = "v4",
+        region_set: Optional[str] = None,
+    ) -> None: ...
+    @property
+    def bucket(self) -> str: ...
+    @property
+    def region(self) -> str: ...
+    def presign(
+        self,
+        method: str,
+        key: str,
+        *,
+        expires_in: int = 3600,
+        at: _At = None,
+        version_id: Optional[str] = None,
+        response_content_type: Optional[str] = None,
+        response_content_disposition: Optional[str] = None,
+        response_cache_control: Optional[str] = None,
+        response_content_language: Optional[str] = None,
+        response_content_encoding: Optional[str] = None,
+        response_expires: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        params: Optional[Mapping[str, str]] = None,
+    ) -> str: ...
+    def presign_get(self, key: str, **kw: object) -> str: ...
+    def presign_put(self, key: str, *, content_type: Optional[str] = None, **kw: object) -> str: ...
+    def presign_many(
+        self,
+        keys: Union[Sequence[str], Iterable[str]],
+        *,
+        method: str = "GET",
+        expires_in: int = 3600,
+        at: _At = None,
+        threads: Optional[int] = None,
+    ) -> list[str]: ...

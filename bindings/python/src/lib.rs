@@ -1,0 +1,301 @@
+//! The `slipstream._slipstream` extension module: Python types over `slipstream-sign`.
+//!
+//! This layer only converts and maps errors: caller mistakes become `ValueError` (or `TypeError`
+//! for wrong types, which PyO3 raises while extracting arguments), never a panic or a
+//! `SystemError`. The GIL is released around batch work (`presign_many`); a single presign takes
+//! well under a microsecond, less than releasing and taking back the GIL would cost.
+#![forbid(unsafe_code)]
+
+mod options;
+
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_sign::UrlBatch;
+
+use options::{signing_time, Extras};
+
+/// An access key pair and optional session token.
+#[pyclass(frozen, module = "slipstream")]
+pub struct Credentials {
+    inner: slipstream_sign::Credentials,
+}
+
+#[pymethods]
+impl Credentials {
+    #[new]
+    #[pyo3(signature = (access_key_id, secret_access_key, session_token = None))]
+    fn new(
+        access_key_id: String,
+        secret_access_key: String,
+        session_token: Option<String>,
+    ) -> PyResult<Self> {
+        let inner =
+            slipstream_sign::Credentials::new(access_key_id, secret_access_key, session_token)
+                .map_err(value_error)?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn access_key_id(&self) -> &str {
+        self.inner.access_key_id()
+    }
+
+    fn __repr__(&self) -> String {
+        let token = if self.inner.session_token().is_some() {
+            "'<redacted>'"
+        } else {
+            "None"
+        };
+        format!("Credentials(access_key_id='{}', secret_access_key='<redacted>', session_token={token})", self.inner.access_key_id())
+    }
+}
+
+/// Presigns URLs for one bucket; thread-safe.
+#[pyclass(frozen, module = "slipstream")]
+pub struct Presigner {
+    inner: slipstream_sign::Presigner,
+    bucket: String,
+    region: String,
+    /// Output buffers reused by `presign_many` when no other thread holds them.
+    batch: Mutex<UrlBatch>,
+}
+
+#[pymethods]
+impl Presigner {
+    #[new]
+    #[pyo3(signature = (bucket, *, region, credentials, endpoint_url = None, addressing = "auto", signature = "v4", region_set = None))]
+    fn new(
+        bucket: String,
+        region: String,
+        credentials: &Credentials,
+        endpoint_url: Option<&str>,
+        addressing: &str,
+        signature: &str,
+        region_set: Option<&str>,
+    ) -> PyResult<Self> {
+        let style = match addressing {
+            "auto" => AddressingStyle::Auto,
+            "virtual" => AddressingStyle::Virtual,
+            "path" => AddressingStyle::Path,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "addressing must be 'auto', 'virtual' or 'path', not {other:?}"
+                )))
+            }
+        };
+        let endpoint = endpoint_url
+            .map(Endpoint::parse)
+            .transpose()
+            .map_err(value_error)?;
+        let base = slipstream_s3::resolve(&bucket, &region, endpoint.as_ref(), style)
+            .map_err(value_error)?;
+        let creds = credentials.inner.clone();
+        let inner = match (signature, region_set) {
+            ("v4", None) => slipstream_sign::Presigner::new(base, &region, creds),
+            ("v4", Some(_)) => {
+                return Err(PyValueError::new_err("region_set is for signature='v4a'"))
+            }
+            ("v4a", set) => {
+                slipstream_sign::Presigner::new_v4a(base, set.unwrap_or(&region), creds)
+            }
+            (other, _) => {
+                return Err(PyValueError::new_err(format!(
+                    "signature must be 'v4' or 'v4a', not {other:?}"
+                )))
+            }
+        }
+        .map_err(value_error)?;
+        Ok(Self {
+            inner,
+            bucket,
+            region,
+            batch: Mutex::new(UrlBatch::default()),
+        })
+    }
+
+    #[getter]
+    fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    #[getter]
+    fn region(&self) -> &str {
+        &self.region
+    }
+
+    /// A presigned URL for `method` on `key`.
+    #[pyo3(signature = (method, key, *, expires_in = 3600, at = None, version_id = None, response_content_type = None,
+        response_content_disposition = None, response_cache_control = None, response_content_language = None,
+        response_content_encoding = None, response_expires = None, headers = None, params = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn presign(
+        &self,
+        method: &str,
+        key: &str,
+        expires_in: i64,
+        at: Option<&Bound<'_, PyAny>>,
+        version_id: Option<String>,
+        response_content_type: Option<String>,
+        response_content_disposition: Option<String>,
+        response_cache_control: Option<String>,
+        response_content_language: Option<String>,
+        response_content_encoding: Option<String>,
+        response_expires: Option<String>,
+        headers: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let extras = Extras {
+            version_id,
+            response_content_type,
+            response_content_disposition,
+            response_cache_control,
+            response_content_language,
+            response_content_encoding,
+            response_expires,
+            headers,
+            params,
+            content_type: None,
+        };
+        self.sign_one(method, key, expires_in, at, extras)
+    }
+
+    /// A presigned GET URL; the same keywords as `presign`.
+    #[pyo3(signature = (key, *, expires_in = 3600, at = None, version_id = None, response_content_type = None,
+        response_content_disposition = None, response_cache_control = None, response_content_language = None,
+        response_content_encoding = None, response_expires = None, headers = None, params = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn presign_get(
+        &self,
+        key: &str,
+        expires_in: i64,
+        at: Option<&Bound<'_, PyAny>>,
+        version_id: Option<String>,
+        response_content_type: Option<String>,
+        response_content_disposition: Option<String>,
+        response_cache_control: Option<String>,
+        response_content_language: Option<String>,
+        response_content_encoding: Option<String>,
+        response_expires: Option<String>,
+        headers: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let extras = Extras {
+            version_id,
+            response_content_type,
+            response_content_disposition,
+            response_cache_control,
+            response_content_language,
+            response_content_encoding,
+            response_expires,
+            headers,
+            params,
+            content_type: None,
+        };
+        self.sign_one("GET", key, expires_in, at, extras)
+    }
+
+    /// A presigned PUT URL; `content_type` is signed, so the uploader must send exactly it.
+    #[pyo3(signature = (key, *, content_type = None, expires_in = 3600, at = None, headers = None, params = None))]
+    fn presign_put(
+        &self,
+        key: &str,
+        content_type: Option<String>,
+        expires_in: i64,
+        at: Option<&Bound<'_, PyAny>>,
+        headers: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let extras = Extras {
+            headers,
+            params,
+            content_type,
+            ..Extras::default()
+        };
+        self.sign_one("PUT", key, expires_in, at, extras)
+    }
+
+    /// One URL per key, in order, signed on every core with the GIL released.
+    #[pyo3(signature = (keys, *, method = "GET", expires_in = 3600, at = None, threads = None))]
+    fn presign_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        method: &str,
+        expires_in: i64,
+        at: Option<&Bound<'py, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if keys.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(
+                "keys must be an iterable of str, not a single str",
+            ));
+        }
+        let keys: Vec<String> = keys
+            .try_iter()?
+            .map(|k| k?.extract::<String>())
+            .collect::<PyResult<_>>()?;
+        if let Some(i) = keys.iter().position(String::is_empty) {
+            return Err(PyValueError::new_err(format!(
+                "keys[{i}] is empty: S3 keys need at least one character"
+            )));
+        }
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
+        let opts = options::build(method, expires_in, Extras::default())?;
+        let time = signing_time(at)?;
+        let mut local = UrlBatch::default();
+        let mut shared = self.batch.try_lock().ok();
+        let batch: &mut UrlBatch = match shared.as_deref_mut() {
+            Some(b) => b,
+            None => &mut local,
+        };
+        py.detach(|| {
+            self.inner
+                .presign_batch_into(&keys, &opts, time, threads, batch)
+        })
+        .map_err(value_error)?;
+        PyList::new(py, batch.iter().collect::<Vec<&str>>())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Presigner(bucket='{}', region='{}', url_base='{}')",
+            self.bucket,
+            self.region,
+            self.inner.base().origin
+        )
+    }
+}
+
+impl Presigner {
+    fn sign_one(
+        &self,
+        method: &str,
+        key: &str,
+        expires_in: i64,
+        at: Option<&Bound<'_, PyAny>>,
+        extras: Extras<'_, '_>,
+    ) -> PyResult<String> {
+        let opts = options::build(method, expires_in, extras)?;
+        let time = signing_time(at)?;
+        self.inner.presign(key, &opts, time).map_err(value_error)
+    }
+}
+
+/// Every signing and addressing error is the caller's input: `ValueError`, with the message that
+/// says what to fix.
+fn value_error(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+#[pymodule]
+fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Credentials>()?;
+    m.add_class::<Presigner>()?;
+    Ok(())
+}
