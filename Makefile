@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := target/release/slipstream
 
-.PHONY: demo test lint bench fuzz setup venv versitygw build python test-with-server
+.PHONY: demo test lint bench bench-python fuzz setup venv versitygw build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one with curl
 demo: setup build
@@ -32,6 +32,11 @@ lint:
 bench: build
 	cargo bench -p slipstream-sign-bench --bench presign
 	scripts/bench-cli.sh
+
+## bench-python: the Python package against boto3, fast-s3-url, libpresign, obstore and awscrt
+bench-python: python
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r bindings/python/bench/requirements.txt
+	$(PY) bindings/python/bench/presign_bench.py
 
 ## fuzz: run each cargo-fuzz target for FUZZ_SECONDS (needs the nightly toolchain)
 FUZZ_SECONDS ?= 60

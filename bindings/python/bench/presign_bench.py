@@ -1,0 +1,131 @@
+"""URLs per second for presigning distinct keys: slipstream against the Python anchors, in one run.
+
+    make bench-python        (or: .venv/bin/python bindings/python/bench/presign_bench.py)
+
+Every contender signs the same kind of key (`photos/2026/11/21/img-NNNNNNN.jpg`, GET, 1 hour);
+each figure is the median of 3 runs. Slow contenders sign fewer keys (rates do not depend on
+the count). boto3 is measured pure (BOTO_DISABLE_CRT): with awscrt installed it would switch to
+the CRT signer.
+"""
+
+import datetime
+import os
+import statistics
+import sys
+import time
+
+os.environ["BOTO_DISABLE_CRT"] = "true"
+
+import boto3  # noqa: E402
+import libpresign  # noqa: E402
+import obstore  # noqa: E402
+from awscrt.auth import (  # noqa: E402
+    AwsCredentialsProvider,
+    AwsSignatureType,
+    AwsSignedBodyValue,
+    AwsSigningAlgorithm,
+    AwsSigningConfig,
+    aws_sign_request,
+)
+from awscrt.http import HttpHeaders, HttpRequest  # noqa: E402
+from botocore.config import Config  # noqa: E402
+from fast_s3_url import Credentials as FastCredentials  # noqa: E402
+from fast_s3_url import FastS3UrlSigner  # noqa: E402
+from obstore.store import S3Store  # noqa: E402
+
+import slipstream  # noqa: E402
+
+AKID, SECRET, BUCKET, REGION = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "examplebucket", "us-east-1"
+
+
+def keys(n):
+    return [f"photos/2026/11/21/img-{i:07d}.jpg" for i in range(n)]
+
+
+def rate(fn, n, runs=3):
+    """Median URLs/s of `runs` calls of fn(keys) on n fresh keys."""
+    ks = keys(n)
+    rates = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = fn(ks)
+        rates.append(n / (time.perf_counter() - start))
+        assert len(out) == n
+    return statistics.median(rates)
+
+
+def boto3_each(ks):
+    c = boto3.client("s3", region_name=REGION, aws_access_key_id=AKID, aws_secret_access_key=SECRET, config=Config(signature_version="s3v4"))
+    return [c.generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
+
+
+def fast_s3_url_batch(ks):
+    s = FastS3UrlSigner(bucket_endpoint_url=f"https://{BUCKET}.s3.amazonaws.com/", aws_region=REGION, credentials=FastCredentials(AKID, SECRET))
+    return s.generate_presigned_get_object_urls(ks, expires_in=3600)
+
+
+def libpresign_each(ks):
+    return [libpresign.get(AKID, SECRET, REGION, BUCKET, k, 3600) for k in ks]
+
+
+def obstore_batch(ks):
+    store = S3Store(BUCKET, region=REGION, access_key_id=AKID, secret_access_key=SECRET)
+    return obstore.sign(store, "GET", ks, datetime.timedelta(seconds=3600))
+
+
+def awscrt_each(algorithm, region):
+    def run(ks):
+        provider = AwsCredentialsProvider.new_static(AKID, SECRET)
+        config = AwsSigningConfig(
+            algorithm=algorithm,
+            signature_type=AwsSignatureType.HTTP_REQUEST_QUERY_PARAMS,
+            credentials_provider=provider,
+            region=region,
+            service="s3",
+            use_double_uri_encode=False,
+            should_normalize_uri_path=False,
+            signed_body_value=AwsSignedBodyValue.UNSIGNED_PAYLOAD,
+            expiration_in_seconds=3600,
+        )
+        host = HttpHeaders([("host", f"{BUCKET}.s3.amazonaws.com")])
+        out = []
+        for k in ks:
+            signed = aws_sign_request(HttpRequest("GET", "/" + k, host), config).result()
+            out.append(f"https://{BUCKET}.s3.amazonaws.com{signed.path}")
+        return out
+
+    return run
+
+
+def ours(signature="v4"):
+    kw = {"signature": "v4a", "region_set": "*"} if signature == "v4a" else {}
+    return slipstream.Presigner(BUCKET, region=REGION, credentials=slipstream.Credentials(AKID, SECRET), **kw)
+
+
+def main():
+    v4, v4a = ours(), ours("v4a")
+    rows = [
+        ("boto3 1.43 generate_presigned_url (pure Python)", "v4", rate(boto3_each, 10_000)),
+        ("fast-s3-url 0.2 batch", "v4", rate(fast_s3_url_batch, 100_000)),
+        ("libpresign 1.2, one call per key", "v4", rate(libpresign_each, 100_000)),
+        ("obstore 0.12 sign(list)", "v4", rate(obstore_batch, 100_000)),
+        ("awscrt 0.38 aws_sign_request, one call per key", "v4", rate(awscrt_each(AwsSigningAlgorithm.V4, REGION), 10_000)),
+        ("awscrt 0.38 aws_sign_request, one call per key", "v4a", rate(awscrt_each(AwsSigningAlgorithm.V4_ASYMMETRIC, "*"), 5_000)),
+        ("slipstream presign_get, one call per key", "v4", rate(lambda ks: [v4.presign_get(k) for k in ks], 100_000)),
+        ("slipstream presign_many, 1 thread", "v4", rate(lambda ks: v4.presign_many(ks, threads=1), 100_000)),
+        ("slipstream presign_many, 2 threads", "v4", rate(lambda ks: v4.presign_many(ks, threads=2), 100_000)),
+        ("slipstream presign_many, 1 thread", "v4a", rate(lambda ks: v4a.presign_many(ks, threads=1), 20_000)),
+        ("slipstream presign_many, 2 threads", "v4a", rate(lambda ks: v4a.presign_many(ks, threads=2), 20_000)),
+    ]
+    boto = rows[0][2]
+    fast = rows[1][2]
+    crt4a = rows[5][2]
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores\n")
+    print("| contender | sig | URLs/s | vs boto3 | vs fast-s3-url batch | vs awscrt v4a |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, sig, r in rows:
+        print(f"| {name} | {sig} | {r:,.0f} | {r / boto:.1f}x | {r / fast:.2f}x | {r / crt4a:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
