@@ -54,8 +54,8 @@ impl Credentials {
     }
 }
 
-/// Presigns URLs for one bucket; thread-safe.
-#[pyclass(frozen, module = "slipstream")]
+/// Presigns URLs for one bucket; thread-safe. Subclassed in Python to add `from_boto3`.
+#[pyclass(frozen, subclass, module = "slipstream")]
 pub struct Presigner {
     inner: slipstream_sign::Presigner,
     bucket: String,

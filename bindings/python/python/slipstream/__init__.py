@@ -9,6 +9,19 @@ Presigned S3 URLs (SigV4 and SigV4A) at native speed, byte-identical to botocore
     urls = p.presign_many(keys)  # every core, the GIL released, order kept
 """
 
-from slipstream._slipstream import Credentials, Presigner
+from slipstream._boto3 import Boto3Presigner, generate_presigned_url
+from slipstream._slipstream import Credentials
+from slipstream._slipstream import Presigner as _NativePresigner
 
-__all__ = ["Credentials", "Presigner"]
+
+class Presigner(_NativePresigner):
+    """Presigns URLs for one bucket; thread-safe. See the package docstring for an example."""
+
+    @staticmethod
+    def from_boto3(client, bucket: str) -> Boto3Presigner:
+        """A presigner with the region, endpoint, addressing style and credentials of a boto3 S3
+        client. Credentials that botocore refreshes are re-read at every call."""
+        return Boto3Presigner(client, bucket)
+
+
+__all__ = ["Boto3Presigner", "Credentials", "Presigner", "generate_presigned_url"]

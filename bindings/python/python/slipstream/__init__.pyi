@@ -13,6 +13,9 @@ class Credentials:
 class Presigner:
     """Presigns URLs for one bucket. Thread-safe: share one between threads."""
 
+    @staticmethod
+    def from_boto3(client: object, bucket: str) -> "Boto3Presigner": ...
+
     def __init__(
         self,
         bucket: str,
@@ -56,3 +59,13 @@ class Presigner:
         at: _At = None,
         threads: Optional[int] = None,
     ) -> list[str]: ...
+
+class Boto3Presigner:
+    """A presigner that follows a boto3 S3 client's configuration and (refreshing) credentials."""
+
+    def presign(self, method: str, key: str, **kw: object) -> str: ...
+    def presign_get(self, key: str, **kw: object) -> str: ...
+    def presign_put(self, key: str, **kw: object) -> str: ...
+    def presign_many(self, keys: Iterable[str], **kw: object) -> list[str]: ...
+
+def generate_presigned_url(client: object, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600) -> str: ...

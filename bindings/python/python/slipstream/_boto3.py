@@ -1,0 +1,113 @@
+"""Bridges from boto3: a presigner configured like a boto3 S3 client, and boto3's
+`generate_presigned_url` call shape.
+
+Credentials are read from the client at every call (botocore's `get_frozen_credentials`), so
+credentials that botocore refreshes (assumed roles, SSO, instance profiles) stay fresh; the native
+presigner is rebuilt only when they change.
+"""
+
+import threading
+from typing import Any, Mapping, Optional
+from urllib.parse import urlsplit
+
+from slipstream._slipstream import Credentials
+from slipstream._slipstream import Presigner as _Native
+
+# ClientMethod -> HTTP method. Other operations raise: signing them differently than boto3
+# would give URLs S3 refuses.
+_METHODS = {"get_object": "GET", "head_object": "HEAD", "put_object": "PUT", "delete_object": "DELETE", "upload_part": "PUT"}
+# Params that become query parameters, by name, in the order the caller gives them (as botocore).
+_QUERY = {
+    "VersionId": "versionId",
+    "ResponseCacheControl": "response-cache-control",
+    "ResponseContentDisposition": "response-content-disposition",
+    "ResponseContentEncoding": "response-content-encoding",
+    "ResponseContentLanguage": "response-content-language",
+    "ResponseContentType": "response-content-type",
+    "ResponseExpires": "response-expires",
+    "UploadId": "uploadId",
+    "PartNumber": "partNumber",
+}
+# Params that become signed headers.
+_HEADERS = {"ContentType": "content-type"}
+
+
+def _is_aws_endpoint(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")
+
+
+class Boto3Presigner:
+    """A presigner that follows a boto3 S3 client's configuration and credentials."""
+
+    def __init__(self, client: Any, bucket: str) -> None:
+        meta = client.meta
+        self._client = client
+        self._bucket = bucket
+        self._region = meta.region_name or "us-east-1"
+        self._endpoint = None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url
+        s3_config = meta.config.s3 or {}
+        self._addressing = s3_config.get("addressing_style") or "auto"
+        self._lock = threading.Lock()
+        self._frozen: Optional[tuple] = None
+        self._native: Optional[_Native] = None
+
+    def _presigner(self) -> _Native:
+        creds = self._client._request_signer._credentials
+        if creds is None:
+            raise ValueError("the boto3 client has no credentials: configure them as for boto3")
+        frozen = creds.get_frozen_credentials()
+        key = (frozen.access_key, frozen.secret_key, frozen.token)
+        with self._lock:
+            if key != self._frozen or self._native is None:
+                self._native = _Native(
+                    self._bucket,
+                    region=self._region,
+                    credentials=Credentials(*key),
+                    endpoint_url=self._endpoint,
+                    addressing=self._addressing,
+                )
+                self._frozen = key
+            return self._native
+
+    def presign(self, method: str, key: str, **kw: Any) -> str:
+        return self._presigner().presign(method, key, **kw)
+
+    def presign_get(self, key: str, **kw: Any) -> str:
+        return self._presigner().presign_get(key, **kw)
+
+    def presign_put(self, key: str, **kw: Any) -> str:
+        return self._presigner().presign_put(key, **kw)
+
+    def presign_many(self, keys: Any, **kw: Any) -> list:
+        return self._presigner().presign_many(keys, **kw)
+
+
+_cache_lock = threading.Lock()
+_cache: dict = {}
+
+
+def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapping[str, Any]] = None, ExpiresIn: int = 3600) -> str:  # noqa: N803 (boto3's names)
+    """`client.generate_presigned_url(ClientMethod, Params, ExpiresIn)`, byte-identical for
+    get_object, head_object, put_object, delete_object and upload_part."""
+    params = dict(Params or {})
+    method = _METHODS.get(ClientMethod)
+    if method is None:
+        raise ValueError(f"ClientMethod {ClientMethod!r} is not supported: use one of {sorted(_METHODS)}")
+    try:
+        bucket, key = params.pop("Bucket"), params.pop("Key")
+    except KeyError as e:
+        raise ValueError(f"Params must include {e.args[0]!r}") from None
+    query, headers = {}, {}
+    for name, value in params.items():
+        if name in _QUERY:
+            query[_QUERY[name]] = value
+        elif name in _HEADERS and method == "PUT":
+            headers[_HEADERS[name]] = value
+        else:
+            raise ValueError(f"parameter {name!r} is not supported for {ClientMethod}; use boto3 for it")
+    with _cache_lock:
+        presigner = _cache.get((id(client), bucket))
+        if presigner is None or presigner._client is not client:
+            presigner = _cache[(id(client), bucket)] = Boto3Presigner(client, bucket)
+    return presigner.presign(method, key, expires_in=ExpiresIn, params=query, headers=headers)
