@@ -185,3 +185,32 @@ def test_sigv4a_urls():
     url = p.presign_get("a b", at=AT_TEXT)
     assert "X-Amz-Algorithm=AWS4-ECDSA-P256-SHA256&" in url and "X-Amz-Region-Set=us-east-1%2Ceu-west-1&" in url
     assert len(p.presign_many(["a", "b"], at=AT_TEXT)) == 2
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4
+
+
+def test_no_memory_growth_over_a_million_calls():
+    p = presigner(token=TOKEN)
+    keys = [f"m/{i}" for i in range(1000)]
+
+    def round_of_calls():
+        for k in keys:
+            p.presign_get(k)
+            p.presign("PUT", k, params={"partNumber": 1}, headers={"content-type": "x/y"})
+        p.presign_many(keys)
+        for bad in ("", None):
+            try:
+                p.presign_get(bad)
+            except (ValueError, TypeError):
+                pass
+
+    for _ in range(50):
+        round_of_calls()
+    before = _rss_kib()
+    for _ in range(500):  # 500 rounds x 2,000 single calls + 500 batches of 1,000 = 1.5M URLs
+        round_of_calls()
+    grown = _rss_kib() - before
+    assert grown < 4096, f"resident memory grew by {grown} KiB"
