@@ -59,4 +59,5 @@ build:
 
 ## python: build the `slipstream` Python package (PyO3, maturin) and install it into .venv
 python: venv
-	$(VENV)/bin/pip install -q --disable-pip-version-check ./bindings/python
+	# --force-reinstall: pip does not notice that the Rust sources changed, and would keep a stale build.
+	$(VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python

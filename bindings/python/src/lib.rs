@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyList, PyString};
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::UrlBatch;
@@ -234,11 +235,12 @@ impl Presigner {
                 "keys must be an iterable of str, not a single str",
             ));
         }
-        let keys: Vec<String> = keys
+        // Borrowed views of the Python strings: no second copy into Rust `String`s.
+        let keys: Vec<PyBackedStr> = keys
             .try_iter()?
-            .map(|k| k?.extract::<String>())
+            .map(|k| k?.extract::<PyBackedStr>())
             .collect::<PyResult<_>>()?;
-        if let Some(i) = keys.iter().position(String::is_empty) {
+        if let Some(i) = keys.iter().position(|k| k.is_empty()) {
             return Err(PyValueError::new_err(format!(
                 "keys[{i}] is empty: S3 keys need at least one character"
             )));
