@@ -58,6 +58,6 @@ build:
 	cargo build --release -p slipstream-cli
 
 ## python: build the `slipstream` Python package (PyO3, maturin) and install it into .venv
+## (--force-reinstall: pip does not notice changed Rust sources and would keep a stale build)
 python: venv
-	# --force-reinstall: pip does not notice that the Rust sources changed, and would keep a stale build.
 	$(VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
