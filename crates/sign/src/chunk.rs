@@ -73,18 +73,24 @@ impl ChunkSigner {
         out.extend_from_slice(b"\r\n");
     }
 
+    /// Signs the trailer headers as the last link of the chain (`canonical` is `name:value\n` per
+    /// header, names lowercase) and returns the hex signature.
+    pub fn sign_trailer(&mut self, canonical: &str) -> String {
+        let mut mac = self.mac.clone();
+        mac.update(self.trailer_prefix.as_bytes());
+        mac.update(&self.previous);
+        mac.update(b"\n");
+        mac.update(&hex32(&Sha256::digest(canonical.as_bytes()).into()));
+        self.finish(mac)
+    }
+
     /// Appends the final chunk, then the trailer `name:value` and its signature
     /// (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER`).
     pub fn encode_final_with_trailer(&mut self, name: &str, value: &str, out: &mut Vec<u8>) {
         let sig = self.sign_chunk(b"");
         out.extend_from_slice(format!("0;chunk-signature={sig}\r\n").as_bytes());
         let name = name.to_ascii_lowercase();
-        let mut mac = self.mac.clone();
-        mac.update(self.trailer_prefix.as_bytes());
-        mac.update(&self.previous);
-        mac.update(b"\n");
-        mac.update(&hex32(&Sha256::digest(format!("{name}:{value}\n")).into()));
-        let trailer_sig = self.finish(mac);
+        let trailer_sig = self.sign_trailer(&format!("{name}:{value}\n"));
         out.extend_from_slice(
             format!("{name}:{value}\r\nx-amz-trailer-signature:{trailer_sig}\r\n\r\n").as_bytes(),
         );

@@ -10,14 +10,10 @@
 //! `STREAMING-UNSIGNED-PAYLOAD-TRAILER`. Checksum values in trailers are returned, not checked:
 //! computing CRC32C is the caller's job. Not yet: SigV4A's ECDSA-signed chunks.
 
-use hmac::Mac;
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::{KeySource, Verified, VerifyError};
-use crate::encode::hex32;
-use crate::key::HmacSha256;
-use crate::{PayloadHash, EMPTY_SHA256};
+use crate::{ChunkSigner, PayloadHash};
 
 /// The largest chunk accepted (S3 clients use 64 KiB to 8 MiB).
 pub const MAX_CHUNK: usize = 16 << 20;
@@ -39,10 +35,8 @@ enum State {
 
 /// The verification state of one aws-chunked body.
 pub struct ChunkedBody {
-    mac: Option<HmacSha256>,
-    chunk_prefix: String,
-    trailer_prefix: String,
-    previous: String,
+    /// The signing chain, recomputed here and compared (`None` for unsigned chunks).
+    chain: Option<ChunkSigner>,
     expected_len: u64,
     decoded: u64,
     trailer_name: Option<String>,
@@ -96,7 +90,7 @@ impl ChunkedBody {
                 "x-amz-trailer must be sent exactly with the trailer modes".into(),
             ));
         }
-        let mac = if signed {
+        let chain = if signed {
             let key = keys
                 .signing_key(
                     &verified.access_key_id,
@@ -105,20 +99,20 @@ impl ChunkedBody {
                     &verified.service,
                 )
                 .ok_or(VerifyError::InvalidAccessKeyId)?;
-            Some(key.mac())
+            let chain = ChunkSigner::new(
+                &key,
+                verified.signed_at,
+                &verified.region,
+                &verified.service,
+                &verified.seed_signature,
+            )
+            .map_err(|e| VerifyError::InvalidRequest(e.to_string()))?;
+            Some(chain)
         } else {
             None
         };
-        let scope = format!(
-            "{}/{}/{}/aws4_request",
-            verified.date_stamp, verified.region, verified.service
-        );
-        let date = verified.signed_at.amz_date();
         Ok(Self {
-            mac,
-            chunk_prefix: format!("AWS4-HMAC-SHA256-PAYLOAD\n{date}\n{scope}\n"),
-            trailer_prefix: format!("AWS4-HMAC-SHA256-TRAILER\n{date}\n{scope}\n"),
-            previous: verified.seed_signature.clone(),
+            chain,
             expected_len,
             decoded: 0,
             trailer_name,
@@ -175,7 +169,7 @@ impl ChunkedBody {
                 };
                 let text =
                     std::str::from_utf8(line).map_err(|_| bad("a chunk header is not text"))?;
-                let (size, signature) = match (text.split_once(';'), self.mac.is_some()) {
+                let (size, signature) = match (text.split_once(';'), self.chain.is_some()) {
                     (Some((size, ext)), true) => {
                         let sig = ext
                             .strip_prefix("chunk-signature=")
@@ -212,16 +206,9 @@ impl ChunkedBody {
                     ));
                 }
                 let data = &rest[..size];
-                if let (Some(mac), Some(sig)) = (&self.mac, &signature) {
-                    let mut m = mac.clone();
-                    m.update(self.chunk_prefix.as_bytes());
-                    m.update(self.previous.as_bytes());
-                    m.update(b"\n");
-                    m.update(EMPTY_SHA256.as_bytes());
-                    m.update(b"\n");
-                    m.update(&hex32(&Sha256::digest(data).into()));
-                    let expected = hex32(&m.finalize().into_bytes().into());
-                    if !bool::from(expected.ct_eq(sig.as_bytes())) {
+                if let (Some(chain), Some(sig)) = (&mut self.chain, &signature) {
+                    // The chain advances to its own result; on a mismatch the body is rejected.
+                    if !bool::from(chain.sign_chunk(data).as_bytes().ct_eq(sig.as_bytes())) {
                         return Err(bad(
                             "a chunk signature does not match: the body was changed",
                         ));
@@ -232,9 +219,6 @@ impl ChunkedBody {
                     return Err(bad("more data than x-amz-decoded-content-length"));
                 }
                 out.extend_from_slice(data);
-                if let Some(sig) = signature {
-                    self.previous = sig;
-                }
                 self.state = match (is_final, self.trailer_name.is_some()) {
                     (false, _) => State::Header,
                     (true, true) => State::Trailer,
@@ -272,7 +256,7 @@ impl ChunkedBody {
     }
 
     fn check_trailer_signature(&mut self, sig: &str) -> Result<(), VerifyError> {
-        let Some(mac) = &self.mac else {
+        let Some(chain) = &mut self.chain else {
             return Err(bad("an unsigned trailer carries a signature"));
         };
         let canonical: String = self
@@ -280,12 +264,12 @@ impl ChunkedBody {
             .iter()
             .map(|(n, v)| format!("{n}:{v}\n"))
             .collect();
-        let mut m = mac.clone();
-        m.update(self.trailer_prefix.as_bytes());
-        m.update(self.previous.as_bytes());
-        m.update(b"\n");
-        m.update(&hex32(&Sha256::digest(canonical.as_bytes()).into()));
-        if !bool::from(hex32(&m.finalize().into_bytes().into()).ct_eq(sig.as_bytes())) {
+        if !bool::from(
+            chain
+                .sign_trailer(&canonical)
+                .as_bytes()
+                .ct_eq(sig.as_bytes()),
+        ) {
             return Err(bad("the trailer signature does not match"));
         }
         self.trailer_signed = true;
@@ -298,7 +282,7 @@ impl ChunkedBody {
         if !self.trailers.iter().any(|(n, _)| n == announced) {
             return Err(bad(format!("the announced trailer {announced} is missing")));
         }
-        if self.mac.is_some() && !self.trailer_signed {
+        if self.chain.is_some() && !self.trailer_signed {
             return Err(bad("the trailer is not signed"));
         }
         Ok(())
