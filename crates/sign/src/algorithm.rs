@@ -9,7 +9,7 @@ use hmac::Mac;
 
 use crate::encode::hex_into;
 use crate::key::KeyCache;
-use crate::string_to_sign::{scope, ALGORITHM};
+use crate::string_to_sign::{scope, scope_v4a, ALGORITHM};
 use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
 use crate::{Credentials, Error, SigningKey, SigningTime};
 
@@ -60,7 +60,7 @@ impl Algorithm {
     pub(crate) fn scope(&self, time: SigningTime, service: &str) -> Result<String, Error> {
         match self {
             Algorithm::V4 { region, .. } => scope(&time.date_stamp(), region, service),
-            Algorithm::V4a { .. } => Ok(format!("{}/{service}/aws4_request", time.date_stamp())),
+            Algorithm::V4a { .. } => Ok(scope_v4a(&time.date_stamp(), service)),
         }
     }
 

@@ -29,6 +29,24 @@ impl PayloadHash {
         PayloadHash::Sha256(hex(&Sha256::digest(body)))
     }
 
+    /// The inverse of [`PayloadHash::as_str`]: the value of an `x-amz-content-sha256` header, or
+    /// `None` if it is neither a known mode nor 64 lowercase hex digits.
+    pub fn parse(v: &str) -> Option<Self> {
+        Some(match v {
+            "UNSIGNED-PAYLOAD" => PayloadHash::Unsigned,
+            "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" => PayloadHash::StreamingSigned,
+            "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" => PayloadHash::StreamingSignedTrailer,
+            "STREAMING-UNSIGNED-PAYLOAD-TRAILER" => PayloadHash::StreamingUnsignedTrailer,
+            h if h.len() == 64
+                && h.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
+            {
+                PayloadHash::Sha256(h.to_owned())
+            }
+            _ => return None,
+        })
+    }
+
     /// The text on the canonical request's last line and in `x-amz-content-sha256`.
     pub fn as_str(&self) -> &str {
         match self {
@@ -37,6 +55,27 @@ impl PayloadHash {
             PayloadHash::StreamingSigned => "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
             PayloadHash::StreamingSignedTrailer => "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
             PayloadHash::StreamingUnsignedTrailer => "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_inverts_as_str() {
+        for p in [
+            PayloadHash::Unsigned,
+            PayloadHash::of(b"x"),
+            PayloadHash::StreamingSigned,
+            PayloadHash::StreamingSignedTrailer,
+            PayloadHash::StreamingUnsignedTrailer,
+        ] {
+            assert_eq!(PayloadHash::parse(p.as_str()), Some(p.clone()));
+        }
+        for bad in ["", "unsigned-payload", &"A".repeat(64), &"a".repeat(63)] {
+            assert_eq!(PayloadHash::parse(bad), None, "{bad}");
         }
     }
 }

@@ -21,6 +21,11 @@ pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Er
     Ok(format!("{date_stamp}/{region}/{service}/aws4_request"))
 }
 
+/// The SigV4A scope, `date/service/aws4_request`: no region, the region set is signed instead.
+pub fn scope_v4a(date_stamp: &str, service: &str) -> String {
+    format!("{date_stamp}/{service}/aws4_request")
+}
+
 /// The part of the string to sign that is the same for every request of one second and scope:
 /// `ALGORITHM\nAMZDATE\nSCOPE\n`. Keeping it apart lets the presigner absorb it into HMAC state once.
 pub fn string_to_sign_prefix(algorithm: &str, amz_date: &str, scope: &str) -> String {

@@ -24,7 +24,7 @@ use crate::canonical::{
     canonical_headers, canonical_query_pairs, canonical_request, canonical_uri, split_query,
     PathEncoding,
 };
-use crate::string_to_sign::string_to_sign;
+use crate::string_to_sign::{scope, scope_v4a, string_to_sign};
 use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
 use crate::{
     Credentials, KeyCache, PayloadHash, SessionTokenMode, SigningKey, SigningTime, ALGORITHM,
@@ -370,12 +370,12 @@ impl Verifier {
             single_header(req.headers, "x-amz-content-sha256")?,
             req.body_sha256,
         ) {
-            (Some(v), _) => parse_payload(v).ok_or_else(|| {
+            (Some(v), _) => PayloadHash::parse(v).ok_or_else(|| {
                 VerifyError::InvalidRequest(format!(
                     "x-amz-content-sha256 {v:?} is not a hash or a known mode"
                 ))
             })?,
-            (None, Some(hash)) => parse_payload(hash).ok_or_else(|| {
+            (None, Some(hash)) => PayloadHash::parse(hash).ok_or_else(|| {
                 VerifyError::InvalidRequest("the body hash is not 64 hex digits".into())
             })?,
             (None, None) if presigned => PayloadHash::Unsigned,
@@ -400,14 +400,12 @@ impl Verifier {
         let (algorithm_name, scope) = match claims.algorithm {
             Algorithm::V4 => (
                 ALGORITHM,
-                format!(
-                    "{}/{}/{}/aws4_request",
-                    claims.date_stamp, region, claims.service
-                ),
+                scope(&claims.date_stamp, &region, &claims.service)
+                    .map_err(|e| malformed(e.to_string()))?,
             ),
             Algorithm::V4a => (
                 ALGORITHM_V4A,
-                format!("{}/{}/aws4_request", claims.date_stamp, claims.service),
+                scope_v4a(&claims.date_stamp, &claims.service),
             ),
         };
         let sts = string_to_sign(algorithm_name, &amz_date, &scope, &cr);
@@ -422,9 +420,7 @@ impl Verifier {
                     &claims.service,
                 );
                 let known = key.is_some();
-                let key = key.unwrap_or_else(|| {
-                    SigningKey::derive("unknown", &claims.date_stamp, &region, &claims.service)
-                });
+                let key = key.unwrap_or_else(|| stand_in_signing_key().clone());
                 let mut mac = key.mac();
                 mac.update(sts.as_bytes());
                 let expected = crate::encode::hex32(&mac.finalize().into_bytes().into());
@@ -486,28 +482,19 @@ fn single_header<'a>(
     Ok(first)
 }
 
-fn parse_payload(v: &str) -> Option<PayloadHash> {
-    Some(match v {
-        "UNSIGNED-PAYLOAD" => PayloadHash::Unsigned,
-        "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" => PayloadHash::StreamingSigned,
-        "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" => PayloadHash::StreamingSignedTrailer,
-        "STREAMING-UNSIGNED-PAYLOAD-TRAILER" => PayloadHash::StreamingUnsignedTrailer,
-        h if h.len() == 64
-            && h.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
-        {
-            PayloadHash::Sha256(h.to_owned())
-        }
-        _ => return None,
-    })
-}
-
 /// `us-east-1,eu-*,*`: exact names, `prefix*` patterns, or `*`.
 fn region_set_contains(set: &str, region: &str) -> bool {
     set.split(',').any(|r| match r.strip_suffix('*') {
         Some(prefix) => region.starts_with(prefix),
         None => r == region,
     })
+}
+
+/// A SigV4 key for unknown access keys, derived once: deriving one per request would make an
+/// unknown key cost more work (four HMACs) than a known one, which a caller could time.
+fn stand_in_signing_key() -> &'static SigningKey {
+    static KEY: OnceLock<SigningKey> = OnceLock::new();
+    KEY.get_or_init(|| SigningKey::derive("stand-in", "19700101", "region", "service"))
 }
 
 /// A valid public key that signs nothing we accept, for unknown access keys.
