@@ -81,7 +81,7 @@ pub struct Presigner {
 }
 
 /// What makes two plain (no extra parameter) templates equal.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 struct TemplateId {
     method: String,
     expires_in: u64,
@@ -223,21 +223,25 @@ impl Presigner {
         if !opts.query.is_empty() || !opts.headers.is_empty() {
             return self.template(opts, time)?.sign(key);
         }
-        let id = TemplateId {
-            method: opts.method.clone(),
-            expires_in: opts.expires_in,
-            time,
-        };
+        // Compared field by field: building a `TemplateId` to compare would clone the method on
+        // every call, and this is the per-call hot path.
         let cached = {
             let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
             last.as_ref()
-                .filter(|(i, _)| *i == id)
+                .filter(|(i, _)| {
+                    i.method == opts.method && i.expires_in == opts.expires_in && i.time == time
+                })
                 .map(|(_, t)| Arc::clone(t))
         };
         let template = match cached {
             Some(t) => t,
             None => {
                 let t = Arc::new(self.template(opts, time)?);
+                let id = TemplateId {
+                    method: opts.method.clone(),
+                    expires_in: opts.expires_in,
+                    time,
+                };
                 *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((id, Arc::clone(&t)));
                 t
             }
