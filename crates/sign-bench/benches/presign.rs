@@ -405,7 +405,7 @@ fn chunk_signing(c: &mut Criterion) {
         g.bench_function(format!("{size}_bytes"), |b| {
             b.iter_batched(
                 || ChunkSigner::new(&key, time(), "us-east-1", "s3", seed).unwrap(),
-                |mut s| s.sign_chunk(black_box(&data)),
+                |mut s| s.sign_chunk(black_box(&data)).unwrap(),
                 BatchSize::SmallInput,
             )
         });

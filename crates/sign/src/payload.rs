@@ -21,6 +21,10 @@ pub enum PayloadHash {
     StreamingSignedTrailer,
     /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER`: aws-chunked, chunks unsigned, a checksum trailer.
     StreamingUnsignedTrailer,
+    /// `STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD`: aws-chunked, each chunk signed with SigV4A.
+    StreamingEcdsa,
+    /// `STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER`: SigV4A-signed chunks and trailer.
+    StreamingEcdsaTrailer,
 }
 
 impl PayloadHash {
@@ -37,6 +41,10 @@ impl PayloadHash {
             "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" => PayloadHash::StreamingSigned,
             "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" => PayloadHash::StreamingSignedTrailer,
             "STREAMING-UNSIGNED-PAYLOAD-TRAILER" => PayloadHash::StreamingUnsignedTrailer,
+            "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD" => PayloadHash::StreamingEcdsa,
+            "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER" => {
+                PayloadHash::StreamingEcdsaTrailer
+            }
             h if h.len() == 64
                 && h.bytes()
                     .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
@@ -55,6 +63,20 @@ impl PayloadHash {
             PayloadHash::StreamingSigned => "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
             PayloadHash::StreamingSignedTrailer => "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
             PayloadHash::StreamingUnsignedTrailer => "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+            PayloadHash::StreamingEcdsa => "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD",
+            PayloadHash::StreamingEcdsaTrailer => {
+                "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER"
+            }
+        }
+    }
+
+    /// Whether this mode's chunks are signed with SigV4A (`Some(true)`), SigV4 (`Some(false)`),
+    /// or the mode has no chunk signatures (`None`).
+    pub fn chunks_signed_with_v4a(&self) -> Option<bool> {
+        match self {
+            PayloadHash::StreamingSigned | PayloadHash::StreamingSignedTrailer => Some(false),
+            PayloadHash::StreamingEcdsa | PayloadHash::StreamingEcdsaTrailer => Some(true),
+            _ => None,
         }
     }
 }
@@ -71,6 +93,8 @@ mod tests {
             PayloadHash::StreamingSigned,
             PayloadHash::StreamingSignedTrailer,
             PayloadHash::StreamingUnsignedTrailer,
+            PayloadHash::StreamingEcdsa,
+            PayloadHash::StreamingEcdsaTrailer,
         ] {
             assert_eq!(PayloadHash::parse(p.as_str()), Some(p.clone()));
         }

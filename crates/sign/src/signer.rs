@@ -4,6 +4,7 @@
 //! [`crate::Presigner`], which builds the same canonical request from precomputed parts.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::algorithm::Algorithm;
 use crate::canonical::{
@@ -11,7 +12,7 @@ use crate::canonical::{
 };
 use crate::encode::encode_query;
 use crate::string_to_sign::string_to_sign;
-use crate::{Credentials, Error, PayloadHash, SigningKey, SigningTime};
+use crate::{ChunkSigner, Credentials, Error, PayloadHash, SigningKey, SigningTime};
 
 /// Longest presigned-URL lifetime S3 accepts: 7 days.
 pub const MAX_EXPIRES: u64 = 604_800;
@@ -150,6 +151,27 @@ impl Signer {
         }
     }
 
+    /// The signer of an aws-chunked body whose headers were signed at `time` with
+    /// `seed_signature` (the [`HeaderSignature::signature`]), for either algorithm.
+    pub fn chunk_signer(
+        &self,
+        time: SigningTime,
+        seed_signature: &str,
+    ) -> Result<ChunkSigner, Error> {
+        match &self.algorithm {
+            Algorithm::V4 { region, .. } => {
+                let key = self
+                    .algorithm
+                    .signing_key(&self.credentials, time, &self.service)
+                    .ok_or(Error::InvalidCredentials("no SigV4 key"))?;
+                ChunkSigner::new(&key, time, region, &self.service, seed_signature)
+            }
+            Algorithm::V4a { key, .. } => {
+                ChunkSigner::new_v4a(Arc::clone(key), time, &self.service, seed_signature)
+            }
+        }
+    }
+
     /// Signs `req` for the `Authorization` header. `req.headers` must include `host`.
     pub fn sign_headers(
         &self,
@@ -157,6 +179,14 @@ impl Signer {
         payload: &PayloadHash,
         time: SigningTime,
     ) -> Result<HeaderSignature, Error> {
+        let v4a = matches!(self.algorithm, Algorithm::V4a { .. });
+        if payload.chunks_signed_with_v4a().is_some_and(|p| p != v4a) {
+            return Err(Error::InvalidHeader(format!(
+                "{} chunks cannot be signed by a {} signer",
+                payload.as_str(),
+                self.algorithm.name()
+            )));
+        }
         let amz_date = time.amz_date();
         let scope = self.algorithm.scope(time, &self.service)?;
         let mut added: Vec<(&'static str, String)> = vec![("x-amz-date", amz_date.clone())];

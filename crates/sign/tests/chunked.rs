@@ -3,7 +3,13 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use slipstream_sign::chunk::{encode_unsigned_chunk, encode_unsigned_final, signed_encoded_length};
+use sha2::{Digest, Sha256};
+use slipstream_sign::chunk::{
+    encode_unsigned_chunk, encode_unsigned_final, signed_encoded_length, V4A_SIGNATURE_LEN,
+    V4_SIGNATURE_LEN,
+};
+use slipstream_sign::encode::hex;
+use slipstream_sign::v4a;
 use slipstream_sign::verify::{ChunkedBody, CredentialKeys, Incoming, Verified, Verifier};
 use slipstream_sign::{
     ChunkSigner, Credentials, PayloadHash, Request, Settings, Signer, SigningTime,
@@ -29,6 +35,26 @@ fn request(
     trailer: Option<&str>,
 ) -> (Vec<(String, String)>, Verified, Option<ChunkSigner>) {
     let signer = Signer::new(creds(), "us-east-1", "s3", Settings::S3).unwrap();
+    request_with(&signer, payload, len, trailer)
+}
+
+/// The same, signed with SigV4A for `us-east-1,us-west-2`.
+fn request_v4a(
+    payload: PayloadHash,
+    len: usize,
+    trailer: Option<&str>,
+) -> (Vec<(String, String)>, Verified, ChunkSigner) {
+    let signer = Signer::new_v4a(creds(), "us-east-1,us-west-2", "s3", Settings::S3).unwrap();
+    let (headers, verified, chunks) = request_with(&signer, payload, len, trailer);
+    (headers, verified, chunks.unwrap())
+}
+
+fn request_with(
+    signer: &Signer,
+    payload: PayloadHash,
+    len: usize,
+    trailer: Option<&str>,
+) -> (Vec<(String, String)>, Verified, Option<ChunkSigner>) {
     let mut headers: Vec<(String, String)> = vec![
         ("host".into(), "s3.amazonaws.com".into()),
         ("content-encoding".into(), "aws-chunked".into()),
@@ -71,9 +97,9 @@ fn request(
     let verified = Verifier::s3("us-east-1")
         .verify(&incoming, &CredentialKeys::new([creds()]), t())
         .unwrap();
-    let chunks = signer
-        .signing_key(t())
-        .map(|k| ChunkSigner::new(&k, t(), "us-east-1", "s3", &sig.signature).unwrap());
+    let chunks = payload
+        .chunks_signed_with_v4a()
+        .map(|_| signer.chunk_signer(t(), &sig.signature).unwrap());
     (headers, verified, chunks)
 }
 
@@ -93,9 +119,9 @@ fn data(len: usize) -> Vec<u8> {
 fn signed_body(chunks: &mut ChunkSigner, data: &[u8], size: usize) -> Vec<u8> {
     let mut body = Vec::new();
     for piece in data.chunks(size) {
-        chunks.encode_chunk(piece, &mut body);
+        chunks.encode_chunk(piece, &mut body).unwrap();
     }
-    chunks.encode_chunk(b"", &mut body);
+    chunks.encode_chunk(b"", &mut body).unwrap();
     body
 }
 
@@ -106,7 +132,7 @@ fn a_signed_body_verifies_whole_and_byte_by_byte() {
     let body = signed_body(&mut chunks.unwrap(), &d, 65_536);
     assert_eq!(
         body.len() as u64,
-        signed_encoded_length(66_560, 65_536, None)
+        signed_encoded_length(66_560, 65_536, None, V4_SIGNATURE_LEN)
     );
     let mut v = body_verifier(&headers, &verified);
     let mut out = Vec::new();
@@ -150,7 +176,7 @@ fn missing_reordered_and_truncated_chunks_are_refused() {
         .chain(std::iter::once(&[][..]))
         .map(|p| {
             let mut b = Vec::new();
-            cs.encode_chunk(p, &mut b);
+            cs.encode_chunk(p, &mut b).unwrap();
             b
         })
         .collect();
@@ -203,8 +229,9 @@ fn a_signed_trailer_is_checked() {
         );
         let mut cs = chunks.unwrap();
         let mut body = Vec::new();
-        cs.encode_chunk(&d, &mut body);
-        cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body);
+        cs.encode_chunk(&d, &mut body).unwrap();
+        cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body)
+            .unwrap();
         if tamper {
             let text = String::from_utf8_lossy(&body)
                 .replace("sOO8/Q==", "sOO8/R==")
@@ -234,8 +261,9 @@ fn a_signed_trailer_without_its_signature_is_refused() {
     );
     let mut cs = chunks.unwrap();
     let mut body = Vec::new();
-    cs.encode_chunk(&d, &mut body);
-    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "AAAAAA==", &mut body);
+    cs.encode_chunk(&d, &mut body).unwrap();
+    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "AAAAAA==", &mut body)
+        .unwrap();
     let text = String::from_utf8_lossy(&body).into_owned();
     let stripped: String = text
         .split("\r\n")
@@ -303,4 +331,178 @@ fn oversized_and_malformed_chunks_are_refused() {
         v.feed(&body, &mut Vec::new()).is_err(),
         "data after the end"
     );
+}
+
+/// Every chunk signature line of an encoded body.
+fn chunk_signatures(body: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(body)
+        .split("\r\n")
+        .filter_map(|l| l.split_once(";chunk-signature=").map(|(_, s)| s.to_owned()))
+        .collect()
+}
+
+#[test]
+fn a_sigv4a_body_verifies_whole_and_byte_by_byte() {
+    let d = data(66_560);
+    let (headers, verified, mut chunks) = request_v4a(PayloadHash::StreamingEcdsa, d.len(), None);
+    assert_eq!(chunks.signature_len(), V4A_SIGNATURE_LEN);
+    let body = signed_body(&mut chunks, &d, 65_536);
+    assert_eq!(
+        body.len() as u64,
+        signed_encoded_length(66_560, 65_536, None, V4A_SIGNATURE_LEN)
+    );
+    let sigs = chunk_signatures(&body);
+    assert_eq!(sigs.len(), 3);
+    for sig in &sigs {
+        // Hex DER (70 to 72 bytes) padded with `*` to 144, as aws-c-auth sends it.
+        assert_eq!(sig.len(), 144, "{sig}");
+        let bare = sig.trim_end_matches('*');
+        assert!((140..=144).contains(&bare.len()));
+        assert!(bare.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    v.feed(&body, &mut out).unwrap();
+    v.finish().unwrap();
+    assert_eq!(out, d);
+    let mut v = body_verifier(&headers, &verified);
+    let mut out = Vec::new();
+    for b in &body {
+        v.feed(std::slice::from_ref(b), &mut out).unwrap();
+    }
+    v.finish().unwrap();
+    assert_eq!(out, d);
+}
+
+/// The first chunk's signature checked against a string to sign written out by hand in
+/// aws-c-auth's layout: algorithm, date, region-less scope, the seed signature, the empty hash
+/// and the chunk's hash.
+#[test]
+fn a_sigv4a_chunk_signs_the_documented_string() {
+    let d = data(1000);
+    let (headers, _, mut chunks) = request_v4a(PayloadHash::StreamingEcdsa, d.len(), None);
+    let seed = headers
+        .iter()
+        .find(|(n, _)| n == "authorization")
+        .and_then(|(_, v)| v.split("Signature=").nth(1))
+        .unwrap()
+        .to_owned();
+    let sig = chunks.sign_chunk(&d).unwrap();
+    let text = format!(
+        "AWS4-ECDSA-P256-SHA256-PAYLOAD\n20130524T000000Z\n20130524/s3/aws4_request\n{seed}\n{}\n{}",
+        slipstream_sign::EMPTY_SHA256,
+        hex(&Sha256::digest(&d))
+    );
+    let signer = Signer::new_v4a(creds(), "*", "s3", Settings::S3).unwrap();
+    let public = signer.public_key().unwrap();
+    assert!(v4a::verify(
+        public,
+        text.as_bytes(),
+        sig.trim_end_matches('*')
+    ));
+    // The next link covers the previous signature without its padding.
+    let sig2 = chunks.sign_chunk(b"").unwrap();
+    let text2 = format!(
+        "AWS4-ECDSA-P256-SHA256-PAYLOAD\n20130524T000000Z\n20130524/s3/aws4_request\n{}\n{}\n{}",
+        sig.trim_end_matches('*'),
+        slipstream_sign::EMPTY_SHA256,
+        slipstream_sign::EMPTY_SHA256
+    );
+    assert!(v4a::verify(
+        public,
+        text2.as_bytes(),
+        sig2.trim_end_matches('*')
+    ));
+}
+
+#[test]
+fn a_tampered_sigv4a_body_is_refused() {
+    let d = data(3000);
+    let (headers, verified, mut chunks) = request_v4a(PayloadHash::StreamingEcdsa, d.len(), None);
+    let body = signed_body(&mut chunks, &d, 1000);
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let sigs = chunk_signatures(&body);
+    let mut tampered = Vec::new();
+    // One data byte changed.
+    let mut b = body.clone();
+    let at = text.find("\r\n").unwrap() + 2 + 10;
+    b[at] ^= 1;
+    tampered.push(b);
+    // One signature digit changed.
+    let s = &sigs[1];
+    let flipped = format!("{}{}", if s.starts_with('3') { '4' } else { '3' }, &s[1..]);
+    tampered.push(text.replacen(s.as_str(), &flipped, 1).into_bytes());
+    // The padding removed (the body would no longer have its announced length).
+    tampered.push(
+        text.replacen(s.as_str(), s.trim_end_matches('*'), 1)
+            .into_bytes(),
+    );
+    // The second chunk dropped.
+    let second = text
+        .find(&format!("3e8;chunk-signature={}", sigs[1]))
+        .unwrap();
+    let third = text
+        .find(&format!("3e8;chunk-signature={}", sigs[2]))
+        .unwrap();
+    tampered.push(format!("{}{}", &text[..second], &text[third..]).into_bytes());
+    for (i, body) in tampered.iter().enumerate() {
+        let mut v = body_verifier(&headers, &verified);
+        let result = v.feed(body, &mut Vec::new()).and_then(|()| v.finish());
+        assert!(result.is_err(), "tampering {i} was accepted");
+    }
+}
+
+#[test]
+fn a_sigv4a_trailer_is_checked() {
+    let d = data(1500);
+    for tamper in [false, true] {
+        let (headers, verified, mut cs) = request_v4a(
+            PayloadHash::StreamingEcdsaTrailer,
+            d.len(),
+            Some("x-amz-checksum-crc32c"),
+        );
+        let mut body = Vec::new();
+        cs.encode_chunk(&d, &mut body).unwrap();
+        cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body)
+            .unwrap();
+        assert_eq!(
+            body.len() as u64,
+            signed_encoded_length(
+                1500,
+                1500,
+                Some(("x-amz-checksum-crc32c", 8)),
+                V4A_SIGNATURE_LEN
+            )
+        );
+        if tamper {
+            body = String::from_utf8_lossy(&body)
+                .replace("sOO8/Q==", "sOO8/R==")
+                .into_bytes();
+        }
+        let mut v = body_verifier(&headers, &verified);
+        let mut out = Vec::new();
+        let result = v.feed(&body, &mut out).and_then(|()| v.finish());
+        assert_eq!(result.is_ok(), !tamper, "tamper={tamper}: {result:?}");
+    }
+}
+
+#[test]
+fn chunk_modes_must_match_the_algorithm() {
+    let v4 = Signer::new(creds(), "us-east-1", "s3", Settings::S3).unwrap();
+    let v4a = Signer::new_v4a(creds(), "*", "s3", Settings::S3).unwrap();
+    let req = Request {
+        method: "PUT",
+        path: "/b/k",
+        query: "",
+        headers: &[("host", "s3.amazonaws.com")],
+    };
+    for (signer, payload) in [
+        (&v4, PayloadHash::StreamingEcdsa),
+        (&v4, PayloadHash::StreamingEcdsaTrailer),
+        (&v4a, PayloadHash::StreamingSigned),
+        (&v4a, PayloadHash::StreamingSignedTrailer),
+    ] {
+        let err = signer.sign_headers(&req, &payload, t()).unwrap_err();
+        assert!(err.to_string().contains("cannot be signed"), "{err}");
+    }
 }

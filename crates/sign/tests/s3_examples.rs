@@ -3,7 +3,7 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use slipstream_sign::chunk::signed_encoded_length;
+use slipstream_sign::chunk::{signed_encoded_length, V4_SIGNATURE_LEN};
 use slipstream_sign::{
     ChunkSigner, Credentials, PayloadHash, Request, Settings, Signer, SigningTime, EMPTY_SHA256,
 };
@@ -49,7 +49,7 @@ fn get_object_with_range() {
 
 #[test]
 fn streaming_put_chunks() {
-    let length = signed_encoded_length(66_560, 65_536, None);
+    let length = signed_encoded_length(66_560, 65_536, None, V4_SIGNATURE_LEN);
     assert_eq!(length, 66_824);
     let length = length.to_string();
     let headers = [
@@ -83,9 +83,9 @@ fn streaming_put_chunks() {
     )
     .unwrap();
     let mut body = Vec::new();
-    chunks.encode_chunk(&[b'a'; 65_536], &mut body);
-    chunks.encode_chunk(&[b'a'; 1024], &mut body);
-    chunks.encode_chunk(b"", &mut body);
+    chunks.encode_chunk(&[b'a'; 65_536], &mut body).unwrap();
+    chunks.encode_chunk(&[b'a'; 1024], &mut body).unwrap();
+    chunks.encode_chunk(b"", &mut body).unwrap();
     let text = String::from_utf8_lossy(&body);
     for sig in [
         "10000;chunk-signature=ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648\r\n",

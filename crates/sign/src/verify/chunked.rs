@@ -6,14 +6,62 @@
 //! chunk, the trailer (if announced) and `x-amz-decoded-content-length` all arrived as signed.
 //! Memory is bounded: at most one chunk ([`MAX_CHUNK`]) is held.
 //!
-//! Modes: `STREAMING-AWS4-HMAC-SHA256-PAYLOAD`, `…-PAYLOAD-TRAILER` (signed trailer) and
-//! `STREAMING-UNSIGNED-PAYLOAD-TRAILER`. Checksum values in trailers are returned, not checked:
-//! computing CRC32C is the caller's job. Not yet: SigV4A's ECDSA-signed chunks.
+//! Modes: `STREAMING-AWS4-HMAC-SHA256-PAYLOAD`, `…-PAYLOAD-TRAILER` (signed trailer), their
+//! SigV4A twins `STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD[-TRAILER]` (each chunk's ECDSA
+//! signature checked with the public key) and `STREAMING-UNSIGNED-PAYLOAD-TRAILER`. Checksum
+//! values in trailers are returned, not checked: computing CRC32C is the caller's job.
 
 use subtle::ConstantTimeEq;
 
 use super::{KeySource, Verified, VerifyError};
-use crate::{ChunkSigner, PayloadHash};
+use crate::chunk::{unpad, Chain, V4A_SIGNATURE_LEN};
+use crate::{v4a, ChunkSigner, PayloadHash};
+
+/// How the links of a signed body are checked.
+enum Links {
+    /// SigV4: recompute each HMAC and compare in constant time.
+    Hmac(ChunkSigner),
+    /// SigV4A: check each ECDSA signature with the public key.
+    Ecdsa { public_key: Vec<u8>, chain: Chain },
+}
+
+impl Links {
+    /// Whether `sig` (as received) signs the next chunk, `data`; the chain advances only if so.
+    fn check_chunk(&mut self, data: &[u8], sig: &str) -> bool {
+        match self {
+            Links::Hmac(signer) => signer
+                .sign_chunk(data)
+                .is_ok_and(|own| bool::from(own.as_bytes().ct_eq(sig.as_bytes()))),
+            Links::Ecdsa { public_key, chain } => {
+                let text = chain.chunk_text(data);
+                check_ecdsa(public_key, text, sig)
+                    .map(|s| chain.advance(s))
+                    .is_some()
+            }
+        }
+    }
+
+    /// Whether `sig` signs the trailer headers `canonical`.
+    fn check_trailer(&mut self, canonical: &str, sig: &str) -> bool {
+        match self {
+            Links::Hmac(signer) => signer
+                .sign_trailer(canonical)
+                .is_ok_and(|own| bool::from(own.as_bytes().ct_eq(sig.as_bytes()))),
+            Links::Ecdsa { public_key, chain } => {
+                let text = chain.trailer_text(canonical);
+                check_ecdsa(public_key, text, sig)
+                    .map(|s| chain.advance(s))
+                    .is_some()
+            }
+        }
+    }
+}
+
+/// The unpadded signature if `sig` is a padded SigV4A signature of `text`.
+fn check_ecdsa<'s>(public_key: &[u8], text: &[u8], sig: &'s str) -> Option<&'s str> {
+    let bare = unpad(sig);
+    (sig.len() == V4A_SIGNATURE_LEN as usize && v4a::verify(public_key, text, bare)).then_some(bare)
+}
 
 /// The largest chunk accepted (S3 clients use 64 KiB to 8 MiB).
 pub const MAX_CHUNK: usize = 16 << 20;
@@ -35,8 +83,8 @@ enum State {
 
 /// The verification state of one aws-chunked body.
 pub struct ChunkedBody {
-    /// The signing chain, recomputed here and compared (`None` for unsigned chunks).
-    chain: Option<ChunkSigner>,
+    /// The signing chain, checked link by link (`None` for unsigned chunks).
+    chain: Option<Links>,
     expected_len: u64,
     decoded: u64,
     trailer_name: Option<String>,
@@ -58,19 +106,17 @@ impl ChunkedBody {
         keys: &impl KeySource,
         headers: &[(&str, &str)],
     ) -> Result<Self, VerifyError> {
-        let signed = match verified.payload {
-            PayloadHash::StreamingSigned | PayloadHash::StreamingSignedTrailer => true,
-            PayloadHash::StreamingUnsignedTrailer => false,
-            _ => {
-                return Err(VerifyError::InvalidRequest(
-                    "the request does not announce an aws-chunked body".into(),
-                ))
-            }
-        };
-        if signed && verified.algorithm != super::Algorithm::V4 {
+        let signed_v4a = verified.payload.chunks_signed_with_v4a();
+        if signed_v4a.is_none() && verified.payload != PayloadHash::StreamingUnsignedTrailer {
             return Err(VerifyError::InvalidRequest(
-                "SigV4A-signed chunks are not supported yet".into(),
+                "the request does not announce an aws-chunked body".into(),
             ));
+        }
+        if signed_v4a.is_some_and(|v4a| v4a != (verified.algorithm == super::Algorithm::V4a)) {
+            return Err(VerifyError::InvalidRequest(format!(
+                "{} chunks do not match the request's signature algorithm",
+                verified.payload.as_str()
+            )));
         }
         let header = |name: &str| super::single_header(headers, name);
         let expected_len = header("x-amz-decoded-content-length")?
@@ -83,33 +129,50 @@ impl ChunkedBody {
         let trailer_name = header("x-amz-trailer")?.map(|t| t.trim().to_ascii_lowercase());
         let wants_trailer = matches!(
             verified.payload,
-            PayloadHash::StreamingSignedTrailer | PayloadHash::StreamingUnsignedTrailer
+            PayloadHash::StreamingSignedTrailer
+                | PayloadHash::StreamingEcdsaTrailer
+                | PayloadHash::StreamingUnsignedTrailer
         );
         if wants_trailer != trailer_name.is_some() {
             return Err(VerifyError::InvalidRequest(
                 "x-amz-trailer must be sent exactly with the trailer modes".into(),
             ));
         }
-        let chain = if signed {
-            let key = keys
-                .signing_key(
-                    &verified.access_key_id,
-                    &verified.date_stamp,
+        let chain = match signed_v4a {
+            None => None,
+            Some(false) => {
+                let key = keys
+                    .signing_key(
+                        &verified.access_key_id,
+                        &verified.date_stamp,
+                        &verified.region,
+                        &verified.service,
+                    )
+                    .ok_or(VerifyError::InvalidAccessKeyId)?;
+                let signer = ChunkSigner::new(
+                    &key,
+                    verified.signed_at,
                     &verified.region,
                     &verified.service,
+                    &verified.seed_signature,
                 )
-                .ok_or(VerifyError::InvalidAccessKeyId)?;
-            let chain = ChunkSigner::new(
-                &key,
-                verified.signed_at,
-                &verified.region,
-                &verified.service,
-                &verified.seed_signature,
-            )
-            .map_err(|e| VerifyError::InvalidRequest(e.to_string()))?;
-            Some(chain)
-        } else {
-            None
+                .map_err(|e| VerifyError::InvalidRequest(e.to_string()))?;
+                Some(Links::Hmac(signer))
+            }
+            Some(true) => {
+                let public_key = keys
+                    .public_key(&verified.access_key_id)
+                    .ok_or(VerifyError::InvalidAccessKeyId)?;
+                let chain = Chain::new(
+                    true,
+                    verified.signed_at,
+                    "",
+                    &verified.service,
+                    &verified.seed_signature,
+                )
+                .map_err(|e| VerifyError::InvalidRequest(e.to_string()))?;
+                Some(Links::Ecdsa { public_key, chain })
+            }
         };
         Ok(Self {
             chain,
@@ -208,7 +271,7 @@ impl ChunkedBody {
                 let data = &rest[..size];
                 if let (Some(chain), Some(sig)) = (&mut self.chain, &signature) {
                     // The chain advances to its own result; on a mismatch the body is rejected.
-                    if !bool::from(chain.sign_chunk(data).as_bytes().ct_eq(sig.as_bytes())) {
+                    if !chain.check_chunk(data, sig) {
                         return Err(bad(
                             "a chunk signature does not match: the body was changed",
                         ));
@@ -264,12 +327,7 @@ impl ChunkedBody {
             .iter()
             .map(|(n, v)| format!("{n}:{v}\n"))
             .collect();
-        if !bool::from(
-            chain
-                .sign_trailer(&canonical)
-                .as_bytes()
-                .ct_eq(sig.as_bytes()),
-        ) {
+        if !chain.check_trailer(&canonical, sig) {
             return Err(bad("the trailer signature does not match"));
         }
         self.trailer_signed = true;
