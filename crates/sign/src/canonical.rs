@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use crate::encode::{encode_path_into, encode_query_into, percent_decode};
+use crate::encode::{encode_path_into, encode_query_into, percent_decode, QUERY_SAFE};
 use crate::Error;
 
 /// How the request path becomes the canonical URI.
@@ -123,18 +123,6 @@ pub fn canonical_query_pairs<'a>(
     out
 }
 
-/// RFC 3986's unreserved characters, as a table: this test runs on every byte of every parameter.
-const UNRESERVED: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
-        c += 1;
-    }
-    t
-};
-
 /// `s` in canonical form; borrowed when it already is (the common case: what signers send), so
 /// the verifier does not decode and re-encode every parameter.
 fn reencode(s: &str) -> Cow<'_, str> {
@@ -149,7 +137,7 @@ fn reencode(s: &str) -> Cow<'_, str> {
 
 /// Only unreserved characters, and `%XY` escapes (uppercase) of bytes that must be escaped.
 fn is_canonical_component(s: &str) -> bool {
-    let unreserved = |c: u8| UNRESERVED[usize::from(c)];
+    let unreserved = |c: u8| QUERY_SAFE[usize::from(c)];
     let nibble = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'A'..=b'F' => Some(c - b'A' + 10),

@@ -26,7 +26,8 @@ const fn unreserved_table(keep_slash: bool) -> [bool; 256] {
 }
 
 static PATH_SAFE: [bool; 256] = unreserved_table(true);
-static QUERY_SAFE: [bool; 256] = unreserved_table(false);
+/// The unreserved bytes, also the test for "already canonical" in the verifier (runs per byte).
+pub(crate) static QUERY_SAFE: [bool; 256] = unreserved_table(false);
 
 /// Appends `s` encoded for a URI path: `/` is kept, so an S3 key's "folders" stay readable.
 pub fn encode_path_into(out: &mut String, s: &str) {
