@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod options;
+mod pipeline;
 
 use std::sync::Mutex;
 
@@ -62,7 +63,7 @@ pub struct Presigner {
     bucket: String,
     region: String,
     /// Output buffers reused by `presign_many` when no other thread holds them.
-    batch: Mutex<UrlBatch>,
+    buffers: Mutex<Vec<UrlBatch>>,
 }
 
 #[pymethods]
@@ -114,7 +115,7 @@ impl Presigner {
             inner,
             bucket,
             region,
-            batch: Mutex::new(UrlBatch::default()),
+            buffers: Mutex::new(Vec::new()),
         })
     }
 
@@ -250,18 +251,17 @@ impl Presigner {
         }
         let opts = options::build(method, expires_in, Extras::default())?;
         let time = signing_time(at)?;
-        let mut local = UrlBatch::default();
-        let mut shared = self.batch.try_lock().ok();
-        let batch: &mut UrlBatch = match shared.as_deref_mut() {
-            Some(b) => b,
-            None => &mut local,
+        let job = pipeline::Job {
+            presigner: &self.inner,
+            opts: &opts,
+            time,
+            threads: slipstream_sign::batch::thread_count(keys.len(), threads),
         };
-        py.detach(|| {
-            self.inner
-                .presign_batch_into(&keys, &opts, time, threads, batch)
-        })
-        .map_err(value_error)?;
-        PyList::new(py, batch.iter().collect::<Vec<&str>>())
+        // Another thread's call may hold the shared buffers: then this call uses fresh ones.
+        let mut shared = self.buffers.try_lock().ok();
+        let mut local = Vec::new();
+        let buffers = shared.as_deref_mut().unwrap_or(&mut local);
+        pipeline::presign_to_list(py, &job, &keys, buffers)
     }
 
     fn __repr__(&self) -> String {

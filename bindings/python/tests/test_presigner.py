@@ -70,6 +70,17 @@ def test_presign_many_equals_single_calls_in_order():
     assert all("X-Amz-Expires=60&" in u for u in puts)
 
 
+def test_presign_many_keeps_order_across_pipeline_chunks():
+    # 8,192 keys per chunk: several chunks, a partial last one, and more threads than chunks.
+    p = presigner()
+    keys = [f"chunks/{i}" for i in range(3 * 8192 + 17)]
+    single = [p.presign_get(k, at=AT_TEXT) for k in keys]
+    for threads in [None, 1, 2, 3, 8]:
+        assert p.presign_many(keys, at=AT_TEXT, threads=threads) == single, threads
+    assert p.presign_many(keys[:8192], at=AT_TEXT, threads=2) == single[:8192]
+    assert p.presign_many(keys[:8193], at=AT_TEXT, threads=2) == single[:8193]
+
+
 def test_at_forms_agree_and_default_to_now():
     p = presigner()
     assert p.presign_get("k", at=AT_TEXT) == p.presign_get("k", at=AT_AWARE)
