@@ -1,11 +1,22 @@
 //! Everything that reads the outside world to talk to S3.
 //!
-//! Today: the AWS CLI's configuration chain ([`config`]): credentials from the environment and the
-//! shared files, region, endpoint and addressing style. The connection pool, retries and the
-//! remaining credential sources (web identity, ECS, IMDS) belong here too (issue 5).
+//! - [`config`]: the AWS CLI's configuration chain: credentials from the environment and the
+//!   shared files, region, endpoint and addressing style.
+//! - [`S3Client`]: signed S3 operations over a pool of kept-alive connections, with retries
+//!   (full-jitter backoff) and S3's error codes kept.
+//!
+//! Not yet (issue 5): web identity, ECS and IMDS credentials; a CA bundle option.
 #![forbid(unsafe_code)]
 
+pub mod checksum;
 pub mod config;
+mod error;
+mod http;
 mod ini;
+mod ops;
+pub mod xml;
 
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
+pub use error::ClientError;
+pub use http::{ClientOptions, S3Client};
+pub use ops::{CompletedPart, ObjectInfo};

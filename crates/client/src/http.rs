@@ -1,0 +1,260 @@
+//! Sending signed requests: a pool of kept-alive connections, retries, and S3's errors.
+//!
+//! One [`S3Client`] holds one hyper connection pool (TCP_NODELAY on every connection, idle
+//! connections closed after 15 s, below S3's ~20 s, so the pool never hands out one the server
+//! already closed) and one signer. Every request is signed just before each attempt, so a retry
+//! after a long backoff still carries a fresh date.
+
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_sign::{
+    encode::encode_path_into, PayloadHash, Settings, Signer, SigningTime, UrlBase,
+};
+
+use crate::{xml, ClientError, Resolved};
+
+/// Connection and retry settings.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// Idle connections kept per host (the pool's size for one endpoint).
+    pub max_idle_connections: usize,
+    /// Idle connections are closed after this long (S3 closes them at about 20 s).
+    pub idle_timeout: Duration,
+    /// Giving up on connecting after this long.
+    pub connect_timeout: Duration,
+    /// Giving up on response headers after this long; the attempt is then retried.
+    pub response_timeout: Duration,
+    /// Attempts per request, the first included.
+    pub max_attempts: u32,
+    /// The first backoff's upper bound; doubled per attempt, capped at 10 s (full jitter).
+    pub backoff_base: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            max_idle_connections: 64,
+            idle_timeout: Duration::from_secs(15),
+            connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(60),
+            max_attempts: 5,
+            backoff_base: Duration::from_millis(100),
+        }
+    }
+}
+
+/// A request before signing: bucket-relative, so addressing is applied in one place.
+pub(crate) struct Call<'a> {
+    pub method: Method,
+    pub bucket: &'a str,
+    /// `None` for bucket-level operations.
+    pub key: Option<&'a str>,
+    /// Already encoded, without `?`.
+    pub query: String,
+    /// Headers to send and sign (lowercase names), besides `host` and the signer's own.
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Bytes,
+}
+
+/// An S3 client: signed operations over a connection pool. Cheap to share (`Arc` it).
+pub struct S3Client {
+    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    signer: Signer,
+    region: String,
+    endpoint: Option<Endpoint>,
+    addressing: AddressingStyle,
+    options: ClientOptions,
+}
+
+impl std::fmt::Debug for S3Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Client")
+            .field("region", &self.region)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3Client {
+    /// A client for the configuration the AWS chain resolved.
+    pub fn new(config: &Resolved, options: ClientOptions) -> Result<Self, ClientError> {
+        let signer = Signer::new(
+            config.credentials.clone(),
+            &config.region,
+            "s3",
+            Settings::S3,
+        )
+        .map_err(|e| ClientError::Request(e.to_string()))?;
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        tcp.enforce_http(false);
+        tcp.set_connect_timeout(Some(options.connect_timeout));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_webpki_roots()
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp);
+        let http = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(options.idle_timeout)
+            .pool_max_idle_per_host(options.max_idle_connections)
+            .build(https);
+        Ok(Self {
+            http,
+            signer,
+            region: config.region.clone(),
+            endpoint: config.endpoint.clone(),
+            addressing: config.addressing,
+            options,
+        })
+    }
+
+    /// Where `bucket` lives, and the path of `key` (or of the bucket itself).
+    fn target(&self, bucket: &str, key: Option<&str>) -> Result<(UrlBase, String), ClientError> {
+        let base = slipstream_s3::resolve(
+            bucket,
+            &self.region,
+            self.endpoint.as_ref(),
+            self.addressing,
+        )
+        .map_err(|e| ClientError::Request(e.to_string()))?;
+        let mut path = base.path_prefix.clone();
+        match key {
+            Some(k) => encode_path_into(&mut path, k),
+            // Path style: `/bucket`; virtual-hosted: `/`.
+            None if path.len() > 1 => {
+                path.pop();
+            }
+            None => {}
+        }
+        Ok((base, path))
+    }
+
+    /// Sends `call`, retrying what may succeed on another attempt; returns the response of a
+    /// 2xx (or 304/206) answer, and S3's error otherwise.
+    pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = self.attempt(call).await;
+            match result {
+                Err(e) if e.is_retryable() && attempt < self.options.max_attempts => {
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The wait before attempt `attempt + 1`. Full jitter: uniform between 0 and
+    /// `base * 2^(attempt-1)`, capped at 10 s, so clients that failed together do not retry together.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let cap = Duration::from_secs(10);
+        let ceiling = self
+            .options
+            .backoff_base
+            .saturating_mul(1 << attempt.saturating_sub(1).min(16))
+            .min(cap);
+        ceiling.mul_f64(fastrand::f64())
+    }
+
+    /// Attempts per request: also the budget of a transfer step retried as a whole (a part whose
+    /// body stalled or broke after its headers arrived).
+    pub fn max_attempts(&self) -> u32 {
+        self.options.max_attempts
+    }
+
+    async fn attempt(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
+        let (base, path) = self.target(call.bucket, call.key)?;
+        let mut signed: Vec<(&str, &str)> = vec![("host", &base.host)];
+        signed.extend(call.headers.iter().map(|(n, v)| (*n, v.as_str())));
+        let now = SigningTime::from_system_time(SystemTime::now())
+            .map_err(|e| ClientError::Request(e.to_string()))?;
+        let req = slipstream_sign::Request {
+            method: call.method.as_str(),
+            path: &path,
+            query: &call.query,
+            headers: &signed,
+        };
+        // The body is covered by its CRC32C header where it matters, not by SHA-256: hashing
+        // every part twice would cost more CPU than the transfer itself.
+        let sig = self
+            .signer
+            .sign_headers(&req, &PayloadHash::Unsigned, now)
+            .map_err(|e| ClientError::Request(e.to_string()))?;
+        let uri = if call.query.is_empty() {
+            format!("{}{path}", base.origin)
+        } else {
+            format!("{}{path}?{}", base.origin, call.query)
+        };
+        let mut builder = Request::builder()
+            .method(call.method.clone())
+            .uri(&uri)
+            .header("host", &base.host)
+            .header("content-length", call.body.len());
+        for (n, v) in call.headers.iter().map(|(n, v)| (*n, v.as_str())) {
+            builder = builder.header(n, v);
+        }
+        for (n, v) in &sig.headers {
+            builder = builder.header(*n, v.as_str());
+        }
+        let request = builder
+            .body(Full::new(call.body.clone()))
+            .map_err(|e| ClientError::Request(e.to_string()))?;
+        let response =
+            tokio::time::timeout(self.options.response_timeout, self.http.request(request))
+                .await
+                .map_err(|_| ClientError::Network("no response before the timeout".into()))?
+                .map_err(|e| ClientError::Network(describe(&e)))?;
+        let status = response.status();
+        if status.is_success() || status == hyper::StatusCode::NOT_MODIFIED {
+            return Ok(response);
+        }
+        Err(error_of(response).await)
+    }
+}
+
+/// S3's error from a non-2xx response: the XML body's code and message, or the status alone.
+async fn error_of(response: Response<Incoming>) -> ClientError {
+    let status = response.status();
+    let body = Limited::new(response.into_body(), 64 * 1024)
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let (code, message) = xml::error(&body).unwrap_or_else(|| {
+        let code = match status.as_u16() {
+            404 => "NotFound",
+            403 => "Forbidden",
+            412 => "PreconditionFailed",
+            _ => "",
+        };
+        (code.into(), status.canonical_reason().unwrap_or("").into())
+    });
+    ClientError::S3 {
+        status: status.as_u16(),
+        code,
+        message,
+    }
+}
+
+/// An error with its causes: hyper's top-level messages alone ("client error (Connect)") do not
+/// say what happened.
+fn describe(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

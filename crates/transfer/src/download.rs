@@ -1,0 +1,251 @@
+//! Parallel ranged downloads into a file that appears only when complete and checked.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use slipstream_client::{ClientError, S3Client};
+
+use crate::{parts, TransferOptions};
+
+/// A part whose body makes no progress for this long is abandoned and fetched again.
+const STALL: Duration = Duration::from_secs(30);
+
+/// What a finished download was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Downloaded {
+    /// Bytes written.
+    pub size: u64,
+    /// The ETag every part was pinned to.
+    pub etag: String,
+    /// Whether the object carried a whole-object CRC32C and the file matched it (sizes are
+    /// always compared).
+    pub crc32c_verified: bool,
+}
+
+/// Downloads `bucket/key` to `dest`. The data goes to a temporary file next to `dest`, renamed
+/// to `dest` only after every part arrived, the size matched and (when the object has one) the
+/// CRC32C matched; on any error the temporary file is removed and `dest` is untouched.
+pub async fn download_to_file(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    dest: &Path,
+    opts: TransferOptions,
+) -> Result<Downloaded, ClientError> {
+    let info = client.head_object(bucket, key).await?;
+    let tmp = temporary_path(dest);
+    let file = File::create(&tmp)?;
+    let result = async {
+        file.set_len(info.size)?;
+        let file = Arc::new(file);
+        let ranges = parts(info.size, opts.part_size);
+        let crcs = fetch_all(
+            &client,
+            bucket,
+            key,
+            &info.etag,
+            &ranges,
+            &file,
+            opts.concurrency,
+        )
+        .await?;
+        let whole = crcs.iter().zip(&ranges).fold(0u32, |acc, (crc, (s, e))| {
+            crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
+        });
+        let crc32c_verified = match &info.crc32c {
+            Some(expected) if *expected != slipstream_client::checksum::encode(whole) => {
+                return Err(ClientError::Response(format!(
+                    "the downloaded data's CRC32C does not match the object's ({expected})"
+                )))
+            }
+            Some(_) => true,
+            None => false,
+        };
+        let written = file.metadata()?.len();
+        if written != info.size {
+            return Err(ClientError::Response(format!(
+                "wrote {written} bytes of {}",
+                info.size
+            )));
+        }
+        file.sync_all()?;
+        Ok(crc32c_verified)
+    }
+    .await;
+    match result {
+        Ok(crc32c_verified) => {
+            std::fs::rename(&tmp, dest)?;
+            Ok(Downloaded {
+                size: info.size,
+                etag: info.etag,
+                crc32c_verified,
+            })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// `.NAME.slipstream-PID-RANDOM` in `dest`'s directory: same file system, so the rename is atomic,
+/// and hidden, so nothing mistakes it for the finished file.
+fn temporary_path(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "download".into());
+    dest.with_file_name(format!(
+        ".{name}.slipstream-{}-{:08x}",
+        std::process::id(),
+        rand_u32()
+    ))
+}
+
+fn rand_u32() -> u32 {
+    // Distinct per call within a process; the PID separates processes.
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    t ^ (NEXT.fetch_add(1, Ordering::Relaxed) as u32).wrapping_mul(0x9e37_79b9)
+}
+
+/// Fetches every range with `concurrency` workers, writes each at its offset, and returns the
+/// CRC32C of each part.
+async fn fetch_all(
+    client: &Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    etag: &str,
+    ranges: &[(u64, u64)],
+    file: &Arc<File>,
+    concurrency: usize,
+) -> Result<Vec<u32>, ClientError> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
+    let crcs = Arc::new(Mutex::new(vec![0u32; ranges.len()]));
+    let ranges: Arc<Vec<(u64, u64)>> = Arc::new(ranges.to_vec());
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..concurrency.clamp(1, ranges.len().max(1)) {
+        let (client, next, failed, crcs, ranges, file) = (
+            Arc::clone(client),
+            Arc::clone(&next),
+            Arc::clone(&failed),
+            Arc::clone(&crcs),
+            Arc::clone(&ranges),
+            Arc::clone(file),
+        );
+        let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
+        workers.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= ranges.len() || failed.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let (start, end) = ranges[i];
+                let data = fetch_part(&client, &bucket, &key, &etag, start, end)
+                    .await
+                    .inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
+                let crc = crc32c::crc32c(&data);
+                let file = Arc::clone(&file);
+                tokio::task::spawn_blocking(move || file.write_all_at(&data, start))
+                    .await
+                    .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+                if let Ok(mut c) = crcs.lock() {
+                    c[i] = crc;
+                }
+            }
+        });
+    }
+    let mut first_error = None;
+    while let Some(joined) = workers.join_next().await {
+        let outcome = joined.unwrap_or_else(|e| Err(ClientError::Io(std::io::Error::other(e))));
+        if let (Err(e), None) = (outcome, &first_error) {
+            first_error = Some(e);
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let crcs = crcs.lock().map(|c| c.clone()).unwrap_or_default();
+    Ok(crcs)
+}
+
+/// One range, pinned to `etag`, read whole. A body that breaks or stalls is fetched again
+/// (the request itself is retried inside the client).
+async fn fetch_part(
+    client: &S3Client,
+    bucket: &str,
+    key: &str,
+    etag: &str,
+    start: u64,
+    end: u64,
+) -> Result<Bytes, ClientError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match fetch_once(client, bucket, key, etag, start, end).await {
+            Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
+                tokio::time::sleep(client.backoff(attempt)).await;
+            }
+            Err(ClientError::S3 { status: 412, .. }) => {
+                return Err(ClientError::Response(format!(
+                    "{key} changed during the download (its ETag is no longer {etag})"
+                )))
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn fetch_once(
+    client: &S3Client,
+    bucket: &str,
+    key: &str,
+    etag: &str,
+    start: u64,
+    end: u64,
+) -> Result<Bytes, ClientError> {
+    let response = client
+        .get_object(bucket, key, Some((start, end)), Some(etag))
+        .await?;
+    let want = (end - start) as usize;
+    let mut body = response.into_body();
+    let mut data = BytesMut::with_capacity(want);
+    loop {
+        let frame = tokio::time::timeout(STALL, body.frame())
+            .await
+            .map_err(|_| ClientError::Network(format!("no data for {} s", STALL.as_secs())))?;
+        match frame {
+            None => break,
+            Some(Err(e)) => return Err(ClientError::Network(format!("the body broke off: {e}"))),
+            Some(Ok(frame)) => {
+                if let Ok(chunk) = frame.into_data() {
+                    if data.len() + chunk.len() > want {
+                        return Err(ClientError::Response(format!(
+                            "bytes {start}-{}: more data than asked for",
+                            end - 1
+                        )));
+                    }
+                    data.extend_from_slice(&chunk);
+                }
+            }
+        }
+    }
+    if data.len() != want {
+        return Err(ClientError::Network(format!(
+            "bytes {start}-{}: {} of {want} bytes arrived",
+            end - 1,
+            data.len()
+        )));
+    }
+    Ok(data.freeze())
+}

@@ -1,0 +1,155 @@
+//! Uploads from a file: one `PutObject` when small, a parallel multipart upload when large.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use slipstream_client::{ClientError, CompletedPart, S3Client};
+
+use crate::{parts, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
+
+/// What a finished upload was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uploaded {
+    /// Bytes sent.
+    pub size: u64,
+    /// Parts: 0 for a single `PutObject`.
+    pub parts: usize,
+}
+
+/// Uploads the file at `path` to `bucket/key`. A multipart upload that fails is aborted, so the
+/// bucket keeps no orphaned parts and `key` is unchanged.
+pub async fn upload_file(
+    client: Arc<S3Client>,
+    path: &Path,
+    bucket: &str,
+    key: &str,
+    opts: TransferOptions,
+) -> Result<Uploaded, ClientError> {
+    let file = Arc::new(File::open(path)?);
+    let size = file.metadata()?.len();
+    if size < opts.multipart_threshold.max(1) {
+        let data = read_at(&file, 0, size).await?;
+        client.put_object(bucket, key, data).await?;
+        return Ok(Uploaded { size, parts: 0 });
+    }
+    // Parts of at least 5 MiB, and few enough for S3's 10,000.
+    let part_size = opts
+        .part_size
+        .max(MIN_PART_SIZE)
+        .max(size.div_ceil(MAX_PARTS));
+    let ranges = parts(size, part_size);
+    let upload_id = client.create_multipart_upload(bucket, key).await?;
+    let sent = send_parts(
+        &client,
+        bucket,
+        key,
+        &upload_id,
+        &ranges,
+        &file,
+        opts.concurrency,
+    )
+    .await;
+    let completed = match sent {
+        Ok(parts) => {
+            client
+                .complete_multipart_upload(bucket, key, &upload_id, &parts)
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(e) = completed {
+        // Best effort: the error that stopped the upload is the one to report.
+        let _ = client.abort_multipart_upload(bucket, key, &upload_id).await;
+        return Err(e);
+    }
+    Ok(Uploaded {
+        size,
+        parts: ranges.len(),
+    })
+}
+
+async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, ClientError> {
+    let file = Arc::clone(file);
+    let data = tokio::task::spawn_blocking(move || {
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact_at(&mut buf, start).map(|()| buf)
+    })
+    .await
+    .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+    Ok(Bytes::from(data))
+}
+
+/// Reads and uploads every range with `concurrency` workers; the parts in order.
+async fn send_parts(
+    client: &Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    upload_id: &str,
+    ranges: &[(u64, u64)],
+    file: &Arc<File>,
+    concurrency: usize,
+) -> Result<Vec<CompletedPart>, ClientError> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
+    let done: Arc<Mutex<Vec<Option<CompletedPart>>>> =
+        Arc::new(Mutex::new(vec![None; ranges.len()]));
+    let ranges: Arc<Vec<(u64, u64)>> = Arc::new(ranges.to_vec());
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..concurrency.clamp(1, ranges.len().max(1)) {
+        let (client, next, failed, done, ranges, file) = (
+            Arc::clone(client),
+            Arc::clone(&next),
+            Arc::clone(&failed),
+            Arc::clone(&done),
+            Arc::clone(&ranges),
+            Arc::clone(file),
+        );
+        let (bucket, key, upload_id) = (bucket.to_owned(), key.to_owned(), upload_id.to_owned());
+        workers.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= ranges.len() || failed.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let (start, end) = ranges[i];
+                let result = async {
+                    let data = read_at(&file, start, end - start).await?;
+                    let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                    client
+                        .upload_part(&bucket, &key, &upload_id, number, data)
+                        .await
+                }
+                .await;
+                match result {
+                    Ok(part) => {
+                        if let Ok(mut d) = done.lock() {
+                            d[i] = Some(part);
+                        }
+                    }
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
+        });
+    }
+    let mut first_error = None;
+    while let Some(joined) = workers.join_next().await {
+        let outcome = joined.unwrap_or_else(|e| Err(ClientError::Io(std::io::Error::other(e))));
+        if let (Err(e), None) = (outcome, &first_error) {
+            first_error = Some(e);
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let done = done.lock().map(|d| d.clone()).unwrap_or_default();
+    done.into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| ClientError::Response("a part went missing".into()))
+}

@@ -1,0 +1,187 @@
+//! Round trips through the engine against the local versitygw (`make test` starts it).
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
+use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_sign::Credentials;
+use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
+
+fn client() -> Arc<S3Client> {
+    let endpoint = std::env::var("SLIPSTREAM_TEST_ENDPOINT")
+        .expect("no local S3 server: run through `make test` (scripts/with-s3-server.sh)");
+    let config = Resolved {
+        credentials: Credentials::new(
+            std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+            None,
+        )
+        .unwrap(),
+        region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
+        endpoint: Some(Endpoint::parse(&endpoint).unwrap()),
+        addressing: AddressingStyle::Path,
+        credential_source: "test".into(),
+    };
+    Arc::new(S3Client::new(&config, ClientOptions::default()).unwrap())
+}
+
+/// A fresh bucket per test, so tests run in parallel without seeing each other's objects.
+async fn bucket(client: &S3Client) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "transfer-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    client.create_bucket(&name).await.unwrap();
+    name
+}
+
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Nothing but `expected` names in `dir`: no temporary file left behind.
+fn assert_only(dir: &Path, expected: &[&str]) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
+    want.sort();
+    assert_eq!(names, want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trips_around_the_part_size() {
+    let client = client();
+    let bucket = bucket(&client).await;
+    let part = MIN_PART_SIZE as usize;
+    let opts = TransferOptions {
+        part_size: MIN_PART_SIZE,
+        concurrency: 4,
+        multipart_threshold: MIN_PART_SIZE,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (i, len) in [0, 1, part - 1, part, part + 1, 100 << 20]
+        .into_iter()
+        .enumerate()
+    {
+        let body = data(len, i as u64 + 7);
+        let src = dir.path().join("src");
+        std::fs::write(&src, &body).unwrap();
+        let key = format!("sizes/ü {len} a+b&c=d%e");
+        let up = upload_file(Arc::clone(&client), &src, &bucket, &key, opts)
+            .await
+            .unwrap();
+        assert_eq!(up.size, len as u64);
+        assert_eq!(
+            up.parts,
+            if len < part { 0 } else { len.div_ceil(part) },
+            "{len}"
+        );
+        let info = client.head_object(&bucket, &key).await.unwrap();
+        assert_eq!(info.size, len as u64);
+        let dest = dir.path().join("dest");
+        let down = download_to_file(Arc::clone(&client), &bucket, &key, &dest, opts)
+            .await
+            .unwrap();
+        assert_eq!(down.size, len as u64);
+        // Single PUTs carry a whole-object CRC32C, which the download checks.
+        assert_eq!(down.crc32c_verified, len < part, "{len}: {info:?}");
+        assert!(std::fs::read(&dest).unwrap() == body, "{len} bytes differ");
+        assert_only(dir.path(), &["src", "dest"]);
+        if len > 0 && len <= part + 1 {
+            let whole = client.get_bytes(&bucket, &key, None).await.unwrap();
+            assert!(whole[..] == body[..]);
+            let middle = client
+                .get_bytes(&bucket, &key, Some((len as u64 / 2, len as u64)))
+                .await
+                .unwrap();
+            assert!(middle[..] == body[len / 2..]);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_object_leaves_no_file() {
+    let client = client();
+    let bucket = bucket(&client).await;
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("never");
+    let err = download_to_file(
+        Arc::clone(&client),
+        &bucket,
+        "nope",
+        &dest,
+        TransferOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClientError::S3 { status: 404, .. }), "{err}");
+    assert_only(dir.path(), &[]);
+    let err = client.get_bytes(&bucket, "nope", None).await.unwrap_err();
+    assert_eq!(err.code(), Some("NoSuchKey"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_pages_and_delete() {
+    let client = client();
+    let bucket = bucket(&client).await;
+    let keys = ["a/1", "a/2 ü", "a/b/3", "b/4"];
+    for k in keys {
+        client
+            .put_object(&bucket, k, bytes::Bytes::from(k.as_bytes().to_vec()))
+            .await
+            .unwrap();
+    }
+    let all = client.list_all(&bucket, "a/").await.unwrap();
+    let names: Vec<&str> = all.iter().map(|o| o.key.as_str()).collect();
+    assert_eq!(names, ["a/1", "a/2 ü", "a/b/3"]);
+    assert_eq!(all[1].size, "a/2 ü".len() as u64);
+    let page = client
+        .list_objects_v2(&bucket, "a/", Some("/"), None)
+        .await
+        .unwrap();
+    assert_eq!(page.prefixes, ["a/b/"]);
+    assert_eq!(page.objects.len(), 2);
+    client.delete_object(&bucket, "a/1").await.unwrap();
+    let left: Vec<String> = client
+        .list_all(&bucket, "")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| o.key)
+        .collect();
+    assert_eq!(left, ["a/2 ü", "a/b/3", "b/4"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_upload_leaves_nothing() {
+    let client = client();
+    let bucket = bucket(&client).await;
+    let id = client.create_multipart_upload(&bucket, "mp").await.unwrap();
+    client
+        .upload_part(&bucket, "mp", &id, 1, bytes::Bytes::from(data(1000, 3)))
+        .await
+        .unwrap();
+    client
+        .abort_multipart_upload(&bucket, "mp", &id)
+        .await
+        .unwrap();
+    let err = client.head_object(&bucket, "mp").await.unwrap_err();
+    assert!(matches!(err, ClientError::S3 { status: 404, .. }), "{err}");
+}
