@@ -1,11 +1,13 @@
 //! The `slipstream` command. It parses flags, calls the library crates and maps errors to exit
-//! codes; the work itself is in `slipstream-sign`, `slipstream-s3` and `slipstream-client`.
+//! codes; the work itself is in `slipstream-sign`, `slipstream-s3`, `slipstream-client` and
+//! `slipstream-transfer`.
 //!
 //! Exit codes: 0 success (also when the reader of our output goes away: a broken pipe is not an
 //! error), 1 bad input data (a key line that cannot be signed), 2 usage or configuration
 //! (flags, credentials, region, endpoint).
 
 mod args;
+mod objects;
 mod presign;
 mod verify_url;
 
@@ -62,6 +64,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         args::Command::Presign(a) => presign::run(&a),
         args::Command::VerifyUrl(a) => verify_url::run(&a),
+        args::Command::Cp(a) => objects::cp(&a),
+        args::Command::Ls(a) => objects::ls(&a),
+        args::Command::Rm(a) => objects::rm(&a),
+        args::Command::Head(a) => objects::head(&a),
+        args::Command::Mb(a) => objects::mb(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,11 +7,11 @@ use std::io::{BufRead, BufWriter, Write};
 use std::time::SystemTime;
 
 use slipstream_client::{resolve, Env, Overrides, Resolved};
-use slipstream_s3::{AddressingStyle, S3Uri};
+use slipstream_s3::S3Uri;
 use slipstream_sign::batch::{thread_count, zip_chunks};
 use slipstream_sign::{check_expiry, PresignOptions, Presigner, SigningTime, Template};
 
-use crate::args::{Addressing, PresignArgs};
+use crate::args::PresignArgs;
 use crate::Failure;
 
 /// Lines per batch: large enough to keep both cores busy, small enough (a few MB) to bound memory.
@@ -84,22 +84,7 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
 }
 
 fn overrides(a: &PresignArgs) -> Overrides {
-    let c = &a.connection;
-    let addressing = if c.path_style {
-        Some(AddressingStyle::Path)
-    } else {
-        c.addressing_style.map(|s| match s {
-            Addressing::Auto => AddressingStyle::Auto,
-            Addressing::Virtual => AddressingStyle::Virtual,
-            Addressing::Path => AddressingStyle::Path,
-        })
-    };
-    Overrides {
-        profile: c.profile.clone(),
-        region: c.region.clone(),
-        endpoint_url: c.endpoint_url.clone(),
-        addressing,
-    }
+    a.connection.overrides()
 }
 
 /// The query parameters in the order botocore's GetObject serializes them, then `--param`s.

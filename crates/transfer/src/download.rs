@@ -41,6 +41,9 @@ pub async fn download_to_file(
     let info = client.head_object(bucket, key).await?;
     let tmp = temporary_path(dest);
     let file = File::create(&tmp)?;
+    // Removes the temporary file on every way out but success, including this future being
+    // dropped (Ctrl-C in the CLI, a caller's timeout).
+    let mut guard = RemoveOnDrop(Some(tmp.clone()));
     let result = async {
         file.set_len(info.size)?;
         let file = Arc::new(file);
@@ -78,18 +81,23 @@ pub async fn download_to_file(
         Ok(crc32c_verified)
     }
     .await;
-    match result {
-        Ok(crc32c_verified) => {
-            std::fs::rename(&tmp, dest)?;
-            Ok(Downloaded {
-                size: info.size,
-                etag: info.etag,
-                crc32c_verified,
-            })
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
+    let crc32c_verified = result?;
+    std::fs::rename(&tmp, dest)?;
+    guard.0 = None;
+    Ok(Downloaded {
+        size: info.size,
+        etag: info.etag,
+        crc32c_verified,
+    })
+}
+
+/// Deletes the path it holds when dropped, unless emptied first.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
         }
     }
 }

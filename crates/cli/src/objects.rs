@@ -1,0 +1,209 @@
+//! `cp`, `ls`, `rm`, `head`, `mb`: the commands that move and inspect objects.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use slipstream_client::{resolve, ClientError, ClientOptions, Env, S3Client};
+use slipstream_s3::S3Uri;
+use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
+
+use crate::args::{Connection, CpArgs, ObjectArgs};
+use crate::Failure;
+
+fn client(c: &Connection) -> Result<Arc<S3Client>, Failure> {
+    let resolved =
+        resolve(&Env::from_process(), &c.overrides()).map_err(|e| Failure::usage(e.to_string()))?;
+    let client = S3Client::new(&resolved, ClientOptions::default())
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(Arc::new(client))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::input(format!("cannot start the I/O runtime: {e}")))
+}
+
+fn failed(e: ClientError) -> Failure {
+    Failure::input(e.to_string())
+}
+
+fn s3(target: &str) -> Result<S3Uri, Failure> {
+    S3Uri::parse(target).map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// `slipstream cp`.
+pub fn cp(a: &CpArgs) -> Result<(), Failure> {
+    if a.source == "-" || a.destination == "-" {
+        return Err(Failure::usage(
+            "streaming from standard input or to standard output is not supported yet",
+        ));
+    }
+    if a.part_size < MIN_PART_SIZE {
+        return Err(Failure::usage(
+            "--part-size must be at least 5MiB (S3's minimum part)",
+        ));
+    }
+    let opts = TransferOptions {
+        part_size: a.part_size,
+        concurrency: usize::from(a.concurrency),
+        multipart_threshold: a.part_size,
+    };
+    let (src_s3, dst_s3) = (
+        a.source.starts_with("s3://"),
+        a.destination.starts_with("s3://"),
+    );
+    let client = client(&a.connection)?;
+    let rt = runtime()?;
+    let started = Instant::now();
+    let (what, bytes, parts) = match (src_s3, dst_s3) {
+        (true, false) => {
+            let src = s3(&a.source)?;
+            if src.key.is_empty() || src.key.ends_with('/') {
+                return Err(Failure::usage(
+                    "the source must name an object: s3://bucket/key",
+                ));
+            }
+            let dest = local_destination(Path::new(&a.destination), &src.key);
+            let done = rt
+                .block_on(interruptible(download_to_file(
+                    client,
+                    &src.bucket,
+                    &src.key,
+                    &dest,
+                    opts,
+                )))?
+                .map_err(failed)?;
+            ("download", done.size, None)
+        }
+        (false, true) => {
+            let dst = s3(&a.destination)?;
+            let path = Path::new(&a.source);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| Failure::usage(format!("{} is not a file", a.source)))?;
+            let key = if dst.key.is_empty() || dst.key.ends_with('/') {
+                format!("{}{name}", dst.key)
+            } else {
+                dst.key.clone()
+            };
+            let done = rt
+                .block_on(interruptible(upload_file(
+                    client,
+                    path,
+                    &dst.bucket,
+                    &key,
+                    opts,
+                )))?
+                .map_err(failed)?;
+            ("upload", done.size, Some(done.parts))
+        }
+        (true, true) => {
+            return Err(Failure::usage(
+                "copying from S3 to S3 is not supported yet: download, then upload",
+            ))
+        }
+        (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
+    if a.json {
+        println!(
+            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{}}}",
+            parts.unwrap_or(0)
+        );
+    } else if !a.quiet {
+        eprintln!(
+            "{what}: {} -> {} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s)",
+            a.source, a.destination
+        );
+    }
+    Ok(())
+}
+
+/// Runs `work` until it ends or Ctrl-C; on Ctrl-C the work is dropped, which removes a download's
+/// temporary file, and the command fails.
+async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<T, Failure> {
+    tokio::select! {
+        out = work => Ok(out),
+        _ = tokio::signal::ctrl_c() => Err(Failure::input("interrupted: nothing was left half-written")),
+    }
+}
+
+/// A directory destination takes the key's last segment as the file name.
+fn local_destination(dest: &Path, key: &str) -> PathBuf {
+    if dest.is_dir() {
+        dest.join(key.rsplit('/').next().unwrap_or(key))
+    } else {
+        dest.to_path_buf()
+    }
+}
+
+/// `slipstream ls`.
+pub fn ls(a: &ObjectArgs) -> Result<(), Failure> {
+    let target = s3(&a.target)?;
+    let client = client(&a.connection)?;
+    runtime()?.block_on(async {
+        let mut token = None;
+        loop {
+            let delimiter = if a.recursive { None } else { Some("/") };
+            let page = client
+                .list_objects_v2(&target.bucket, &target.key, delimiter, token.as_deref())
+                .await
+                .map_err(failed)?;
+            for p in &page.prefixes {
+                println!("{:>30} PRE {p}", "");
+            }
+            for o in &page.objects {
+                println!("{:>24} {:>12} {}", o.last_modified, o.size, o.key);
+            }
+            match page.continuation {
+                Some(t) => token = Some(t),
+                None => return Ok(()),
+            }
+        }
+    })
+}
+
+/// `slipstream rm`.
+pub fn rm(a: &ObjectArgs) -> Result<(), Failure> {
+    let target = s3(&a.target)?;
+    if target.key.is_empty() {
+        return Err(Failure::usage("rm needs s3://bucket/key"));
+    }
+    let client = client(&a.connection)?;
+    runtime()?
+        .block_on(client.delete_object(&target.bucket, &target.key))
+        .map_err(failed)
+}
+
+/// `slipstream head`: one JSON object.
+pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
+    let target = s3(&a.target)?;
+    let client = client(&a.connection)?;
+    let info = runtime()?
+        .block_on(client.head_object(&target.bucket, &target.key))
+        .map_err(failed)?;
+    let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    println!(
+        "{{\"size\":{},\"etag\":\"{}\",\"last_modified\":\"{}\",\"crc32c\":{}}}",
+        info.size,
+        quote(&info.etag),
+        quote(&info.last_modified),
+        info.crc32c
+            .map_or("null".to_owned(), |c| format!("\"{}\"", quote(&c)))
+    );
+    Ok(())
+}
+
+/// `slipstream mb`.
+pub fn mb(a: &ObjectArgs) -> Result<(), Failure> {
+    let target = s3(&a.target)?;
+    let client = client(&a.connection)?;
+    runtime()?
+        .block_on(client.create_bucket(&target.bucket))
+        .map_err(failed)
+}
