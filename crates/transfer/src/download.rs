@@ -77,7 +77,8 @@ pub async fn download_to_file(
                 info.size
             )));
         }
-        file.sync_all()?;
+        // No fsync: a killed process leaves the page cache intact, so the rename still only ever
+        // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
         Ok(crc32c_verified)
     }
     .await;
