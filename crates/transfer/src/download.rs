@@ -3,14 +3,15 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use slipstream_client::{ClientError, S3Client};
 
+use crate::pool::for_each_part;
 use crate::{parts, TransferOptions};
 
 /// A part whose body makes no progress for this long is abandoned and fetched again.
@@ -127,7 +128,7 @@ fn rand_u32() -> u32 {
     t ^ (NEXT.fetch_add(1, Ordering::Relaxed) as u32).wrapping_mul(0x9e37_79b9)
 }
 
-/// Fetches every range with `concurrency` workers, writes each at its offset, and returns the
+/// Fetches every range with `concurrency` tasks, writes each at its offset, and returns the
 /// CRC32C of each part.
 async fn fetch_all(
     client: &Arc<S3Client>,
@@ -138,54 +139,22 @@ async fn fetch_all(
     file: &Arc<File>,
     concurrency: usize,
 ) -> Result<Vec<u32>, ClientError> {
-    let next = Arc::new(AtomicUsize::new(0));
-    let failed = Arc::new(AtomicBool::new(false));
-    let crcs = Arc::new(Mutex::new(vec![0u32; ranges.len()]));
-    let ranges: Arc<Vec<(u64, u64)>> = Arc::new(ranges.to_vec());
-    let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..concurrency.clamp(1, ranges.len().max(1)) {
-        let (client, next, failed, crcs, ranges, file) = (
-            Arc::clone(client),
-            Arc::clone(&next),
-            Arc::clone(&failed),
-            Arc::clone(&crcs),
-            Arc::clone(&ranges),
-            Arc::clone(file),
-        );
-        let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
-        workers.spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= ranges.len() || failed.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                let (start, end) = ranges[i];
-                let data = fetch_part(&client, &bucket, &key, &etag, start, end)
-                    .await
-                    .inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
-                let crc = crc32c::crc32c(&data);
-                let file = Arc::clone(&file);
-                tokio::task::spawn_blocking(move || file.write_all_at(&data, start))
-                    .await
-                    .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
-                if let Ok(mut c) = crcs.lock() {
-                    c[i] = crc;
-                }
-            }
-        });
-    }
-    let mut first_error = None;
-    while let Some(joined) = workers.join_next().await {
-        let outcome = joined.unwrap_or_else(|e| Err(ClientError::Io(std::io::Error::other(e))));
-        if let (Err(e), None) = (outcome, &first_error) {
-            first_error = Some(e);
+    let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
+    let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
+    for_each_part(ranges.len(), concurrency, move |i| {
+        let (client, file) = (Arc::clone(&client), Arc::clone(&file));
+        let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
+        let (start, end) = ranges[i];
+        async move {
+            let data = fetch_part(&client, &bucket, &key, &etag, start, end).await?;
+            let crc = crc32c::crc32c(&data);
+            tokio::task::spawn_blocking(move || file.write_all_at(&data, start))
+                .await
+                .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+            Ok(crc)
         }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    let crcs = crcs.lock().map(|c| c.clone()).unwrap_or_default();
-    Ok(crcs)
+    })
+    .await
 }
 
 /// One range, pinned to `etag`, read whole. A body that breaks or stalls is fetched again

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod download;
+mod pool;
 mod upload;
 
 pub use download::{download_to_file, Downloaded};

@@ -3,12 +3,12 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 
+use crate::pool::for_each_part;
 use crate::{parts, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 
 /// What a finished upload was.
@@ -83,7 +83,7 @@ async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, Client
     Ok(Bytes::from(data))
 }
 
-/// Reads and uploads every range with `concurrency` workers; the parts in order.
+/// Reads and uploads every range with `concurrency` tasks; the parts in order.
 async fn send_parts(
     client: &Arc<S3Client>,
     bucket: &str,
@@ -93,63 +93,19 @@ async fn send_parts(
     file: &Arc<File>,
     concurrency: usize,
 ) -> Result<Vec<CompletedPart>, ClientError> {
-    let next = Arc::new(AtomicUsize::new(0));
-    let failed = Arc::new(AtomicBool::new(false));
-    let done: Arc<Mutex<Vec<Option<CompletedPart>>>> =
-        Arc::new(Mutex::new(vec![None; ranges.len()]));
-    let ranges: Arc<Vec<(u64, u64)>> = Arc::new(ranges.to_vec());
-    let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..concurrency.clamp(1, ranges.len().max(1)) {
-        let (client, next, failed, done, ranges, file) = (
-            Arc::clone(client),
-            Arc::clone(&next),
-            Arc::clone(&failed),
-            Arc::clone(&done),
-            Arc::clone(&ranges),
-            Arc::clone(file),
-        );
-        let (bucket, key, upload_id) = (bucket.to_owned(), key.to_owned(), upload_id.to_owned());
-        workers.spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= ranges.len() || failed.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                let (start, end) = ranges[i];
-                let result = async {
-                    let data = read_at(&file, start, end - start).await?;
-                    let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                    client
-                        .upload_part(&bucket, &key, &upload_id, number, data)
-                        .await
-                }
-                .await;
-                match result {
-                    Ok(part) => {
-                        if let Ok(mut d) = done.lock() {
-                            d[i] = Some(part);
-                        }
-                    }
-                    Err(e) => {
-                        failed.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                }
-            }
-        });
-    }
-    let mut first_error = None;
-    while let Some(joined) = workers.join_next().await {
-        let outcome = joined.unwrap_or_else(|e| Err(ClientError::Io(std::io::Error::other(e))));
-        if let (Err(e), None) = (outcome, &first_error) {
-            first_error = Some(e);
+    let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
+    let (bucket, key, upload_id) = (bucket.to_owned(), key.to_owned(), upload_id.to_owned());
+    for_each_part(ranges.len(), concurrency, move |i| {
+        let (client, file) = (Arc::clone(&client), Arc::clone(&file));
+        let (bucket, key, upload_id) = (bucket.clone(), key.clone(), upload_id.clone());
+        let (start, end) = ranges[i];
+        async move {
+            let data = read_at(&file, start, end - start).await?;
+            let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            client
+                .upload_part(&bucket, &key, &upload_id, number, data)
+                .await
         }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    let done = done.lock().map(|d| d.clone()).unwrap_or_default();
-    done.into_iter()
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| ClientError::Response("a part went missing".into()))
+    })
+    .await
 }
