@@ -55,5 +55,26 @@ def test_failures_leave_nothing_and_say_why(slipstream_bin, server, tmp_path):
     assert r.returncode == 2 and b"5MiB" in r.stderr
     r = cli(slipstream_bin, server, "cp", str(tmp_path / "absent"), f"s3://{bucket}/k", check=False)
     assert r.returncode == 1 and b"No such file" in r.stderr
-    r = cli(slipstream_bin, server, "cp", "-", f"s3://{bucket}/k", check=False)
-    assert r.returncode == 2 and b"not supported yet" in r.stderr
+    r = cli(slipstream_bin, server, "cp", "-", "-", check=False)
+    assert r.returncode == 2
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/", str(tmp_path / "x"), check=False)
+    assert r.returncode == 2 and b"must name an object" in r.stderr
+
+
+def test_stdin_stdout_and_s3_to_s3(slipstream_bin, server, tmp_path):
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    data = os.urandom(11 * 1024 * 1024 + 3)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    conn = ["--endpoint-url", server["endpoint"], "--path-style"]
+    up = run_cli(slipstream_bin, "cp", "-", f"s3://{bucket}/from-stdin", "--part-size", "5MiB", "--json", *conn,
+                 stdin=data, env=env)
+    assert json.loads(up.stdout)["parts"] == 3
+    down = run_cli(slipstream_bin, "cp", f"s3://{bucket}/from-stdin", "-", "--json", "--concurrency", "2", *conn, env=env)
+    assert down.stdout == data
+    assert json.loads(down.stderr)["bytes"] == len(data)
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/from-stdin", f"s3://{bucket}/copied", "--part-size", "5MiB")
+    copied = run_cli(slipstream_bin, "cp", f"s3://{bucket}/copied", "-", *conn, env=env)
+    assert copied.stdout == data

@@ -1,12 +1,16 @@
 //! `cp`, `ls`, `rm`, `head`, `mb`: the commands that move and inspect objects.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use slipstream_client::{resolve, ClientError, ClientOptions, Env, S3Client};
 use slipstream_s3::S3Uri;
-use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
+use slipstream_transfer::{
+    download_to_file, download_to_writer, upload_file, upload_from_reader, TransferOptions,
+    MIN_PART_SIZE,
+};
 
 use crate::args::{Connection, CpArgs, ObjectArgs};
 use crate::Failure;
@@ -36,11 +40,6 @@ fn s3(target: &str) -> Result<S3Uri, Failure> {
 
 /// `slipstream cp`.
 pub fn cp(a: &CpArgs) -> Result<(), Failure> {
-    if a.source == "-" || a.destination == "-" {
-        return Err(Failure::usage(
-            "streaming from standard input or to standard output is not supported yet",
-        ));
-    }
     if a.part_size < MIN_PART_SIZE {
         return Err(Failure::usage(
             "--part-size must be at least 5MiB (S3's minimum part)",
@@ -59,13 +58,36 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
     let rt = runtime()?;
     let started = Instant::now();
     let (what, bytes, parts) = match (src_s3, dst_s3) {
+        (true, false) if a.destination == "-" => {
+            let src = object(&a.source)?;
+            let mut stdout = tokio::io::stdout();
+            let done = rt
+                .block_on(interruptible(download_to_writer(
+                    client,
+                    &src.bucket,
+                    &src.key,
+                    &mut stdout,
+                    opts,
+                )))?
+                .map_err(failed)?;
+            ("download", done.size, None)
+        }
+        (false, true) if a.source == "-" => {
+            let dst = object(&a.destination)?;
+            let mut stdin = tokio::io::stdin();
+            let done = rt
+                .block_on(interruptible(upload_from_reader(
+                    client,
+                    &mut stdin,
+                    &dst.bucket,
+                    &dst.key,
+                    opts,
+                )))?
+                .map_err(failed)?;
+            ("upload", done.size, Some(done.parts))
+        }
         (true, false) => {
-            let src = s3(&a.source)?;
-            if src.key.is_empty() || src.key.ends_with('/') {
-                return Err(Failure::usage(
-                    "the source must name an object: s3://bucket/key",
-                ));
-            }
+            let src = object(&a.source)?;
             let dest = local_destination(Path::new(&a.destination), &src.key);
             let done = rt
                 .block_on(interruptible(download_to_file(
@@ -102,19 +124,27 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
             ("upload", done.size, Some(done.parts))
         }
         (true, true) => {
-            return Err(Failure::usage(
-                "copying from S3 to S3 is not supported yet: download, then upload",
-            ))
+            let (src, dst) = (object(&a.source)?, object(&a.destination)?);
+            let done = rt
+                .block_on(interruptible(copy_through(client, &src, &dst, opts)))?
+                .map_err(failed)?;
+            ("copy", done.size, Some(done.parts))
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     };
     let seconds = started.elapsed().as_secs_f64();
     let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
     if a.json {
-        println!(
+        // With data on standard output, the summary goes to standard error.
+        let line = format!(
             "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{}}}",
             parts.unwrap_or(0)
         );
+        if a.destination == "-" {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
     } else if !a.quiet {
         eprintln!(
             "{what}: {} -> {} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s)",
@@ -122,6 +152,83 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// S3 to S3 through this machine: the download streams into the upload through a pipe of one
+/// part, so memory stays at about twice `concurrency x part_size`.
+async fn copy_through(
+    client: Arc<S3Client>,
+    src: &S3Uri,
+    dst: &S3Uri,
+    opts: TransferOptions,
+) -> Result<slipstream_transfer::Uploaded, ClientError> {
+    let (mut writer, reader) = tokio::io::duplex(opts.part_size.min(64 << 20) as usize);
+    let failed = Arc::new(AtomicBool::new(false));
+    let mut reader = FailableReader {
+        inner: reader,
+        failed: Arc::clone(&failed),
+    };
+    let down = async {
+        let r = download_to_writer(
+            Arc::clone(&client),
+            &src.bucket,
+            &src.key,
+            &mut writer,
+            opts,
+        )
+        .await;
+        // Set before the writer closes, so the upload sees the failure, not a clean end.
+        failed.store(r.is_err(), Ordering::SeqCst);
+        drop(writer);
+        r
+    };
+    let up = upload_from_reader(
+        Arc::clone(&client),
+        &mut reader,
+        &dst.bucket,
+        &dst.key,
+        opts,
+    );
+    let (down, up) = tokio::join!(down, up);
+    down?;
+    up
+}
+
+/// The upload side of [`copy_through`]: an end of input after a failed download is an error,
+/// so a truncated object is never completed.
+struct FailableReader {
+    inner: tokio::io::DuplexStream,
+    failed: Arc<AtomicBool>,
+}
+
+impl tokio::io::AsyncRead for FailableReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            if buf.filled().len() == before && self.failed.load(Ordering::SeqCst) {
+                return std::task::Poll::Ready(Err(std::io::Error::other(
+                    "the download side of the copy failed",
+                )));
+            }
+        }
+        polled
+    }
+}
+
+/// `s3://bucket/key` naming an object (not a prefix).
+fn object(target: &str) -> Result<S3Uri, Failure> {
+    let uri = s3(target)?;
+    if uri.key.is_empty() || uri.key.ends_with('/') {
+        return Err(Failure::usage(format!(
+            "{target} must name an object: s3://bucket/key"
+        )));
+    }
+    Ok(uri)
 }
 
 /// Runs `work` until it ends or Ctrl-C; on Ctrl-C the work is dropped, which removes a download's

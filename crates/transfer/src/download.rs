@@ -159,7 +159,7 @@ async fn fetch_all(
 
 /// One range, pinned to `etag`, read whole. A body that breaks or stalls is fetched again
 /// (the request itself is retried inside the client).
-async fn fetch_part(
+pub(crate) async fn fetch_part(
     client: &S3Client,
     bucket: &str,
     key: &str,

@@ -14,9 +14,11 @@
 
 mod download;
 mod pool;
+mod stream;
 mod upload;
 
 pub use download::{download_to_file, Downloaded};
+pub use stream::{download_to_memory, download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};
 
 /// How objects are cut and how many parts move at once.

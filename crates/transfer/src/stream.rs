@@ -1,0 +1,218 @@
+//! Transfers to and from byte streams (stdout, stdin, memory): parts still move in parallel,
+//! but a stream is written and read in order, so memory is bounded by a window of parts.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use slipstream_client::{ClientError, CompletedPart, S3Client};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::download::fetch_part;
+use crate::{parts, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
+
+/// Downloads `bucket/key` into `out`, in order. At most `concurrency` parts are in flight or
+/// waiting to be written (the reorder window): a part starts only when the part
+/// `concurrency` places before it has been written, so memory stays at
+/// `concurrency x part_size` however large the object. The CRC32C (when the object has a
+/// whole-object one) is checked at the end: with a stream, a mismatch is an error after the
+/// bytes were written, so callers must treat the output as invalid on error.
+pub async fn download_to_writer<W: AsyncWrite + Unpin>(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    out: &mut W,
+    opts: TransferOptions,
+) -> Result<Downloaded, ClientError> {
+    let info = client.head_object(bucket, key).await?;
+    let ranges = parts(info.size, opts.part_size);
+    let mut in_flight = VecDeque::new();
+    let mut next = 0;
+    let mut crc = 0u32;
+    let mut written = 0u64;
+    let spawn = |i: usize| {
+        let (client, bucket, key, etag) = (
+            Arc::clone(&client),
+            bucket.to_owned(),
+            key.to_owned(),
+            info.etag.clone(),
+        );
+        let (start, end) = ranges[i];
+        tokio::spawn(async move { fetch_part(&client, &bucket, &key, &etag, start, end).await })
+    };
+    while next < ranges.len() && in_flight.len() < opts.concurrency.max(1) {
+        in_flight.push_back(spawn(next));
+        next += 1;
+    }
+    while let Some(task) = in_flight.pop_front() {
+        let data = match task.await {
+            Ok(Ok(data)) => data,
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
+        };
+        if next < ranges.len() {
+            in_flight.push_back(spawn(next));
+            next += 1;
+        }
+        crc = crc32c::crc32c_append(crc, &data);
+        written += data.len() as u64;
+        out.write_all(&data).await?;
+    }
+    out.flush().await?;
+    if written != info.size {
+        return Err(ClientError::Response(format!(
+            "wrote {written} bytes of {}",
+            info.size
+        )));
+    }
+    let crc32c_verified = match &info.crc32c {
+        Some(expected) if *expected != slipstream_client::checksum::encode(crc) => {
+            return Err(ClientError::Response(format!(
+                "the downloaded data's CRC32C does not match the object's ({expected})"
+            )))
+        }
+        Some(_) => true,
+        None => false,
+    };
+    Ok(Downloaded {
+        size: info.size,
+        etag: info.etag,
+        crc32c_verified,
+    })
+}
+
+/// Downloads `bucket/key` into memory (parts in parallel).
+pub async fn download_to_memory(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    opts: TransferOptions,
+) -> Result<Bytes, ClientError> {
+    let mut out = Vec::new();
+    download_to_writer(client, bucket, key, &mut out, opts).await?;
+    Ok(Bytes::from(out))
+}
+
+/// Uploads everything `input` yields to `bucket/key`: a single `PutObject` if it ends before
+/// `multipart_threshold` bytes, a multipart upload otherwise, with up to `concurrency` parts
+/// sent while the next is read (memory: `(concurrency + 1) x part_size`). The size is unknown
+/// in advance, so parts are `part_size` (at least 5 MiB) and the stream may be at most
+/// 10,000 parts long. A failed upload is aborted.
+pub async fn upload_from_reader<R: AsyncRead + Unpin>(
+    client: Arc<S3Client>,
+    input: &mut R,
+    bucket: &str,
+    key: &str,
+    opts: TransferOptions,
+) -> Result<Uploaded, ClientError> {
+    let part_size = opts.part_size.max(MIN_PART_SIZE) as usize;
+    let threshold = (opts.multipart_threshold as usize).clamp(1, part_size);
+    let first = read_up_to(input, part_size).await?;
+    if first.len() < threshold {
+        let size = first.len() as u64;
+        client.put_object(bucket, key, first).await?;
+        return Ok(Uploaded { size, parts: 0 });
+    }
+    let upload_id = client.create_multipart_upload(bucket, key).await?;
+    let sent = send_stream(
+        &client,
+        input,
+        bucket,
+        key,
+        &upload_id,
+        first,
+        part_size,
+        opts.concurrency,
+    )
+    .await;
+    let result = match sent {
+        Ok((parts, size)) => client
+            .complete_multipart_upload(bucket, key, &upload_id, &parts)
+            .await
+            .map(|()| Uploaded {
+                size,
+                parts: parts.len(),
+            }),
+        Err(e) => Err(e),
+    };
+    if result.is_err() {
+        let _ = client.abort_multipart_upload(bucket, key, &upload_id).await;
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn send_stream<R: AsyncRead + Unpin>(
+    client: &Arc<S3Client>,
+    input: &mut R,
+    bucket: &str,
+    key: &str,
+    upload_id: &str,
+    first: Bytes,
+    part_size: usize,
+    concurrency: usize,
+) -> Result<(Vec<CompletedPart>, u64), ClientError> {
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut done = Vec::new();
+    let mut size = 0u64;
+    let mut data = first;
+    let mut number = 0u32;
+    while !data.is_empty() {
+        number += 1;
+        if u64::from(number) > MAX_PARTS {
+            return Err(ClientError::Request(format!(
+                "the stream is longer than {MAX_PARTS} parts of {part_size} bytes: raise the part size"
+            )));
+        }
+        size += data.len() as u64;
+        while tasks.len() >= concurrency.max(1) {
+            done.push(joined(tasks.join_next().await)?);
+        }
+        let (client, bucket, key, upload_id) = (
+            Arc::clone(client),
+            bucket.to_owned(),
+            key.to_owned(),
+            upload_id.to_owned(),
+        );
+        let part = data;
+        tasks.spawn(async move {
+            client
+                .upload_part(&bucket, &key, &upload_id, number, part)
+                .await
+        });
+        data = read_up_to(input, part_size).await?;
+    }
+    while let Some(j) = tasks.join_next().await {
+        done.push(joined(Some(j))?);
+    }
+    done.sort_by_key(|p| p.number);
+    Ok((done, size))
+}
+
+fn joined(
+    j: Option<Result<Result<CompletedPart, ClientError>, tokio::task::JoinError>>,
+) -> Result<CompletedPart, ClientError> {
+    match j {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => Err(ClientError::Io(std::io::Error::other(e))),
+        None => Err(ClientError::Response("an upload task vanished".into())),
+    }
+}
+
+/// Reads until `limit` bytes or the end of the input.
+async fn read_up_to<R: AsyncRead + Unpin>(
+    input: &mut R,
+    limit: usize,
+) -> Result<Bytes, ClientError> {
+    let mut buf = BytesMut::with_capacity(limit);
+    while buf.len() < limit {
+        let n = (&mut *input)
+            .take((limit - buf.len()) as u64)
+            .read_buf(&mut buf)
+            .await?;
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(buf.freeze())
+}
