@@ -7,12 +7,38 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use slipstream_client::{ClientError, S3Client};
 
 use crate::pool::for_each_part;
 use crate::{parts, TransferOptions};
+
+/// A part's bytes as hyper received them: no copy into one large buffer, which saves a pass
+/// over the data and keeps allocations small (large ones fragment the allocator's arenas).
+#[derive(Debug, Default)]
+pub(crate) struct Part {
+    pub frames: Vec<Bytes>,
+}
+
+impl Part {
+    /// The CRC32C of the part, continuing `crc`.
+    pub fn crc32c_append(&self, crc: u32) -> u32 {
+        self.frames
+            .iter()
+            .fold(crc, |c, f| crc32c::crc32c_append(c, f))
+    }
+
+    /// Writes the part at `offset` (positioned writes: parts land in any order).
+    pub fn write_at(&self, file: &File, offset: u64) -> std::io::Result<()> {
+        let mut at = offset;
+        for f in &self.frames {
+            file.write_all_at(f, at)?;
+            at += f.len() as u64;
+        }
+        Ok(())
+    }
+}
 
 /// A part whose body makes no progress for this long is abandoned and fetched again.
 const STALL: Duration = Duration::from_secs(30);
@@ -146,9 +172,9 @@ async fn fetch_all(
         let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
         let (start, end) = ranges[i];
         async move {
-            let data = fetch_part(&client, &bucket, &key, &etag, start, end).await?;
-            let crc = crc32c::crc32c(&data);
-            tokio::task::spawn_blocking(move || file.write_all_at(&data, start))
+            let part = fetch_part(&client, &bucket, &key, &etag, start, end).await?;
+            let crc = part.crc32c_append(0);
+            tokio::task::spawn_blocking(move || part.write_at(&file, start))
                 .await
                 .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
             Ok(crc)
@@ -166,7 +192,7 @@ pub(crate) async fn fetch_part(
     etag: &str,
     start: u64,
     end: u64,
-) -> Result<Bytes, ClientError> {
+) -> Result<Part, ClientError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -191,13 +217,14 @@ async fn fetch_once(
     etag: &str,
     start: u64,
     end: u64,
-) -> Result<Bytes, ClientError> {
+) -> Result<Part, ClientError> {
     let response = client
         .get_object(bucket, key, Some((start, end)), Some(etag))
         .await?;
     let want = (end - start) as usize;
     let mut body = response.into_body();
-    let mut data = BytesMut::with_capacity(want);
+    let mut part = Part::default();
+    let mut got = 0usize;
     loop {
         let frame = tokio::time::timeout(STALL, body.frame())
             .await
@@ -207,23 +234,23 @@ async fn fetch_once(
             Some(Err(e)) => return Err(ClientError::Network(format!("the body broke off: {e}"))),
             Some(Ok(frame)) => {
                 if let Ok(chunk) = frame.into_data() {
-                    if data.len() + chunk.len() > want {
+                    got += chunk.len();
+                    if got > want {
                         return Err(ClientError::Response(format!(
                             "bytes {start}-{}: more data than asked for",
                             end - 1
                         )));
                     }
-                    data.extend_from_slice(&chunk);
+                    part.frames.push(chunk);
                 }
             }
         }
     }
-    if data.len() != want {
+    if got != want {
         return Err(ClientError::Network(format!(
-            "bytes {start}-{}: {} of {want} bytes arrived",
-            end - 1,
-            data.len()
+            "bytes {start}-{}: {got} of {want} bytes arrived",
+            end - 1
         )));
     }
-    Ok(data.freeze())
+    Ok(part)
 }

@@ -45,18 +45,22 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         next += 1;
     }
     while let Some(task) = in_flight.pop_front() {
-        let data = match task.await {
-            Ok(Ok(data)) => data,
+        let part = match task.await {
+            Ok(Ok(part)) => part,
             Ok(Err(e)) => return Err(e),
             Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
         };
+        crc = part.crc32c_append(crc);
+        for frame in &part.frames {
+            written += frame.len() as u64;
+            out.write_all(frame).await?;
+        }
+        // The next part starts once this one left memory: the window holds `concurrency` parts.
+        drop(part);
         if next < ranges.len() {
             in_flight.push_back(spawn(next));
             next += 1;
         }
-        crc = crc32c::crc32c_append(crc, &data);
-        written += data.len() as u64;
-        out.write_all(&data).await?;
     }
     out.flush().await?;
     if written != info.size {
