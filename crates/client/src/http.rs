@@ -33,6 +33,9 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// Giving up on response headers after this long; the attempt is then retried.
     pub response_timeout: Duration,
+    /// A response body that makes no progress for this long is abandoned (and the transfer
+    /// engine fetches that part again).
+    pub stall_timeout: Duration,
     /// Attempts per request, the first included.
     pub max_attempts: u32,
     /// The first backoff's upper bound; doubled per attempt, capped at 10 s (full jitter).
@@ -46,6 +49,7 @@ impl Default for ClientOptions {
             idle_timeout: Duration::from_secs(15),
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(60),
+            stall_timeout: Duration::from_secs(30),
             max_attempts: 5,
             backoff_base: Duration::from_millis(100),
         }
@@ -164,6 +168,11 @@ impl S3Client {
             .saturating_mul(1 << attempt.saturating_sub(1).min(16))
             .min(cap);
         ceiling.mul_f64(fastrand::f64())
+    }
+
+    /// How long a response body may make no progress.
+    pub fn stall_timeout(&self) -> Duration {
+        self.options.stall_timeout
     }
 
     /// Attempts per request: also the budget of a transfer step retried as a whole (a part whose

@@ -5,7 +5,6 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -39,9 +38,6 @@ impl Part {
         Ok(())
     }
 }
-
-/// A part whose body makes no progress for this long is abandoned and fetched again.
-const STALL: Duration = Duration::from_secs(30);
 
 /// What a finished download was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -226,9 +222,10 @@ async fn fetch_once(
     let mut part = Part::default();
     let mut got = 0usize;
     loop {
-        let frame = tokio::time::timeout(STALL, body.frame())
+        let stall = client.stall_timeout();
+        let frame = tokio::time::timeout(stall, body.frame())
             .await
-            .map_err(|_| ClientError::Network(format!("no data for {} s", STALL.as_secs())))?;
+            .map_err(|_| ClientError::Network(format!("no data for {stall:?}")))?;
         match frame {
             None => break,
             Some(Err(e)) => return Err(ClientError::Network(format!("the body broke off: {e}"))),

@@ -1,0 +1,264 @@
+//! Faults between the engine and versitygw, injected by a proxy (tests/proxy): a connection
+//! reset in the middle of a part, a 503 storm, a stalled body, the object replaced during a
+//! download. The outcome is always a complete, verified file or an error with nothing left
+//! that looks complete.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod proxy;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use proxy::{Action, Seen};
+use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
+use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_sign::Credentials;
+use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
+
+fn server() -> String {
+    std::env::var("SLIPSTREAM_TEST_ENDPOINT")
+        .expect("no local S3 server: run through `make test` (scripts/with-s3-server.sh)")
+}
+
+fn client_for(endpoint: &str) -> Arc<S3Client> {
+    let config = Resolved {
+        credentials: Credentials::new(
+            std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+            None,
+        )
+        .unwrap(),
+        region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
+        endpoint: Some(Endpoint::parse(endpoint).unwrap()),
+        addressing: AddressingStyle::Path,
+        credential_source: "test".into(),
+    };
+    let options = ClientOptions {
+        backoff_base: Duration::from_millis(10),
+        stall_timeout: Duration::from_millis(500),
+        ..ClientOptions::default()
+    };
+    Arc::new(S3Client::new(&config, options).unwrap())
+}
+
+fn opts() -> TransferOptions {
+    TransferOptions {
+        part_size: MIN_PART_SIZE,
+        concurrency: 3,
+        multipart_threshold: MIN_PART_SIZE,
+    }
+}
+
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 % 253) as u8).collect()
+}
+
+/// A bucket with `key` holding 3 parts and a bit, uploaded directly (no proxy).
+async fn object(key: &str) -> (String, Vec<u8>) {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let direct = client_for(&server());
+    let bucket = format!(
+        "faults-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    direct.create_bucket(&bucket).await.unwrap();
+    let body = data(3 * MIN_PART_SIZE as usize + 1000);
+    direct
+        .put_object(&bucket, key, bytes::Bytes::from(body.clone()))
+        .await
+        .unwrap();
+    (bucket, body)
+}
+
+fn files(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_in_the_middle_of_a_part_is_retried() {
+    let (bucket, body) = object("k").await;
+    let resets = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&resets);
+    // The first two ranged GETs break off after 100 KB.
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.range.is_some() && r.fetch_add(1, Ordering::SeqCst) < 2 {
+                Action::ResetAfter(100_000)
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("out");
+    let done = download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
+        .await
+        .unwrap();
+    assert_eq!(done.size, body.len() as u64);
+    assert!(std::fs::read(&dest).unwrap() == body);
+    assert!(resets.load(Ordering::SeqCst) >= 2);
+    assert_eq!(files(dir.path()), ["out"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_503_storm_is_ridden_out_and_an_endless_one_is_reported() {
+    let (bucket, body) = object("k").await;
+    // Three SlowDowns in a row for every request (HEAD, each part), then service.
+    let per_request = Arc::new(std::sync::Mutex::new(std::collections::HashMap::<
+        String,
+        usize,
+    >::new()));
+    let seen = Arc::clone(&per_request);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            let mut m = seen.lock().unwrap();
+            let n = m
+                .entry(format!("{} {} {:?}", s.method, s.target, s.range))
+                .or_default();
+            *n += 1;
+            if *n <= 3 {
+                Action::SlowDown
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("out");
+    download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
+        .await
+        .unwrap();
+    assert!(std::fs::read(&dest).unwrap() == body);
+    drop(p);
+    // Always 503: the error keeps S3's status (and code, where there is a body), no file appears.
+    let p = proxy::start(&server(), Arc::new(|_: &Seen| Action::SlowDown));
+    let dest = dir.path().join("never");
+    let client = client_for(&p.endpoint);
+    let err = download_to_file(Arc::clone(&client), &bucket, "k", &dest, opts())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::S3 { status: 503, .. }), "{err}");
+    let err = client.get_bytes(&bucket, "k", None).await.unwrap_err();
+    assert_eq!(err.code(), Some("SlowDown"), "{err}");
+    assert!(
+        p.requests.load(Ordering::SeqCst) >= 10,
+        "every request was retried"
+    );
+    assert_eq!(files(dir.path()), ["out"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_body_is_abandoned_and_fetched_again() {
+    let (bucket, body) = object("k").await;
+    let stalled = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stalled);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.range.is_some() && !s2.swap(true, Ordering::SeqCst) {
+                Action::StallAfter(50_000, Duration::from_secs(5))
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("out");
+    let started = std::time::Instant::now();
+    download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
+        .await
+        .unwrap();
+    assert!(std::fs::read(&dest).unwrap() == body);
+    // Abandoned after the 0.5 s stall timeout, not after the proxy's 5 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
+    let (bucket, _) = object("k").await;
+    let replaced = Arc::new(AtomicBool::new(false));
+    let (r2, bucket2) = (Arc::clone(&replaced), bucket.clone());
+    // Before the first ranged GET goes out, someone overwrites the object.
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.range.is_some() && !r2.swap(true, Ordering::SeqCst) {
+                let direct = client_for(&server());
+                let bucket = bucket2.clone();
+                std::thread::spawn(move || {
+                    tokio::runtime::Runtime::new().unwrap().block_on(async {
+                        direct
+                            .put_object(
+                                &bucket,
+                                "k",
+                                bytes::Bytes::from(
+                                    data(3 * MIN_PART_SIZE as usize + 1000)
+                                        .into_iter()
+                                        .rev()
+                                        .collect::<Vec<u8>>(),
+                                ),
+                            )
+                            .await
+                            .unwrap();
+                    })
+                })
+                .join()
+                .unwrap();
+            }
+            Action::Forward
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("out");
+    let err = download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("changed during the download"),
+        "{err}"
+    );
+    assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_that_keeps_failing_is_aborted() {
+    let (bucket, _) = object("other").await;
+    // Every part upload is refused with 503 (until the attempts run out); the rest passes.
+    let p = proxy::start(
+        &server(),
+        Arc::new(|s: &Seen| {
+            if s.method == "PUT" && s.target.contains("partNumber=") {
+                Action::SlowDown
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::write(&src, data(2 * MIN_PART_SIZE as usize)).unwrap();
+    let client = client_for(&p.endpoint);
+    let err = upload_file(Arc::clone(&client), &src, &bucket, "big", opts())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::S3 { status: 503, .. }), "{err}");
+    let direct = client_for(&server());
+    assert!(
+        direct.head_object(&bucket, "big").await.is_err(),
+        "no object may appear"
+    );
+}
