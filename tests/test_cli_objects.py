@@ -78,3 +78,31 @@ def test_stdin_stdout_and_s3_to_s3(slipstream_bin, server, tmp_path):
     cli(slipstream_bin, server, "cp", f"s3://{bucket}/from-stdin", f"s3://{bucket}/copied", "--part-size", "5MiB")
     copied = run_cli(slipstream_bin, "cp", f"s3://{bucket}/copied", "-", *conn, env=env)
     assert copied.stdout == data
+
+
+def test_ctrl_c_during_an_upload_aborts_it(slipstream_bin, server, s3, tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    proc = subprocess.Popen(
+        [slipstream_bin, "cp", "-", f"s3://{bucket}/half", "--part-size", "5MiB",
+         "--endpoint-url", server["endpoint"], "--path-style"],
+        stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # Two parts' worth: the multipart upload is open and parts are on their way; stdin stays open.
+    proc.stdin.write(os.urandom(11 * 1024 * 1024))
+    proc.stdin.flush()
+    deadline = time.time() + 10
+    while not s3.list_multipart_uploads(Bucket=bucket).get("Uploads") and time.time() < deadline:
+        time.sleep(0.05)
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), "the upload never started"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and b"interrupted" in err, err
+    assert not s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), "the multipart upload was left open"
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)

@@ -232,11 +232,15 @@ fn object(target: &str) -> Result<S3Uri, Failure> {
 }
 
 /// Runs `work` until it ends or Ctrl-C; on Ctrl-C the work is dropped, which removes a download's
-/// temporary file, and the command fails.
+/// temporary file and aborts an open multipart upload, and the command fails.
 async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<T, Failure> {
     tokio::select! {
         out = work => Ok(out),
-        _ = tokio::signal::ctrl_c() => Err(Failure::input("interrupted: nothing was left half-written")),
+        _ = tokio::signal::ctrl_c() => {
+            // The work was dropped: its multipart upload's abort is running; wait for it.
+            slipstream_transfer::finish_cleanups().await;
+            Err(Failure::input("interrupted: nothing was left half-written, no upload left open"))
+        }
     }
 }
 

@@ -12,11 +12,13 @@
 //! written (or sent), and no more than `concurrency` parts are in flight.
 #![forbid(unsafe_code)]
 
+mod cleanup;
 mod download;
 mod pool;
 mod stream;
 mod upload;
 
+pub use cleanup::finish_cleanups;
 pub use download::{download_to_file, Downloaded};
 pub use stream::{download_to_memory, download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};

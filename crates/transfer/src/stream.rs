@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use crate::cleanup::MultipartGuard;
 use crate::download::fetch_part;
 use crate::{parts, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -118,6 +119,7 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
         return Ok(Uploaded { size, parts: 0 });
     }
     let upload_id = client.create_multipart_upload(bucket, key).await?;
+    let guard = MultipartGuard::new(&client, bucket, key, &upload_id);
     let sent = send_stream(
         &client,
         input,
@@ -139,10 +141,16 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
             }),
         Err(e) => Err(e),
     };
-    if result.is_err() {
-        let _ = client.abort_multipart_upload(bucket, key, &upload_id).await;
+    match result {
+        Ok(done) => {
+            guard.disarm();
+            Ok(done)
+        }
+        Err(e) => {
+            guard.abort().await;
+            Err(e)
+        }
     }
-    result
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 
+use crate::cleanup::MultipartGuard;
 use crate::pool::for_each_part;
 use crate::{parts, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 
@@ -43,6 +44,7 @@ pub async fn upload_file(
         .max(size.div_ceil(MAX_PARTS));
     let ranges = parts(size, part_size);
     let upload_id = client.create_multipart_upload(bucket, key).await?;
+    let guard = MultipartGuard::new(&client, bucket, key, &upload_id);
     let sent = send_parts(
         &client,
         bucket,
@@ -61,10 +63,12 @@ pub async fn upload_file(
         }
         Err(e) => Err(e),
     };
-    if let Err(e) = completed {
-        // Best effort: the error that stopped the upload is the one to report.
-        let _ = client.abort_multipart_upload(bucket, key, &upload_id).await;
-        return Err(e);
+    match completed {
+        Ok(()) => guard.disarm(),
+        Err(e) => {
+            guard.abort().await;
+            return Err(e);
+        }
     }
     Ok(Uploaded {
         size,

@@ -1,0 +1,82 @@
+//! Aborting multipart uploads that will not complete, also when the upload is cancelled.
+//!
+//! An upload future dropped halfway (Ctrl-C, a caller's timeout) cannot await anything, so its
+//! guard spawns the abort and records the task; [`finish_cleanups`] waits for those tasks, and
+//! the CLI calls it before exiting after an interruption. Without this, S3 keeps (and bills)
+//! the parts of an abandoned upload until a lifecycle rule removes them.
+
+use std::sync::{Arc, Mutex};
+
+use slipstream_client::S3Client;
+use tokio::task::JoinHandle;
+
+static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// An open multipart upload, aborted unless [`MultipartGuard::disarm`]ed.
+pub(crate) struct MultipartGuard {
+    client: Arc<S3Client>,
+    bucket: String,
+    key: String,
+    upload_id: String,
+    armed: bool,
+}
+
+impl MultipartGuard {
+    pub(crate) fn new(client: &Arc<S3Client>, bucket: &str, key: &str, upload_id: &str) -> Self {
+        Self {
+            client: Arc::clone(client),
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            upload_id: upload_id.to_owned(),
+            armed: true,
+        }
+    }
+
+    /// The upload completed: nothing to clean up.
+    pub(crate) fn disarm(mut self) {
+        self.armed = false;
+    }
+
+    /// The upload failed: abort it now (best effort; the failure is what gets reported).
+    pub(crate) async fn abort(mut self) {
+        self.armed = false;
+        let _ = self
+            .client
+            .abort_multipart_upload(&self.bucket, &self.key, &self.upload_id)
+            .await;
+    }
+}
+
+impl Drop for MultipartGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (client, bucket, key, id) = (
+            Arc::clone(&self.client),
+            std::mem::take(&mut self.bucket),
+            std::mem::take(&mut self.key),
+            std::mem::take(&mut self.upload_id),
+        );
+        let task = runtime.spawn(async move {
+            let _ = client.abort_multipart_upload(&bucket, &key, &id).await;
+        });
+        if let Ok(mut pending) = PENDING.lock() {
+            pending.push(task);
+        }
+    }
+}
+
+/// Waits for the aborts of uploads that were cancelled (dropped) mid-way.
+pub async fn finish_cleanups() {
+    let tasks: Vec<JoinHandle<()>> = PENDING
+        .lock()
+        .map(|mut p| std::mem::take(&mut *p))
+        .unwrap_or_default();
+    for t in tasks {
+        let _ = t.await;
+    }
+}
