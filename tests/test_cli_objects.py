@@ -37,6 +37,7 @@ def test_upload_list_head_download_remove(slipstream_bin, server, tmp_path):
     out_dir.mkdir()
     down = cli(slipstream_bin, server, "cp", f"s3://{bucket}/dir/big.bin", str(out_dir), "--concurrency", "3")
     assert b"download:" in down.stderr
+    assert b"\x1b" not in down.stderr and b"\r" not in down.stderr, "no progress bar when piped"
     assert (out_dir / "big.bin").read_bytes() == data
     assert sorted(p.name for p in out_dir.iterdir()) == ["big.bin"]
     cli(slipstream_bin, server, "rm", f"s3://{bucket}/dir/big.bin")

@@ -9,6 +9,7 @@
 mod args;
 mod objects;
 mod presign;
+mod progress;
 mod verify_url;
 
 use std::process::ExitCode;

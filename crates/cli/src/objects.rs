@@ -13,6 +13,7 @@ use slipstream_transfer::{
 };
 
 use crate::args::{Connection, CpArgs, ObjectArgs};
+use crate::progress::Bar;
 use crate::Failure;
 
 fn client(c: &Connection) -> Result<Arc<S3Client>, Failure> {
@@ -45,10 +46,12 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
             "--part-size must be at least 5MiB (S3's minimum part)",
         ));
     }
+    let (progress, bar) = Bar::start(!a.quiet && !a.json);
     let opts = TransferOptions {
         part_size: a.part_size,
         concurrency: usize::from(a.concurrency),
         multipart_threshold: a.part_size,
+        progress,
     };
     let (src_s3, dst_s3) = (
         a.source.starts_with("s3://"),
@@ -132,6 +135,7 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     };
+    drop(bar);
     let seconds = started.elapsed().as_secs_f64();
     let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
     if a.json {
@@ -162,6 +166,11 @@ async fn copy_through(
     dst: &S3Uri,
     opts: TransferOptions,
 ) -> Result<slipstream_transfer::Uploaded, ClientError> {
+    // The bar follows the download side; the upload side trails it by at most the pipe.
+    let up_opts = TransferOptions {
+        progress: None,
+        ..opts.clone()
+    };
     let (mut writer, reader) = tokio::io::duplex(opts.part_size.min(64 << 20) as usize);
     let failed = Arc::new(AtomicBool::new(false));
     let mut reader = FailableReader {
@@ -187,7 +196,7 @@ async fn copy_through(
         &mut reader,
         &dst.bucket,
         &dst.key,
-        opts,
+        up_opts,
     );
     let (down, up) = tokio::join!(down, up);
     down?;

@@ -70,17 +70,9 @@ pub async fn download_to_file(
     let result = async {
         file.set_len(info.size)?;
         let file = Arc::new(file);
+        opts.set_total(info.size);
         let ranges = parts(info.size, opts.part_size);
-        let crcs = fetch_all(
-            &client,
-            bucket,
-            key,
-            &info.etag,
-            &ranges,
-            &file,
-            opts.concurrency,
-        )
-        .await?;
+        let crcs = fetch_all(&client, bucket, key, &info.etag, &ranges, &file, &opts).await?;
         let whole = crcs.iter().zip(&ranges).fold(0u32, |acc, (crc, (s, e))| {
             crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
         });
@@ -159,12 +151,13 @@ async fn fetch_all(
     etag: &str,
     ranges: &[(u64, u64)],
     file: &Arc<File>,
-    concurrency: usize,
+    opts: &TransferOptions,
 ) -> Result<Vec<u32>, ClientError> {
+    let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
     let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
     for_each_part(ranges.len(), concurrency, move |i| {
-        let (client, file) = (Arc::clone(&client), Arc::clone(&file));
+        let (client, file, progress) = (Arc::clone(&client), Arc::clone(&file), progress.clone());
         let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
         let (start, end) = ranges[i];
         async move {
@@ -173,6 +166,9 @@ async fn fetch_all(
             tokio::task::spawn_blocking(move || part.write_at(&file, start))
                 .await
                 .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+            if let Some(p) = progress {
+                p.add(end - start);
+            }
             Ok(crc)
         }
     })

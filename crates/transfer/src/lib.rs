@@ -12,6 +12,9 @@
 //! written (or sent), and no more than `concurrency` parts are in flight.
 #![forbid(unsafe_code)]
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 mod cleanup;
 mod download;
 mod pool;
@@ -23,8 +26,45 @@ pub use download::{download_to_file, Downloaded};
 pub use stream::{download_to_memory, download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};
 
+/// Bytes moved so far, and the total once known, for progress displays. The engine adds a
+/// part's bytes when the part is written (downloads) or accepted by S3 (uploads).
+#[derive(Debug, Default)]
+pub struct Progress {
+    done: AtomicU64,
+    /// `u64::MAX` until known.
+    total: AtomicU64,
+}
+
+impl Progress {
+    /// A counter with the total unknown.
+    pub fn new() -> Self {
+        Self {
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Bytes moved so far.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// The size of the transfer, when known (not for a stream being uploaded).
+    pub fn total(&self) -> Option<u64> {
+        Some(self.total.load(Ordering::Relaxed)).filter(|t| *t != u64::MAX)
+    }
+
+    pub(crate) fn add(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_total(&self, n: u64) {
+        self.total.store(n, Ordering::Relaxed);
+    }
+}
+
 /// How objects are cut and how many parts move at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct TransferOptions {
     /// Bytes per part (S3: 5 MiB to 5 GiB, except the last part).
     pub part_size: u64,
@@ -32,6 +72,22 @@ pub struct TransferOptions {
     pub concurrency: usize,
     /// Uploads of this size or more use a multipart upload.
     pub multipart_threshold: u64,
+    /// Where to count the bytes moved, if anyone watches.
+    pub progress: Option<Arc<Progress>>,
+}
+
+impl TransferOptions {
+    pub(crate) fn add_progress(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.add(n);
+        }
+    }
+
+    pub(crate) fn set_total(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.set_total(n);
+        }
+    }
 }
 
 impl Default for TransferOptions {
@@ -41,6 +97,7 @@ impl Default for TransferOptions {
             part_size: 8 << 20,
             concurrency: 16,
             multipart_threshold: 8 << 20,
+            progress: None,
         }
     }
 }

@@ -26,6 +26,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     opts: TransferOptions,
 ) -> Result<Downloaded, ClientError> {
     let info = client.head_object(bucket, key).await?;
+    opts.set_total(info.size);
     let ranges = parts(info.size, opts.part_size);
     let mut in_flight = VecDeque::new();
     let mut next = 0;
@@ -55,6 +56,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         for frame in &part.frames {
             written += frame.len() as u64;
             out.write_all(frame).await?;
+            opts.add_progress(frame.len() as u64);
         }
         // The next part starts once this one left memory: the window holds `concurrency` parts.
         drop(part);
@@ -116,19 +118,13 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
     if first.len() < threshold {
         let size = first.len() as u64;
         client.put_object(bucket, key, first).await?;
+        opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
     let upload_id = client.create_multipart_upload(bucket, key).await?;
     let guard = MultipartGuard::new(&client, bucket, key, &upload_id);
     let sent = send_stream(
-        &client,
-        input,
-        bucket,
-        key,
-        &upload_id,
-        first,
-        part_size,
-        opts.concurrency,
+        &client, input, bucket, key, &upload_id, first, part_size, &opts,
     )
     .await;
     let result = match sent {
@@ -162,8 +158,9 @@ async fn send_stream<R: AsyncRead + Unpin>(
     upload_id: &str,
     first: Bytes,
     part_size: usize,
-    concurrency: usize,
+    opts: &TransferOptions,
 ) -> Result<(Vec<CompletedPart>, u64), ClientError> {
+    let concurrency = opts.concurrency;
     let mut tasks = tokio::task::JoinSet::new();
     let mut done = Vec::new();
     let mut size = 0u64;
@@ -187,10 +184,15 @@ async fn send_stream<R: AsyncRead + Unpin>(
             upload_id.to_owned(),
         );
         let part = data;
+        let (len, progress) = (part.len() as u64, opts.progress.clone());
         tasks.spawn(async move {
-            client
+            let sent = client
                 .upload_part(&bucket, &key, &upload_id, number, part)
-                .await
+                .await;
+            if let (Ok(_), Some(p)) = (&sent, &progress) {
+                p.add(len);
+            }
+            sent
         });
         data = read_up_to(input, part_size).await?;
     }

@@ -32,9 +32,11 @@ pub async fn upload_file(
 ) -> Result<Uploaded, ClientError> {
     let file = Arc::new(File::open(path)?);
     let size = file.metadata()?.len();
+    opts.set_total(size);
     if size < opts.multipart_threshold.max(1) {
         let data = read_at(&file, 0, size).await?;
         client.put_object(bucket, key, data).await?;
+        opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
     // Parts of at least 5 MiB, and few enough for S3's 10,000.
@@ -45,16 +47,7 @@ pub async fn upload_file(
     let ranges = parts(size, part_size);
     let upload_id = client.create_multipart_upload(bucket, key).await?;
     let guard = MultipartGuard::new(&client, bucket, key, &upload_id);
-    let sent = send_parts(
-        &client,
-        bucket,
-        key,
-        &upload_id,
-        &ranges,
-        &file,
-        opts.concurrency,
-    )
-    .await;
+    let sent = send_parts(&client, bucket, key, &upload_id, &ranges, &file, &opts).await;
     let completed = match sent {
         Ok(parts) => {
             client
@@ -130,13 +123,15 @@ async fn send_parts(
     upload_id: &str,
     ranges: &[(u64, u64)],
     file: &Arc<File>,
-    concurrency: usize,
+    opts: &TransferOptions,
 ) -> Result<Vec<CompletedPart>, ClientError> {
+    let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
     let (bucket, key, upload_id) = (bucket.to_owned(), key.to_owned(), upload_id.to_owned());
     let pool = Arc::new(BufferPool::default());
     for_each_part(ranges.len(), concurrency, move |i| {
         let (client, file, pool) = (Arc::clone(&client), Arc::clone(&file), Arc::clone(&pool));
+        let progress = progress.clone();
         let (bucket, key, upload_id) = (bucket.clone(), key.clone(), upload_id.clone());
         let (start, end) = ranges[i];
         async move {
@@ -146,6 +141,9 @@ async fn send_parts(
                 .upload_part(&bucket, &key, &upload_id, number, data.clone())
                 .await;
             pool.give(data);
+            if let (Ok(_), Some(p)) = (&sent, &progress) {
+                p.add(end - start);
+            }
             sent
         }
     })

@@ -48,6 +48,7 @@ fn opts() -> TransferOptions {
         part_size: MIN_PART_SIZE,
         concurrency: 3,
         multipart_threshold: MIN_PART_SIZE,
+        ..TransferOptions::default()
     }
 }
 

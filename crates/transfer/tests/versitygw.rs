@@ -77,6 +77,7 @@ async fn round_trips_around_the_part_size() {
         part_size: MIN_PART_SIZE,
         concurrency: 4,
         multipart_threshold: MIN_PART_SIZE,
+        ..TransferOptions::default()
     };
     let dir = tempfile::tempdir().unwrap();
     for (i, len) in [0, 1, part - 1, part, part + 1, 100 << 20]
@@ -87,7 +88,7 @@ async fn round_trips_around_the_part_size() {
         let src = dir.path().join("src");
         std::fs::write(&src, &body).unwrap();
         let key = format!("sizes/ü {len} a+b&c=d%e");
-        let up = upload_file(Arc::clone(&client), &src, &bucket, &key, opts)
+        let up = upload_file(Arc::clone(&client), &src, &bucket, &key, opts.clone())
             .await
             .unwrap();
         assert_eq!(up.size, len as u64);
@@ -99,7 +100,7 @@ async fn round_trips_around_the_part_size() {
         let info = client.head_object(&bucket, &key).await.unwrap();
         assert_eq!(info.size, len as u64);
         let dest = dir.path().join("dest");
-        let down = download_to_file(Arc::clone(&client), &bucket, &key, &dest, opts)
+        let down = download_to_file(Arc::clone(&client), &bucket, &key, &dest, opts.clone())
             .await
             .unwrap();
         assert_eq!(down.size, len as u64);
@@ -198,6 +199,7 @@ async fn streams_round_trip_in_order() {
         part_size: MIN_PART_SIZE,
         concurrency: 3,
         multipart_threshold: MIN_PART_SIZE,
+        ..TransferOptions::default()
     };
     for (i, len) in [0, 1, part - 1, part, part + 1, 4 * part + 3]
         .into_iter()
@@ -206,7 +208,7 @@ async fn streams_round_trip_in_order() {
         let body = data(len, i as u64 + 100);
         let key = format!("stream/{len}");
         let mut input: &[u8] = &body;
-        let up = upload_from_reader(Arc::clone(&client), &mut input, &bucket, &key, opts)
+        let up = upload_from_reader(Arc::clone(&client), &mut input, &bucket, &key, opts.clone())
             .await
             .unwrap();
         assert_eq!(up.size, len as u64);
@@ -218,7 +220,7 @@ async fn streams_round_trip_in_order() {
         // A window of 2 parts over a 5-part object: parts arrive out of order, leave in order.
         let narrow = TransferOptions {
             concurrency: 2,
-            ..opts
+            ..opts.clone()
         };
         let mut out = Vec::new();
         let down = download_to_writer(Arc::clone(&client), &bucket, &key, &mut out, narrow)
@@ -226,7 +228,7 @@ async fn streams_round_trip_in_order() {
             .unwrap();
         assert_eq!(down.size, len as u64);
         assert!(out == body, "{len} bytes differ");
-        let mem = download_to_memory(Arc::clone(&client), &bucket, &key, opts)
+        let mem = download_to_memory(Arc::clone(&client), &bucket, &key, opts.clone())
             .await
             .unwrap();
         assert!(mem[..] == body[..]);
