@@ -107,3 +107,22 @@ def test_ctrl_c_during_an_upload_aborts_it(slipstream_bin, server, s3, tmp_path)
     assert proc.returncode == 1 and b"interrupted" in err, err
     assert not s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), "the multipart upload was left open"
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
+
+
+def test_recursive_copies_a_tree_both_ways(slipstream_bin, server, tmp_path):
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    src = tmp_path / "src"
+    names = ["a.txt", "sub dir/ü.bin", "sub dir/deeper/x+y.dat"]
+    for i, name in enumerate(names):
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(os.urandom(1000 * (i + 1)))
+    up = json.loads(cli(slipstream_bin, server, "cp", "-r", str(src), f"s3://{bucket}/tree", "--objects", "2", "--json").stdout)
+    assert up["objects"] == 3 and up["bytes"] == 6000
+    listing = cli(slipstream_bin, server, "ls", "--recursive", f"s3://{bucket}/tree/").stdout.decode()
+    assert all(f"tree/{n}" in listing for n in names)
+    dest = tmp_path / "dest"
+    down = json.loads(cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/tree/", str(dest), "--json").stdout)
+    assert down["objects"] == 3
+    for name in names:
+        assert (dest / name).read_bytes() == (src / name).read_bytes()

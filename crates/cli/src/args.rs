@@ -39,6 +39,9 @@ Examples:
   slipstream cp ./big.iso s3://my-bucket/isos/big.iso
   slipstream cp s3://my-bucket/isos/big.iso ./big.iso --concurrency 32 --part-size 16MiB
   slipstream cp s3://my-bucket/k ./k --endpoint-url http://127.0.0.1:7070 --json
+  slipstream cp s3://my-bucket/k - | sha256sum                  (stdout, in order)
+  tar c dir | slipstream cp - s3://my-bucket/dir.tar             (stdin, multipart)
+  slipstream cp --recursive ./photos s3://my-bucket/photos/ --objects 8
 
 Downloads are written to a hidden temporary file next to the destination and renamed only once
 every part arrived and the size (and the object's CRC32C, when it has one) matched. Uploads of
@@ -57,9 +60,15 @@ pub struct CpArgs {
     /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB.
     #[arg(long, default_value = "8MiB", value_parser = parse_size)]
     pub part_size: u64,
-    /// Parts in flight at once.
+    /// Parts in flight at once (per object with --recursive).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: u16,
+    /// Copy every object under a prefix to a directory, or every file below a directory to a prefix.
+    #[arg(long, short)]
+    pub recursive: bool,
+    /// With --recursive: objects in flight at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub objects: u16,
     /// Print a JSON summary (bytes, seconds, MB/s) on standard output.
     #[arg(long)]
     pub json: bool,

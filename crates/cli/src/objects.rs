@@ -8,8 +8,8 @@ use std::time::Instant;
 use slipstream_client::{resolve, ClientError, ClientOptions, Env, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
-    download_to_file, download_to_writer, upload_file, upload_from_reader, TransferOptions,
-    MIN_PART_SIZE,
+    download_prefix, download_to_file, download_to_writer, upload_directory, upload_file,
+    upload_from_reader, TransferOptions, MIN_PART_SIZE,
 };
 
 use crate::args::{Connection, CpArgs, ObjectArgs};
@@ -60,7 +60,14 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
     let client = client(&a.connection)?;
     let rt = runtime()?;
     let started = Instant::now();
+    let mut objects = None;
     let (what, bytes, parts) = match (src_s3, dst_s3) {
+        _ if a.recursive => {
+            let (what, many) =
+                rt.block_on(interruptible(cp_recursive(a, src_s3, dst_s3, client, opts)))??;
+            objects = Some(many.objects);
+            (what, many.bytes, None)
+        }
         (true, false) if a.destination == "-" => {
             let src = object(&a.source)?;
             let mut stdout = tokio::io::stdout();
@@ -141,8 +148,9 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
     if a.json {
         // With data on standard output, the summary goes to standard error.
         let line = format!(
-            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{}}}",
-            parts.unwrap_or(0)
+            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{},\"objects\":{}}}",
+            parts.unwrap_or(0),
+            objects.unwrap_or(1)
         );
         if a.destination == "-" {
             eprintln!("{line}");
@@ -156,6 +164,45 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// `cp --recursive`: a prefix to a directory or a directory to a prefix.
+async fn cp_recursive(
+    a: &CpArgs,
+    src_s3: bool,
+    dst_s3: bool,
+    client: Arc<S3Client>,
+    opts: TransferOptions,
+) -> Result<(&'static str, slipstream_transfer::Many), Failure> {
+    let objects = usize::from(a.objects);
+    match (src_s3, dst_s3) {
+        (true, false) => {
+            let src = s3(&a.source)?;
+            let dir = Path::new(&a.destination);
+            download_prefix(client, &src.bucket, &src.key, dir, objects, opts)
+                .await
+                .map(|m| ("download", m))
+                .map_err(failed)
+        }
+        (false, true) => {
+            let dst = s3(&a.destination)?;
+            let dir = Path::new(&a.source);
+            if !dir.is_dir() {
+                return Err(Failure::usage(format!("{} is not a directory", a.source)));
+            }
+            let mut prefix = dst.key.clone();
+            if !prefix.is_empty() && !prefix.ends_with('/') {
+                prefix.push('/');
+            }
+            upload_directory(client, dir, &dst.bucket, &prefix, objects, opts)
+                .await
+                .map(|m| ("upload", m))
+                .map_err(failed)
+        }
+        _ => Err(Failure::usage(
+            "--recursive copies between a local directory and s3://bucket/prefix/",
+        )),
+    }
 }
 
 /// S3 to S3 through this machine: the download streams into the upload through a pipe of one

@@ -12,17 +12,19 @@
 //! written (or sent), and no more than `concurrency` parts are in flight.
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod cleanup;
 mod download;
+mod many;
 mod pool;
 mod stream;
 mod upload;
 
 pub use cleanup::finish_cleanups;
 pub use download::{download_to_file, Downloaded};
+pub use many::{download_prefix, upload_directory, Many};
 pub use stream::{download_to_memory, download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};
 
@@ -33,6 +35,8 @@ pub struct Progress {
     done: AtomicU64,
     /// `u64::MAX` until known.
     total: AtomicU64,
+    /// Set by many-object transfers: the total is theirs, not each object's.
+    total_fixed: AtomicBool,
 }
 
 impl Progress {
@@ -41,6 +45,7 @@ impl Progress {
         Self {
             done: AtomicU64::new(0),
             total: AtomicU64::new(u64::MAX),
+            total_fixed: AtomicBool::new(false),
         }
     }
 
@@ -59,7 +64,15 @@ impl Progress {
     }
 
     pub(crate) fn set_total(&self, n: u64) {
+        if !self.total_fixed.load(Ordering::Relaxed) {
+            self.total.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The total of a many-object transfer; later per-object totals are ignored.
+    pub(crate) fn fix_total(&self, n: u64) {
         self.total.store(n, Ordering::Relaxed);
+        self.total_fixed.store(true, Ordering::Relaxed);
     }
 }
 
