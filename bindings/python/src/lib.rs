@@ -6,6 +6,7 @@
 //! well under a microsecond, less than releasing and taking back the GIL would cost.
 #![forbid(unsafe_code)]
 
+mod client;
 mod options;
 mod pipeline;
 
@@ -79,16 +80,7 @@ impl Presigner {
         signature: &str,
         region_set: Option<&str>,
     ) -> PyResult<Self> {
-        let style = match addressing {
-            "auto" => AddressingStyle::Auto,
-            "virtual" => AddressingStyle::Virtual,
-            "path" => AddressingStyle::Path,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "addressing must be 'auto', 'virtual' or 'path', not {other:?}"
-                )))
-            }
-        };
+        let style = addressing_style(addressing)?;
         let endpoint = endpoint_url
             .map(Endpoint::parse)
             .transpose()
@@ -289,6 +281,18 @@ impl Presigner {
     }
 }
 
+/// `"auto"`, `"virtual"` or `"path"`.
+fn addressing_style(addressing: &str) -> PyResult<AddressingStyle> {
+    match addressing {
+        "auto" => Ok(AddressingStyle::Auto),
+        "virtual" => Ok(AddressingStyle::Virtual),
+        "path" => Ok(AddressingStyle::Path),
+        other => Err(PyValueError::new_err(format!(
+            "addressing must be 'auto', 'virtual' or 'path', not {other:?}"
+        ))),
+    }
+}
+
 /// Every signing and addressing error is the caller's input: `ValueError`, with the message that
 /// says what to fix.
 fn value_error(e: impl std::fmt::Display) -> PyErr {
@@ -299,5 +303,7 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
 fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Credentials>()?;
     m.add_class::<Presigner>()?;
+    m.add_class::<client::Client>()?;
+    m.add("S3Error", m.py().get_type::<client::S3Error>())?;
     Ok(())
 }

@@ -7,10 +7,19 @@ Presigned S3 URLs (SigV4 and SigV4A) at native speed, byte-identical to botocore
     p = Presigner("my-bucket", region="eu-west-1", credentials=Credentials(key_id, secret))
     url = p.presign_get("reports/2026.pdf", expires_in=600)
     urls = p.presign_many(keys)  # every core, the GIL released, order kept
+
+and objects moved in parallel parts over pooled connections::
+
+    from slipstream import Client
+
+    c = Client(region="eu-west-1", credentials=Credentials(key_id, secret))
+    c.download("my-bucket", "big.iso", "/tmp/big.iso")
+    data = c.get_bytes("my-bucket", "small.json")
 """
 
 from slipstream._boto3 import Boto3Presigner, generate_presigned_url
-from slipstream._slipstream import Credentials
+from slipstream._slipstream import Client as _NativeClient
+from slipstream._slipstream import Credentials, S3Error
 from slipstream._slipstream import Presigner as _NativePresigner
 
 
@@ -24,4 +33,17 @@ class Presigner(_NativePresigner):
         return Boto3Presigner(client, bucket)
 
 
-__all__ = ["Boto3Presigner", "Credentials", "Presigner", "generate_presigned_url"]
+class Client(_NativeClient):
+    """Downloads and uploads with parallel parts; thread-safe, the GIL released while it works."""
+
+    @classmethod
+    def from_boto3(cls, client, **kw) -> "Client":
+        """A client with the region, endpoint, addressing style and credentials of a boto3 S3
+        client. The credentials are read once, now: make a new Client after botocore refreshes
+        them (a Presigner from `Presigner.from_boto3` follows refreshes by itself)."""
+        from slipstream._boto3 import client_settings
+
+        return cls(**client_settings(client), **kw)
+
+
+__all__ = ["Boto3Presigner", "Client", "Credentials", "Presigner", "S3Error", "generate_presigned_url"]

@@ -1,3 +1,4 @@
+import os
 from datetime import datetime
 from typing import Iterable, Literal, Mapping, Optional, Sequence, Union
 
@@ -69,3 +70,31 @@ class Boto3Presigner:
     def presign_many(self, keys: Iterable[str], **kw: object) -> list[str]: ...
 
 def generate_presigned_url(client: object, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600) -> str: ...
+
+class S3Error(OSError):
+    """S3 refused a request."""
+
+    code: str
+    """S3's error code, e.g. ``NoSuchKey`` (empty when S3 sent no body, as for HEAD)."""
+    status: int
+    """The HTTP status."""
+
+class Client:
+    """Downloads and uploads with parallel parts over pooled connections; thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        region: str,
+        credentials: Credentials,
+        endpoint_url: Optional[str] = None,
+        addressing: Literal["auto", "virtual", "path"] = "auto",
+        part_size: int = 8 << 20,
+        concurrency: int = 16,
+    ) -> None: ...
+    @classmethod
+    def from_boto3(cls, client: object, **kw: object) -> "Client": ...
+    def download(self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"]) -> int: ...
+    def upload(self, path: Union[str, "os.PathLike[str]"], bucket: str, key: str) -> int: ...
+    def get_bytes(self, bucket: str, key: str, range: Optional[tuple[int, int]] = None) -> bytes: ...
+    def put_bytes(self, bucket: str, key: str, data: bytes) -> str: ...

@@ -111,3 +111,18 @@ def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapp
         if presigner is None or presigner._client is not client:
             presigner = _cache[(id(client), bucket)] = Boto3Presigner(client, bucket)
     return presigner.presign(method, key, expires_in=ExpiresIn, params=query, headers=headers)
+
+
+def client_settings(client: Any) -> dict:
+    """`Client` keyword arguments matching a boto3 S3 client (credentials frozen now)."""
+    meta = client.meta
+    creds = client._request_signer._credentials
+    if creds is None:
+        raise ValueError("the boto3 client has no credentials: configure them as for boto3")
+    frozen = creds.get_frozen_credentials()
+    return {
+        "region": meta.region_name or "us-east-1",
+        "credentials": Credentials(frozen.access_key, frozen.secret_key, frozen.token),
+        "endpoint_url": None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url,
+        "addressing": (meta.config.s3 or {}).get("addressing_style") or "auto",
+    }

@@ -1,0 +1,169 @@
+//! `slipstream.Client`: downloads and uploads through the transfer engine, the GIL released.
+//!
+//! One client owns a tokio runtime and one connection pool; every call blocks the calling
+//! Python thread (not the interpreter: the GIL is released) until the transfer ends, so many
+//! Python threads can share one client. `put_bytes` hands the `bytes` object's memory to the
+//! engine without copying it; `get_bytes` copies once, into the `bytes` it returns.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use pyo3::exceptions::{PyIOError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::PyBytes;
+use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
+use slipstream_s3::Endpoint;
+use slipstream_transfer::{download_to_file, download_to_memory, upload_file, TransferOptions};
+
+use crate::{addressing_style, Credentials};
+
+// An S3 error, keeping S3's code and status as `S3Error.code` and `S3Error.status`.
+pyo3::create_exception!(
+    slipstream,
+    S3Error,
+    PyOSError,
+    "S3 refused a request; `code` (e.g. 'NoSuchKey') and `status` say how."
+);
+
+fn to_py(e: ClientError) -> PyErr {
+    match e {
+        ClientError::S3 {
+            status, ref code, ..
+        } => {
+            let err = S3Error::new_err(e.to_string());
+            Python::attach(|py| {
+                let value = err.value(py);
+                let _ = value.setattr("status", status);
+                let _ = value.setattr("code", code.as_str());
+            });
+            err
+        }
+        ClientError::Request(_) => PyValueError::new_err(e.to_string()),
+        ClientError::Io(io) => PyIOError::new_err(io.to_string()),
+        other => PyIOError::new_err(other.to_string()),
+    }
+}
+
+/// Moves objects between S3 and files or memory; thread-safe.
+#[pyclass(frozen, subclass, module = "slipstream")]
+pub struct Client {
+    inner: Arc<S3Client>,
+    runtime: tokio::runtime::Runtime,
+    opts: TransferOptions,
+}
+
+#[pymethods]
+impl Client {
+    #[new]
+    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16))]
+    fn new(
+        region: String,
+        credentials: &Credentials,
+        endpoint_url: Option<&str>,
+        addressing: &str,
+        part_size: u64,
+        concurrency: usize,
+    ) -> PyResult<Self> {
+        if part_size < slipstream_transfer::MIN_PART_SIZE {
+            return Err(PyValueError::new_err(
+                "part_size must be at least 5 MiB (5242880), S3's smallest part",
+            ));
+        }
+        if concurrency == 0 {
+            return Err(PyValueError::new_err("concurrency must be at least 1"));
+        }
+        let endpoint = endpoint_url
+            .map(Endpoint::parse)
+            .transpose()
+            .map_err(crate::value_error)?;
+        let config = Resolved {
+            credentials: credentials.inner.clone(),
+            region,
+            endpoint,
+            addressing: addressing_style(addressing)?,
+            credential_source: "Python".into(),
+        };
+        let inner = S3Client::new(&config, ClientOptions::default()).map_err(to_py)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O runtime: {e}")))?;
+        Ok(Self {
+            inner: Arc::new(inner),
+            runtime,
+            opts: TransferOptions {
+                part_size,
+                concurrency,
+                multipart_threshold: part_size,
+                progress: None,
+            },
+        })
+    }
+
+    /// Downloads `bucket/key` to `path` (parts in parallel); returns the size. The file appears
+    /// only when complete and checked.
+    fn download(&self, py: Python<'_>, bucket: &str, key: &str, path: PathBuf) -> PyResult<u64> {
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        py.detach(|| {
+            self.runtime
+                .block_on(download_to_file(client, bucket, key, &path, opts))
+        })
+        .map(|d| d.size)
+        .map_err(to_py)
+    }
+
+    /// Uploads the file at `path` to `bucket/key` (multipart when large); returns the size.
+    fn upload(&self, py: Python<'_>, path: PathBuf, bucket: &str, key: &str) -> PyResult<u64> {
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        py.detach(|| {
+            self.runtime
+                .block_on(upload_file(client, &path, bucket, key, opts))
+        })
+        .map(|u| u.size)
+        .map_err(to_py)
+    }
+
+    /// The object's bytes, or `range=(start, end)` of them (end exclusive).
+    #[pyo3(signature = (bucket, key, range = None))]
+    fn get_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+        range: Option<(u64, u64)>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let data = py
+            .detach(|| {
+                self.runtime.block_on(async {
+                    match range {
+                        Some(r) => client.get_bytes(bucket, key, Some(r)).await,
+                        None => download_to_memory(client, bucket, key, opts).await,
+                    }
+                })
+            })
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// Stores `data` (any `bytes`) as `bucket/key` in one request with its CRC32C; returns the
+    /// ETag. The bytes are sent from Python's own buffer, not copied.
+    fn put_bytes(
+        &self,
+        py: Python<'_>,
+        bucket: &str,
+        key: &str,
+        data: PyBackedBytes,
+    ) -> PyResult<String> {
+        let client = Arc::clone(&self.inner);
+        let body = Bytes::from_owner(data);
+        py.detach(|| self.runtime.block_on(client.put_object(bucket, key, body)))
+            .map_err(to_py)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Client({:?})", self.inner)
+    }
+}
