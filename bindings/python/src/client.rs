@@ -13,7 +13,7 @@ use pyo3::exceptions::{PyIOError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
-use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
+use slipstream_client::{ClientError, ClientOptions, CredentialSource, Resolved, S3Client};
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{download_to_file, download_to_memory, upload_file, TransferOptions};
 
@@ -79,7 +79,7 @@ impl Client {
             .transpose()
             .map_err(crate::value_error)?;
         let config = Resolved {
-            credentials: credentials.inner.clone(),
+            credentials: CredentialSource::Static(credentials.inner.clone()),
             region,
             endpoint,
             addressing: addressing_style(addressing)?,

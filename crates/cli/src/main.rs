@@ -60,6 +60,23 @@ impl Failure {
     }
 }
 
+/// The credentials to sign with now: fixed ones as they are, others (web identity, container,
+/// instance metadata) fetched once. Presigned URLs made with temporary credentials stop working
+/// when those credentials expire, as with the AWS CLI.
+pub fn credentials_now(
+    resolved: &slipstream_client::Resolved,
+) -> Result<slipstream_sign::Credentials, Failure> {
+    resolved
+        .credentials
+        .fetch_blocking()
+        .map(|e| e.credentials)
+        .map_err(|e| {
+            Failure::usage(format!(
+                "no AWS credentials found in the environment or the shared files, and {e}; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`"
+            ))
+        })
+}
+
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let result = match cli.command {

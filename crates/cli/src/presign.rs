@@ -28,7 +28,9 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
     if a.threads == Some(0) {
         return Err(Failure::usage("--threads must be at least 1"));
     }
+    let credentials = crate::credentials_now(&resolved)?;
     let mut signer = BatchSigner {
+        credentials,
         resolved,
         time,
         opts: options(a)?,
@@ -139,6 +141,8 @@ struct BatchSigner {
     buffers: Vec<String>,
     /// The SigV4A region set; `None` signs with SigV4.
     region_set: Option<String>,
+    /// Fetched once from the resolved source.
+    credentials: slipstream_sign::Credentials,
 }
 
 impl BatchSigner {
@@ -150,9 +154,10 @@ impl BatchSigner {
         let r = &self.resolved;
         let base = slipstream_s3::resolve(bucket, &r.region, r.endpoint.as_ref(), r.addressing)
             .map_err(|e| Failure::usage(e.to_string()))?;
+        let credentials = self.credentials.clone();
         let presigner = match &self.region_set {
-            Some(set) => Presigner::new_v4a(base, set, r.credentials.clone()),
-            None => Presigner::new(base, &r.region, r.credentials.clone()),
+            Some(set) => Presigner::new_v4a(base, set, credentials),
+            None => Presigner::new(base, &r.region, credentials),
         }
         .map_err(|e| Failure::usage(e.to_string()))?;
         let template = presigner

@@ -54,7 +54,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
         .clone()
         .or_else(|| scope_region(target))
         .unwrap_or_else(|| resolved.region.clone());
-    let keys = CredentialKeys::new([resolved.credentials.clone()]);
+    let keys = CredentialKeys::new([crate::credentials_now(&resolved)?]);
     let req = Incoming {
         method: &a.method.to_ascii_uppercase(),
         target,

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::Credentials;
 
+use crate::credentials::CredentialSource;
 use crate::ini;
 
 /// The variables and home directory the chain reads.
@@ -82,8 +83,8 @@ pub struct Overrides {
 /// The outcome of the chain.
 #[derive(Clone, Debug)]
 pub struct Resolved {
-    /// Credentials (their `Debug` is redacted).
-    pub credentials: Credentials,
+    /// Where the credentials come from (static ones: their `Debug` is redacted).
+    pub credentials: CredentialSource,
     /// Region for the credential scope and AWS host names.
     pub region: String,
     /// A custom endpoint, if any.
@@ -193,6 +194,70 @@ fn credentials_from(
     }
 }
 
+/// The credential sources after the environment and the files, in the AWS CLI's order: web
+/// identity (environment, then the profile's `role_arn` and `web_identity_token_file`), the
+/// container endpoint, then instance metadata unless `AWS_EC2_METADATA_DISABLED` is `true`.
+fn remote_source(
+    env: &Env,
+    profile: Option<&HashMap<String, String>>,
+    region: &str,
+) -> Result<Option<CredentialSource>, ConfigError> {
+    let setting = |k: &str| profile.and_then(|p| p.get(k)).map(String::as_str);
+    let token_file = env
+        .var("AWS_WEB_IDENTITY_TOKEN_FILE")
+        .or_else(|| setting("web_identity_token_file"));
+    let role_arn = env.var("AWS_ROLE_ARN").or_else(|| setting("role_arn"));
+    if let (Some(token_file), Some(role_arn)) = (token_file, role_arn) {
+        let session_name = env
+            .var("AWS_ROLE_SESSION_NAME")
+            .or_else(|| setting("role_session_name"))
+            .map_or_else(
+                || format!("slipstream-{}", std::process::id()),
+                str::to_owned,
+            );
+        let sts_endpoint = env.var("AWS_ENDPOINT_URL_STS").map_or_else(
+            || format!("https://sts.{region}.amazonaws.com"),
+            str::to_owned,
+        );
+        return Ok(Some(CredentialSource::WebIdentity {
+            token_file: PathBuf::from(token_file),
+            role_arn: role_arn.to_owned(),
+            session_name,
+            sts_endpoint,
+        }));
+    }
+    let url = match (
+        env.var("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"),
+        env.var("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+    ) {
+        (Some(rel), _) => Some(format!("http://169.254.170.2{rel}")),
+        (None, Some(full)) => Some(full.to_owned()),
+        (None, None) => None,
+    };
+    if let Some(url) = url {
+        return Ok(Some(CredentialSource::Container {
+            url,
+            token: env
+                .var("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+                .map(str::to_owned),
+            token_file: env
+                .var("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+                .map(PathBuf::from),
+        }));
+    }
+    if env
+        .var("AWS_EC2_METADATA_DISABLED")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        return Ok(None);
+    }
+    let endpoint = env
+        .var("AWS_EC2_METADATA_SERVICE_ENDPOINT")
+        .unwrap_or("http://169.254.169.254")
+        .to_owned();
+    Ok(Some(CredentialSource::InstanceMetadata { endpoint }))
+}
+
 /// Runs the chain.
 pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
     let files = Files::load(env)?;
@@ -261,15 +326,6 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
             None => from_files()?,
         }
     };
-    let (credentials, credential_source) = found.ok_or_else(|| {
-        let mut tried = Vec::new();
-        if !explicit {
-            tried.push("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY".to_owned());
-        }
-        tried.push(format!("profile {profile:?} in {credentials_file}"));
-        tried.push(format!("profile {profile:?} in {config_file}"));
-        ConfigError::NoCredentials(tried)
-    })?;
 
     let setting = |key: &str| {
         config_section
@@ -311,6 +367,25 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
             }
         },
     };
+    let (credentials, credential_source) = match found {
+        Some((c, what)) => (CredentialSource::Static(c), what),
+        None => match remote_source(env, config_section, &region)? {
+            Some(source) => {
+                let what = source.describe().to_owned();
+                (source, what)
+            }
+            None => {
+                let mut tried = Vec::new();
+                if !explicit {
+                    tried.push("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY".to_owned());
+                }
+                tried.push(format!("profile {profile:?} in {credentials_file}"));
+                tried.push(format!("profile {profile:?} in {config_file}"));
+                tried.push("web identity, container and instance metadata (AWS_EC2_METADATA_DISABLED is set)".to_owned());
+                return Err(ConfigError::NoCredentials(tried));
+            }
+        },
+    };
     Ok(Resolved {
         credentials,
         region,
@@ -346,7 +421,10 @@ mod tests {
         let env = Env::new(&vars, Some(h.path().into()));
         let r = resolve(&env, &Overrides::default()).unwrap();
         assert_eq!(
-            (r.credentials.access_key_id(), r.region.as_str()),
+            (
+                r.credentials.as_static().unwrap().access_key_id(),
+                r.region.as_str()
+            ),
             ("ENVKEY", "us-west-2")
         );
         assert_eq!(r.credential_source, "environment variables");
@@ -359,8 +437,11 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(r.credentials.access_key_id(), "DEVKEY");
-        assert_eq!(r.credentials.session_token(), Some("devtoken"));
+        assert_eq!(r.credentials.as_static().unwrap().access_key_id(), "DEVKEY");
+        assert_eq!(
+            r.credentials.as_static().unwrap().session_token(),
+            Some("devtoken")
+        );
         assert_eq!(
             r.region, "us-west-2",
             "AWS_REGION still beats the profile's region"
@@ -374,7 +455,10 @@ mod tests {
         let h = home(CREDS, CONFIG);
         let r = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap();
         assert_eq!(
-            (r.credentials.access_key_id(), r.region.as_str()),
+            (
+                r.credentials.as_static().unwrap().access_key_id(),
+                r.region.as_str()
+            ),
             ("DEFAULTKEY", "eu-west-1")
         );
         let env = Env::new(&[("AWS_PROFILE", "onlyconfig")], Some(h.path().into()));
@@ -387,7 +471,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (r.credentials.access_key_id(), r.region.as_str()),
+            (
+                r.credentials.as_static().unwrap().access_key_id(),
+                r.region.as_str()
+            ),
             ("CFGKEY", "sa-east-1")
         );
         let env = Env::new(
@@ -403,7 +490,12 @@ mod tests {
     #[test]
     fn missing_and_half_credentials_are_clear_errors() {
         let h = home("", "");
-        let e = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap_err();
+        let off = [("AWS_EC2_METADATA_DISABLED", "true")];
+        let e = resolve(
+            &Env::new(&off, Some(h.path().into())),
+            &Overrides::default(),
+        )
+        .unwrap_err();
         assert!(matches!(e, ConfigError::NoCredentials(_)));
         assert!(e.to_string().contains("AWS_ACCESS_KEY_ID"), "{e}");
         let e = resolve(
@@ -427,8 +519,48 @@ mod tests {
 
     #[test]
     fn no_home_and_no_env_still_explains() {
-        let e = resolve(&Env::new(&[], None), &Overrides::default()).unwrap_err();
+        let off = [("AWS_EC2_METADATA_DISABLED", "TRUE")];
+        let e = resolve(&Env::new(&off, None), &Overrides::default()).unwrap_err();
         assert!(matches!(e, ConfigError::NoCredentials(_)), "{e}");
+        assert!(e.to_string().contains("instance metadata"), "{e}");
+    }
+
+    #[test]
+    fn remote_sources_follow_static_ones_in_the_cli_order() {
+        let source = |vars: &[(&str, &str)]| {
+            resolve(&Env::new(vars, None), &Overrides::default())
+                .unwrap()
+                .credentials
+        };
+        assert!(matches!(
+            source(&[]),
+            CredentialSource::InstanceMetadata { endpoint } if endpoint == "http://169.254.169.254"
+        ));
+        assert!(matches!(
+            source(&[("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9")]),
+            CredentialSource::InstanceMetadata { endpoint } if endpoint == "http://127.0.0.1:9"
+        ));
+        assert!(matches!(
+            source(&[("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/creds/x")]),
+            CredentialSource::Container { url, .. } if url == "http://169.254.170.2/v2/creds/x"
+        ));
+        let web = source(&[
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+            ("AWS_REGION", "eu-west-3"),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/ignored"),
+        ]);
+        assert!(matches!(
+            web,
+            CredentialSource::WebIdentity { sts_endpoint, .. } if sts_endpoint == "https://sts.eu-west-3.amazonaws.com"
+        ));
+        // Static credentials win over every remote source.
+        let s = source(&[
+            ("AWS_ACCESS_KEY_ID", "A"),
+            ("AWS_SECRET_ACCESS_KEY", "S"),
+            ("AWS_ROLE_ARN", "x"),
+        ]);
+        assert_eq!(s.as_static().unwrap().access_key_id(), "A");
     }
 
     #[test]

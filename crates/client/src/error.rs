@@ -23,6 +23,8 @@ pub enum ClientError {
     Response(String),
     /// A local file failed.
     Io(std::io::Error),
+    /// No credentials could be had from the configured source (says which, and why).
+    Credentials(String),
 }
 
 impl ClientError {
@@ -66,6 +68,7 @@ impl fmt::Display for ClientError {
             ClientError::Request(why) => write!(f, "invalid request: {why}"),
             ClientError::Response(why) => write!(f, "unexpected response: {why}"),
             ClientError::Io(e) => write!(f, "{e}"),
+            ClientError::Credentials(why) => f.write_str(why),
         }
     }
 }

@@ -20,6 +20,7 @@ use slipstream_sign::{
     encode::encode_path_into, PayloadHash, Settings, Signer, SigningTime, UrlBase,
 };
 
+use crate::credentials::{CredentialCache, CredentialSource};
 use crate::{xml, ClientError, Resolved};
 
 /// Connection and retry settings.
@@ -72,7 +73,7 @@ pub(crate) struct Call<'a> {
 /// An S3 client: signed operations over a connection pool. Cheap to share (`Arc` it).
 pub struct S3Client {
     http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
-    signer: Signer,
+    credentials: CredentialCache,
     region: String,
     endpoint: Option<Endpoint>,
     addressing: AddressingStyle,
@@ -91,29 +92,15 @@ impl std::fmt::Debug for S3Client {
 impl S3Client {
     /// A client for the configuration the AWS chain resolved.
     pub fn new(config: &Resolved, options: ClientOptions) -> Result<Self, ClientError> {
-        let signer = Signer::new(
-            config.credentials.clone(),
-            &config.region,
-            "s3",
-            Settings::S3,
-        )
-        .map_err(|e| ClientError::Request(e.to_string()))?;
-        let mut tcp = HttpConnector::new();
-        tcp.set_nodelay(true);
-        tcp.enforce_http(false);
-        tcp.set_connect_timeout(Some(options.connect_timeout));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(tcp);
-        let http = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(options.idle_timeout)
-            .pool_max_idle_per_host(options.max_idle_connections)
-            .build(https);
+        if let CredentialSource::Static(c) = &config.credentials {
+            // Fail now, not at the first request, on a region the signer cannot use.
+            Signer::new(c.clone(), &config.region, "s3", Settings::S3)
+                .map_err(|e| ClientError::Request(e.to_string()))?;
+        }
+        let http = http_client(&options);
         Ok(Self {
             http,
-            signer,
+            credentials: CredentialCache::new(config.credentials.clone(), &config.region),
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
@@ -195,8 +182,8 @@ impl S3Client {
         };
         // The body is covered by its CRC32C header where it matters, not by SHA-256: hashing
         // every part twice would cost more CPU than the transfer itself.
-        let sig = self
-            .signer
+        let signer = self.credentials.signer(&self.http).await?;
+        let sig = signer
             .sign_headers(&req, &PayloadHash::Unsigned, now)
             .map_err(|e| ClientError::Request(e.to_string()))?;
         let uri = if call.query.is_empty() {
@@ -229,6 +216,26 @@ impl S3Client {
         }
         Err(error_of(response).await)
     }
+}
+
+/// The connection pool: TCP_NODELAY on every connection (without it a request can wait a whole
+/// round trip), HTTP and HTTPS (rustls, webpki roots), idle connections closed before S3 does.
+pub(crate) fn http_client(
+    options: &ClientOptions,
+) -> Client<HttpsConnector<HttpConnector>, Full<Bytes>> {
+    let mut tcp = HttpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
+    tcp.set_connect_timeout(Some(options.connect_timeout));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(options.idle_timeout)
+        .pool_max_idle_per_host(options.max_idle_connections)
+        .build(https)
 }
 
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.

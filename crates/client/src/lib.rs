@@ -5,11 +5,15 @@
 //! - [`S3Client`]: signed S3 operations over a pool of kept-alive connections, with retries
 //!   (full-jitter backoff) and S3's error codes kept.
 //!
-//! Not yet (issue 5): web identity, ECS and IMDS credentials; a CA bundle option.
+//! - [`credentials`]: web identity (STS), container (ECS) and instance metadata (IMDSv2)
+//!   credentials, cached and refreshed before they expire.
+//!
+//! Not yet (issue 5): a CA bundle option; credential_process and SSO profiles.
 #![forbid(unsafe_code)]
 
 pub mod checksum;
 pub mod config;
+pub mod credentials;
 mod error;
 mod http;
 mod ini;
@@ -17,6 +21,7 @@ mod ops;
 pub mod xml;
 
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
+pub use credentials::{CredentialSource, Expiring};
 pub use error::ClientError;
 pub use http::{ClientOptions, S3Client};
 pub use ops::{CompletedPart, ObjectInfo};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use proxy::{Action, Seen};
-use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
+use slipstream_client::{ClientError, ClientOptions, CredentialSource, Resolved, S3Client};
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::Credentials;
 use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
@@ -24,12 +24,14 @@ fn server() -> String {
 
 fn client_for(endpoint: &str) -> Arc<S3Client> {
     let config = Resolved {
-        credentials: Credentials::new(
-            std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-            None,
-        )
-        .unwrap(),
+        credentials: CredentialSource::Static(
+            Credentials::new(
+                std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+                std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+                None,
+            )
+            .unwrap(),
+        ),
         region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
         endpoint: Some(Endpoint::parse(endpoint).unwrap()),
         addressing: AddressingStyle::Path,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
+use slipstream_client::{ClientError, ClientOptions, CredentialSource, Resolved, S3Client};
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::Credentials;
 use slipstream_transfer::{
@@ -18,12 +18,14 @@ fn client() -> Arc<S3Client> {
     let endpoint = std::env::var("SLIPSTREAM_TEST_ENDPOINT")
         .expect("no local S3 server: run through `make test` (scripts/with-s3-server.sh)");
     let config = Resolved {
-        credentials: Credentials::new(
-            std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-            None,
-        )
-        .unwrap(),
+        credentials: CredentialSource::Static(
+            Credentials::new(
+                std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+                std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+                None,
+            )
+            .unwrap(),
+        ),
         region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
         endpoint: Some(Endpoint::parse(&endpoint).unwrap()),
         addressing: AddressingStyle::Path,

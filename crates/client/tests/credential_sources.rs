@@ -1,0 +1,220 @@
+//! Web identity (STS), container (ECS) and instance metadata (IMDSv2) credentials, each served by
+//! a local test endpoint, then used for real requests against the local versitygw; expiring
+//! credentials are fetched again before they lapse, fresh ones are not.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use slipstream_client::{ClientOptions, CredentialSource, Resolved, S3Client};
+use slipstream_s3::{AddressingStyle, Endpoint};
+
+/// What the endpoint saw: `METHOD target` plus the headers that matter here.
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// A one-response-per-connection HTTP server; `answer(request line, headers)` gives (status, body).
+fn serve(
+    answer: impl Fn(&str, &[(String, String)]) -> (u16, String) + Send + 'static,
+) -> (String, Log) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let log: Log = Arc::default();
+    let log2 = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let mut headers = Vec::new();
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                let h = h.trim_end();
+                if h.is_empty() {
+                    break;
+                }
+                let (n, v) = h.split_once(':').unwrap();
+                headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
+            }
+            let request = line.trim_end().trim_end_matches(" HTTP/1.1").to_owned();
+            log2.lock().unwrap().push(request.clone());
+            let (status, body) = answer(&request, &headers);
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, log)
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The local server's credentials, as the endpoints hand them out.
+fn keys() -> (String, String) {
+    (
+        std::env::var("AWS_ACCESS_KEY_ID").expect("run through `make test`"),
+        std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+    )
+}
+
+fn iso(t: SystemTime) -> String {
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let st = slipstream_sign::SigningTime::from_unix(secs).unwrap();
+    let a = st.amz_date(); // YYYYMMDDTHHMMSSZ
+    format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &a[0..4],
+        &a[4..6],
+        &a[6..8],
+        &a[9..11],
+        &a[11..13],
+        &a[13..15]
+    )
+}
+
+fn json(expires_in: Duration) -> String {
+    let (id, secret) = keys();
+    format!(
+        r#"{{"Code":"Success","AccessKeyId":"{id}","SecretAccessKey":"{secret}","Expiration":"{}"}}"#,
+        iso(SystemTime::now() + expires_in)
+    )
+}
+
+fn client(source: CredentialSource) -> S3Client {
+    let config = Resolved {
+        credentials: source,
+        region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
+        endpoint: Some(
+            Endpoint::parse(&std::env::var("SLIPSTREAM_TEST_ENDPOINT").unwrap()).unwrap(),
+        ),
+        addressing: AddressingStyle::Path,
+        credential_source: "test".into(),
+    };
+    S3Client::new(&config, ClientOptions::default()).unwrap()
+}
+
+/// Two signed requests through `c`: both must be accepted by versitygw.
+async fn use_it(c: &S3Client, bucket: &str) {
+    c.create_bucket(bucket).await.unwrap();
+    c.put_object(bucket, "k", bytes::Bytes::from_static(b"v"))
+        .await
+        .unwrap();
+    assert_eq!(&c.get_bytes(bucket, "k", None).await.unwrap()[..], b"v");
+}
+
+fn count(log: &Log, prefix: &str) -> usize {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.starts_with(prefix))
+        .count()
+}
+
+#[tokio::test]
+async fn instance_metadata_v2_with_its_session_token() {
+    let (url, log) = serve(|req, headers| match req {
+        "PUT /latest/api/token"
+            if header(headers, "x-aws-ec2-metadata-token-ttl-seconds").is_some() =>
+        {
+            (200, "SESSION".into())
+        }
+        r if header(headers, "x-aws-ec2-metadata-token") != Some("SESSION") => {
+            (401, format!("no token for {r}"))
+        }
+        "GET /latest/meta-data/iam/security-credentials/" => (200, "web-role\n".into()),
+        "GET /latest/meta-data/iam/security-credentials/web-role" => {
+            (200, json(Duration::from_secs(3600)))
+        }
+        _ => (404, String::new()),
+    });
+    let c = client(CredentialSource::InstanceMetadata { endpoint: url });
+    use_it(&c, "creds-imds").await;
+    // Valid for an hour: fetched once for three requests.
+    assert_eq!(
+        count(
+            &log,
+            "GET /latest/meta-data/iam/security-credentials/web-role"
+        ),
+        1
+    );
+    assert_eq!(count(&log, "PUT /latest/api/token"), 1);
+}
+
+#[tokio::test]
+async fn container_credentials_with_an_authorization_token_and_early_refresh() {
+    let (url, log) = serve(
+        |req, headers| match (req, header(headers, "authorization")) {
+            ("GET /v2/credentials/abc", Some("Bearer secret-token")) => {
+                (200, json(Duration::from_secs(120)))
+            }
+            _ => (403, String::new()),
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "Bearer secret-token\n").unwrap();
+    let c = client(CredentialSource::Container {
+        url: format!("{url}/v2/credentials/abc"),
+        token: None,
+        token_file: Some(token_file),
+    });
+    use_it(&c, "creds-ecs").await;
+    // Two minutes left is inside the five-minute refresh window: fetched for every request.
+    assert_eq!(count(&log, "GET /v2/credentials/abc"), 3);
+    // A wrong token is an error that names the source.
+    let bad = client(CredentialSource::Container {
+        url: format!("{url}/v2/credentials/abc"),
+        token: Some("Bearer wrong".into()),
+        token_file: None,
+    });
+    let err = bad.create_bucket("creds-ecs-2").await.unwrap_err();
+    assert!(
+        err.to_string().contains("container credential endpoint"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn web_identity_through_sts() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "eyJ.oidc+token/=\n").unwrap();
+    let (url, log) = serve(|req, _| {
+        let ok = req.starts_with("GET /?Action=AssumeRoleWithWebIdentity&")
+            && req.contains("&RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fweb&")
+            && req.contains("&RoleSessionName=sess&")
+            && req.ends_with("&WebIdentityToken=eyJ.oidc%2Btoken%2F%3D");
+        if !ok {
+            return (
+                400,
+                "<ErrorResponse><Error><Code>InvalidParameterValue</Code></Error></ErrorResponse>"
+                    .into(),
+            );
+        }
+        let (id, secret) = keys();
+        let exp = iso(SystemTime::now() + Duration::from_secs(3600));
+        (200, format!("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>{id}</AccessKeyId><SecretAccessKey>{secret}</SecretAccessKey><SessionToken>ignored-by-versitygw</SessionToken><Expiration>{exp}</Expiration></Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"))
+    });
+    let c = client(CredentialSource::WebIdentity {
+        token_file,
+        role_arn: "arn:aws:iam::123456789012:role/web".into(),
+        session_name: "sess".into(),
+        sts_endpoint: url,
+    });
+    // STS credentials always carry a session token, which versitygw (without STS of its own)
+    // refuses as InvalidToken: that refusal shows the request was signed with STS's answer.
+    let err = c.create_bucket("creds-web").await.unwrap_err();
+    assert_eq!(err.code(), Some("InvalidToken"), "{err}");
+    assert_eq!(count(&log, "GET /?Action=AssumeRoleWithWebIdentity"), 1);
+}
