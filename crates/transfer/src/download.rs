@@ -10,32 +10,31 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use slipstream_client::{ClientError, S3Client};
 
-use crate::pool::for_each_part;
+use crate::pool::{for_each_part, BufferPool};
 use crate::{parts, TransferOptions};
 
-/// A part's bytes as hyper received them: no copy into one large buffer, which saves a pass
-/// over the data and keeps allocations small (large ones fragment the allocator's arenas).
-#[derive(Debug, Default)]
+/// A part's bytes, in one buffer from the transfer's [`BufferPool`]: copying hyper's frames
+/// into it costs a memcpy, but keeping the frames instead pinned hyper's larger read buffers
+/// (a 5 GiB stream to stdout peaked at 205 MiB against a 192 MiB bound).
+#[derive(Debug)]
 pub(crate) struct Part {
-    pub frames: Vec<Bytes>,
+    pub data: Bytes,
 }
 
 impl Part {
     /// The CRC32C of the part, continuing `crc`.
     pub fn crc32c_append(&self, crc: u32) -> u32 {
-        self.frames
-            .iter()
-            .fold(crc, |c, f| crc32c::crc32c_append(c, f))
+        crc32c::crc32c_append(crc, &self.data)
     }
 
     /// Writes the part at `offset` (positioned writes: parts land in any order).
     pub fn write_at(&self, file: &File, offset: u64) -> std::io::Result<()> {
-        let mut at = offset;
-        for f in &self.frames {
-            file.write_all_at(f, at)?;
-            at += f.len() as u64;
-        }
-        Ok(())
+        file.write_all_at(&self.data, offset)
+    }
+
+    /// Hands the buffer back for the next part.
+    pub fn recycle(self, pool: &BufferPool) {
+        pool.give(self.data);
     }
 }
 
@@ -154,18 +153,26 @@ async fn fetch_all(
     opts: &TransferOptions,
 ) -> Result<Vec<u32>, ClientError> {
     let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
+    let pool = Arc::new(BufferPool::default());
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
     let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
     for_each_part(ranges.len(), concurrency, move |i| {
-        let (client, file, progress) = (Arc::clone(&client), Arc::clone(&file), progress.clone());
+        let (client, file, progress, pool) = (
+            Arc::clone(&client),
+            Arc::clone(&file),
+            progress.clone(),
+            Arc::clone(&pool),
+        );
         let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
         let (start, end) = ranges[i];
         async move {
-            let part = fetch_part(&client, &bucket, &key, &etag, start, end).await?;
+            let part = fetch_part(&client, &bucket, &key, &etag, (start, end), &pool).await?;
             let crc = part.crc32c_append(0);
-            tokio::task::spawn_blocking(move || part.write_at(&file, start))
-                .await
-                .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+            let part =
+                tokio::task::spawn_blocking(move || part.write_at(&file, start).map(|()| part))
+                    .await
+                    .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+            part.recycle(&pool);
             if let Some(p) = progress {
                 p.add(end - start);
             }
@@ -182,13 +189,13 @@ pub(crate) async fn fetch_part(
     bucket: &str,
     key: &str,
     etag: &str,
-    start: u64,
-    end: u64,
+    (start, end): (u64, u64),
+    pool: &BufferPool,
 ) -> Result<Part, ClientError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match fetch_once(client, bucket, key, etag, start, end).await {
+        match fetch_once(client, bucket, key, etag, start, end, pool).await {
             Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
                 tokio::time::sleep(client.backoff(attempt)).await;
             }
@@ -209,13 +216,16 @@ async fn fetch_once(
     etag: &str,
     start: u64,
     end: u64,
+    pool: &BufferPool,
 ) -> Result<Part, ClientError> {
     let response = client
         .get_object(bucket, key, Some((start, end)), Some(etag))
         .await?;
     let want = (end - start) as usize;
     let mut body = response.into_body();
-    let mut part = Part::default();
+    let mut data = pool.take();
+    data.clear();
+    data.reserve(want);
     let mut got = 0usize;
     loop {
         let stall = client.stall_timeout();
@@ -234,7 +244,7 @@ async fn fetch_once(
                             end - 1
                         )));
                     }
-                    part.frames.push(chunk);
+                    data.extend_from_slice(&chunk);
                 }
             }
         }
@@ -245,5 +255,7 @@ async fn fetch_once(
             end - 1
         )));
     }
-    Ok(part)
+    Ok(Part {
+        data: data.freeze(),
+    })
 }

@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::cleanup::MultipartGuard;
 use crate::download::fetch_part;
+use crate::pool::BufferPool;
 use crate::{parts, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
 /// Downloads `bucket/key` into `out`, in order. At most `concurrency` parts are in flight or
@@ -28,6 +29,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     let info = client.head_object(bucket, key).await?;
     opts.set_total(info.size);
     let ranges = parts(info.size, opts.part_size);
+    let pool = Arc::new(BufferPool::default());
     let mut in_flight = VecDeque::new();
     let mut next = 0;
     let mut crc = 0u32;
@@ -40,7 +42,10 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             info.etag.clone(),
         );
         let (start, end) = ranges[i];
-        tokio::spawn(async move { fetch_part(&client, &bucket, &key, &etag, start, end).await })
+        let pool = Arc::clone(&pool);
+        tokio::spawn(
+            async move { fetch_part(&client, &bucket, &key, &etag, (start, end), &pool).await },
+        )
     };
     while next < ranges.len() && in_flight.len() < opts.concurrency.max(1) {
         in_flight.push_back(spawn(next));
@@ -53,13 +58,11 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
         };
         crc = part.crc32c_append(crc);
-        for frame in &part.frames {
-            written += frame.len() as u64;
-            out.write_all(frame).await?;
-            opts.add_progress(frame.len() as u64);
-        }
-        // The next part starts once this one left memory: the window holds `concurrency` parts.
-        drop(part);
+        written += part.data.len() as u64;
+        out.write_all(&part.data).await?;
+        opts.add_progress(part.data.len() as u64);
+        // The next part starts once this one's buffer is free: the window holds `concurrency` parts.
+        part.recycle(&pool);
         if next < ranges.len() {
             in_flight.push_back(spawn(next));
             next += 1;

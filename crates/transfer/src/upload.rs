@@ -3,13 +3,13 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 
 use crate::cleanup::MultipartGuard;
-use crate::pool::for_each_part;
+use crate::pool::{for_each_part, BufferPool};
 use crate::{parts, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 
 /// What a finished upload was.
@@ -89,30 +89,6 @@ async fn read_into(
     .await
     .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
     Ok(data.freeze())
-}
-
-/// Part buffers handed from a finished part to the next one. Fresh 8 MiB allocations per part
-/// cost RSS well beyond `concurrency x part_size` (measured: 246 MiB for 16 x 8 MiB), because
-/// the allocator keeps freed large blocks in per-thread arenas; reusing them keeps it at the
-/// bound.
-#[derive(Default)]
-struct BufferPool(Mutex<Vec<BytesMut>>);
-
-impl BufferPool {
-    fn take(&self) -> BytesMut {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|mut p| p.pop())
-            .unwrap_or_default()
-    }
-
-    /// Keeps `data`'s allocation if nobody else holds it any more.
-    fn give(&self, data: Bytes) {
-        if let (Ok(buf), Ok(mut pool)) = (data.try_into_mut(), self.0.lock()) {
-            pool.push(buf);
-        }
-    }
 }
 
 /// Reads and uploads every range with `concurrency` tasks; the parts in order.
