@@ -13,28 +13,40 @@ use slipstream_client::{ClientError, S3Client};
 use crate::pool::{for_each_part, BufferPool};
 use crate::{parts, TransferOptions};
 
-/// A part's bytes, in one buffer from the transfer's [`BufferPool`]: copying hyper's frames
-/// into it costs a memcpy, but keeping the frames instead pinned hyper's larger read buffers
-/// (a 5 GiB stream to stdout peaked at 205 MiB against a 192 MiB bound).
+/// A part's bytes: the frames as hyper received them (no copy; files are written frame by
+/// frame as soon as the part is complete), or, for streams, copied into one buffer from the
+/// transfer's [`BufferPool`]. A stream holds a window of parts while it waits for the earliest,
+/// and frames kept that long pin hyper's larger read buffers: a 5 GiB stream to stdout peaked at
+/// 205 MiB with frames, 143 MiB with pooled buffers (bound: 192 MiB). A file download with
+/// frames measured faster than with copies (1.15 s against 1.34 s for 1 GiB).
 #[derive(Debug)]
 pub(crate) struct Part {
-    pub data: Bytes,
+    pub chunks: Vec<Bytes>,
 }
 
 impl Part {
     /// The CRC32C of the part, continuing `crc`.
     pub fn crc32c_append(&self, crc: u32) -> u32 {
-        crc32c::crc32c_append(crc, &self.data)
+        self.chunks
+            .iter()
+            .fold(crc, |c, f| crc32c::crc32c_append(c, f))
     }
 
     /// Writes the part at `offset` (positioned writes: parts land in any order).
     pub fn write_at(&self, file: &File, offset: u64) -> std::io::Result<()> {
-        file.write_all_at(&self.data, offset)
+        let mut at = offset;
+        for f in &self.chunks {
+            file.write_all_at(f, at)?;
+            at += f.len() as u64;
+        }
+        Ok(())
     }
 
-    /// Hands the buffer back for the next part.
+    /// Hands a pooled buffer back for the next part.
     pub fn recycle(self, pool: &BufferPool) {
-        pool.give(self.data);
+        for chunk in self.chunks {
+            pool.give(chunk);
+        }
     }
 }
 
@@ -153,26 +165,18 @@ async fn fetch_all(
     opts: &TransferOptions,
 ) -> Result<Vec<u32>, ClientError> {
     let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
-    let pool = Arc::new(BufferPool::default());
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
     let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
     for_each_part(ranges.len(), concurrency, move |i| {
-        let (client, file, progress, pool) = (
-            Arc::clone(&client),
-            Arc::clone(&file),
-            progress.clone(),
-            Arc::clone(&pool),
-        );
+        let (client, file, progress) = (Arc::clone(&client), Arc::clone(&file), progress.clone());
         let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
         let (start, end) = ranges[i];
         async move {
-            let part = fetch_part(&client, &bucket, &key, &etag, (start, end), &pool).await?;
+            let part = fetch_part(&client, &bucket, &key, &etag, (start, end), None).await?;
             let crc = part.crc32c_append(0);
-            let part =
-                tokio::task::spawn_blocking(move || part.write_at(&file, start).map(|()| part))
-                    .await
-                    .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
-            part.recycle(&pool);
+            tokio::task::spawn_blocking(move || part.write_at(&file, start))
+                .await
+                .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
             if let Some(p) = progress {
                 p.add(end - start);
             }
@@ -190,7 +194,7 @@ pub(crate) async fn fetch_part(
     key: &str,
     etag: &str,
     (start, end): (u64, u64),
-    pool: &BufferPool,
+    pool: Option<&BufferPool>,
 ) -> Result<Part, ClientError> {
     let mut attempt = 0;
     loop {
@@ -216,16 +220,20 @@ async fn fetch_once(
     etag: &str,
     start: u64,
     end: u64,
-    pool: &BufferPool,
+    pool: Option<&BufferPool>,
 ) -> Result<Part, ClientError> {
     let response = client
         .get_object(bucket, key, Some((start, end)), Some(etag))
         .await?;
     let want = (end - start) as usize;
     let mut body = response.into_body();
-    let mut data = pool.take();
-    data.clear();
-    data.reserve(want);
+    let mut pooled = pool.map(|p| {
+        let mut b = p.take();
+        b.clear();
+        b.reserve(want);
+        b
+    });
+    let mut chunks = Vec::new();
     let mut got = 0usize;
     loop {
         let stall = client.stall_timeout();
@@ -244,7 +252,10 @@ async fn fetch_once(
                             end - 1
                         )));
                     }
-                    data.extend_from_slice(&chunk);
+                    match pooled.as_mut() {
+                        Some(buf) => buf.extend_from_slice(&chunk),
+                        None => chunks.push(chunk),
+                    }
                 }
             }
         }
@@ -255,7 +266,8 @@ async fn fetch_once(
             end - 1
         )));
     }
-    Ok(Part {
-        data: data.freeze(),
-    })
+    if let Some(buf) = pooled {
+        chunks.push(buf.freeze());
+    }
+    Ok(Part { chunks })
 }

@@ -43,9 +43,9 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         );
         let (start, end) = ranges[i];
         let pool = Arc::clone(&pool);
-        tokio::spawn(
-            async move { fetch_part(&client, &bucket, &key, &etag, (start, end), &pool).await },
-        )
+        tokio::spawn(async move {
+            fetch_part(&client, &bucket, &key, &etag, (start, end), Some(&pool)).await
+        })
     };
     while next < ranges.len() && in_flight.len() < opts.concurrency.max(1) {
         in_flight.push_back(spawn(next));
@@ -58,9 +58,11 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
         };
         crc = part.crc32c_append(crc);
-        written += part.data.len() as u64;
-        out.write_all(&part.data).await?;
-        opts.add_progress(part.data.len() as u64);
+        for chunk in &part.chunks {
+            written += chunk.len() as u64;
+            out.write_all(chunk).await?;
+            opts.add_progress(chunk.len() as u64);
+        }
         // The next part starts once this one's buffer is free: the window holds `concurrency` parts.
         part.recycle(&pool);
         if next < ranges.len() {
