@@ -7,6 +7,8 @@
 #   SLIPSTREAM_TEST_ENDPOINT   http://127.0.0.1:PORT
 #   SLIPSTREAM_TEST_REGION     us-east-1
 #   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the generated credentials
+#   SLIPSTREAM_TEST_TLS_ENDPOINT  https://127.0.0.1:PORT, a second server (own data) over TLS
+#   SLIPSTREAM_TEST_CA         the PEM of the test CA that signed its certificate (made here)
 # Usage: scripts/with-s3-server.sh COMMAND [ARGS...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -14,13 +16,15 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../.tools/bin/versitygw"
 
 data="$(mktemp -d)"
+tls="$(mktemp -d)"
 pid=""
+tls_pid=""
 stop() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$data"
+  for p in $pid $tls_pid; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  rm -rf "$data" "$tls"
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
@@ -54,6 +58,32 @@ rm -f "$data.log"
 
 export SLIPSTREAM_TEST_ENDPOINT="http://127.0.0.1:$port"
 echo "versitygw on $SLIPSTREAM_TEST_ENDPOINT (pid $pid)" >&2
+
+# The TLS server: a throwaway CA signs a certificate for 127.0.0.1, so clients can be tested
+# with --ca-bundle (trusted) and without it (refused).
+(
+  cd "$tls"
+  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -days 2 -subj /CN=slipstream-test-ca -keyout ca.key -out ca.pem \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req "${ec[@]}" -subj /CN=127.0.0.1 -keyout server.key -out server.csr 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > ext
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext \
+    -out server.pem 2>/dev/null
+  mkdir data
+)
+tls_port="$(free_port)"
+ROOT_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" ROOT_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
+  "$bin" --port "127.0.0.1:$tls_port" --region "$SLIPSTREAM_TEST_REGION" --quiet \
+  --cert "$tls/server.pem" --key "$tls/server.key" posix "$tls/data" >"$tls/log" 2>&1 &
+tls_pid=$!
+for _ in $(seq 1 100); do
+  if curl -s -o /dev/null --cacert "$tls/ca.pem" "https://127.0.0.1:$tls_port/"; then break; fi
+  sleep 0.05
+done
+curl -s -o /dev/null --cacert "$tls/ca.pem" "https://127.0.0.1:$tls_port/" \
+  || { echo "the TLS versitygw did not start:" >&2; cat "$tls/log" >&2; exit 1; }
+export SLIPSTREAM_TEST_TLS_ENDPOINT="https://127.0.0.1:$tls_port" SLIPSTREAM_TEST_CA="$tls/ca.pem"
 set +e
 "$@"
 status=$?

@@ -126,3 +126,20 @@ def test_recursive_copies_a_tree_both_ways(slipstream_bin, server, tmp_path):
     assert down["objects"] == 3
     for name in names:
         assert (dest / name).read_bytes() == (src / name).read_bytes()
+
+
+def test_https_with_ca_bundle(slipstream_bin, server, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    tls = ["--endpoint-url", os.environ["SLIPSTREAM_TEST_TLS_ENDPOINT"], "--path-style"]
+    ca = os.environ["SLIPSTREAM_TEST_CA"]
+    bucket = f"tls-{uuid.uuid4().hex[:16]}"
+    run_cli(slipstream_bin, "mb", f"s3://{bucket}", *tls, "--ca-bundle", ca, env=env)
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(100_000))
+    run_cli(slipstream_bin, "cp", str(src), f"s3://{bucket}/f", *tls, env=dict(env, AWS_CA_BUNDLE=ca))
+    out = run_cli(slipstream_bin, "cp", f"s3://{bucket}/f", "-", *tls, "--ca-bundle", ca, env=env)
+    assert out.stdout == src.read_bytes()
+    refused = run_cli(slipstream_bin, "head", f"s3://{bucket}/f", *tls, env=env, check=False)
+    assert refused.returncode == 1 and b"certificate" in refused.stderr.lower()

@@ -57,7 +57,8 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16))]
+    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         region: String,
         credentials: &Credentials,
@@ -65,6 +66,7 @@ impl Client {
         addressing: &str,
         part_size: u64,
         concurrency: usize,
+        ca_bundle: Option<PathBuf>,
     ) -> PyResult<Self> {
         if part_size < slipstream_transfer::MIN_PART_SIZE {
             return Err(PyValueError::new_err(
@@ -84,6 +86,7 @@ impl Client {
             endpoint,
             addressing: addressing_style(addressing)?,
             credential_source: "Python".into(),
+            ca_bundle,
         };
         let inner = S3Client::new(&config, ClientOptions::default()).map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -183,6 +183,7 @@ impl Connection {
             region: self.region.clone(),
             endpoint_url: self.endpoint_url.clone(),
             addressing,
+            ca_bundle: self.ca_bundle.clone(),
         }
     }
 }
@@ -205,6 +206,9 @@ pub struct Connection {
     /// Same as --addressing-style path.
     #[arg(long, conflicts_with = "addressing_style")]
     pub path_style: bool,
+    /// Trust only the PEM certificates in this file for HTTPS (also AWS_CA_BUNDLE).
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -16,6 +16,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
         region: None,
         endpoint_url: None,
         addressing: None,
+        ca_bundle: None,
     };
     let resolved =
         resolve(&Env::from_process(), &overrides).map_err(|e| Failure::usage(e.to_string()))?;

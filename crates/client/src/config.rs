@@ -78,6 +78,8 @@ pub struct Overrides {
     pub endpoint_url: Option<String>,
     /// `--addressing-style` / `--path-style`.
     pub addressing: Option<AddressingStyle>,
+    /// `--ca-bundle`.
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// The outcome of the chain.
@@ -93,6 +95,9 @@ pub struct Resolved {
     pub addressing: AddressingStyle,
     /// Where the credentials came from, for `--debug`-style messages (never the values).
     pub credential_source: String,
+    /// Certificates to trust instead of the usual roots (`--ca-bundle`, `AWS_CA_BUNDLE`, the
+    /// profile's `ca_bundle`).
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// Why the chain found nothing usable.
@@ -386,12 +391,18 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
             }
         },
     };
+    let ca_bundle = cli
+        .ca_bundle
+        .clone()
+        .or_else(|| env.var("AWS_CA_BUNDLE").map(PathBuf::from))
+        .or_else(|| setting("ca_bundle").map(PathBuf::from));
     Ok(Resolved {
         credentials,
         region,
         endpoint,
         addressing,
         credential_source,
+        ca_bundle,
     })
 }
 

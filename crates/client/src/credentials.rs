@@ -100,7 +100,7 @@ impl CredentialSource {
             .build()
             .map_err(ClientError::Io)?;
         runtime.block_on(async {
-            let http = crate::http::http_client(&crate::ClientOptions::default());
+            let http = crate::http::http_client(&crate::ClientOptions::default(), None)?;
             self.fetch(&http).await
         })
     }

@@ -5,6 +5,8 @@
 //! already closed) and one signer. Every request is signed just before each attempt, so a retry
 //! after a long backoff still carries a fresh date.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -97,7 +99,7 @@ impl S3Client {
             Signer::new(c.clone(), &config.region, "s3", Settings::S3)
                 .map_err(|e| ClientError::Request(e.to_string()))?;
         }
-        let http = http_client(&options);
+        let http = http_client(&options, config.ca_bundle.as_deref())?;
         Ok(Self {
             http,
             credentials: CredentialCache::new(config.credentials.clone(), &config.region),
@@ -219,23 +221,49 @@ impl S3Client {
 }
 
 /// The connection pool: TCP_NODELAY on every connection (without it a request can wait a whole
-/// round trip), HTTP and HTTPS (rustls, webpki roots), idle connections closed before S3 does.
+/// round trip), HTTP and HTTPS (rustls with TLS 1.3 and 1.2; the Mozilla roots, or only the
+/// certificates of `ca_bundle`), idle connections closed before S3 does.
 pub(crate) fn http_client(
     options: &ClientOptions,
-) -> Client<HttpsConnector<HttpConnector>, Full<Bytes>> {
+    ca_bundle: Option<&Path>,
+) -> Result<Client<HttpsConnector<HttpConnector>, Full<Bytes>>, ClientError> {
     let mut tcp = HttpConnector::new();
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp);
-    Client::builder(TokioExecutor::new())
+    let builder = hyper_rustls::HttpsConnectorBuilder::new();
+    let builder = match ca_bundle {
+        None => builder.with_webpki_roots(),
+        Some(path) => builder.with_tls_config(tls_config(path)?),
+    };
+    let https = builder.https_or_http().enable_http1().wrap_connector(tcp);
+    Ok(Client::builder(TokioExecutor::new())
         .pool_idle_timeout(options.idle_timeout)
         .pool_max_idle_per_host(options.max_idle_connections)
-        .build(https)
+        .build(https))
+}
+
+/// A TLS configuration trusting exactly the PEM certificates in `path` (`--ca-bundle`, as the
+/// AWS CLI: a private CA, or a proxy that inspects TLS).
+fn tls_config(path: &Path) -> Result<rustls::ClientConfig, ClientError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let bad = |why: String| ClientError::Request(format!("CA bundle {}: {why}", path.display()));
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
+        roots
+            .add(cert.map_err(|e| bad(e.to_string()))?)
+            .map_err(|e| bad(e.to_string()))?;
+    }
+    if roots.is_empty() {
+        return Err(bad("no certificate in it".into()));
+    }
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
 }
 
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.

@@ -36,6 +36,7 @@ fn client_for(endpoint: &str) -> Arc<S3Client> {
         endpoint: Some(Endpoint::parse(endpoint).unwrap()),
         addressing: AddressingStyle::Path,
         credential_source: "test".into(),
+        ca_bundle: None,
     };
     let options = ClientOptions {
         backoff_base: Duration::from_millis(10),

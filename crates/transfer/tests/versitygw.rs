@@ -30,6 +30,7 @@ fn client() -> Arc<S3Client> {
         endpoint: Some(Endpoint::parse(&endpoint).unwrap()),
         addressing: AddressingStyle::Path,
         credential_source: "test".into(),
+        ca_bundle: None,
     };
     Arc::new(S3Client::new(&config, ClientOptions::default()).unwrap())
 }
@@ -307,4 +308,63 @@ async fn a_tree_with_awkward_names_round_trips() {
     }
     // Keys with `..` segments are refused by `local_path` (unit-tested): versitygw normalizes
     // them away before storing, so they cannot be created here.
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_a_ca_bundle_and_refused_without_it() {
+    let endpoint = std::env::var("SLIPSTREAM_TEST_TLS_ENDPOINT").expect("run through `make test`");
+    let ca = std::env::var("SLIPSTREAM_TEST_CA").unwrap();
+    let tls_client = |ca_bundle: Option<std::path::PathBuf>| {
+        let config = Resolved {
+            credentials: CredentialSource::Static(
+                Credentials::new(
+                    std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+                    std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+                    None,
+                )
+                .unwrap(),
+            ),
+            region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
+            endpoint: Some(Endpoint::parse(&endpoint).unwrap()),
+            addressing: AddressingStyle::Path,
+            credential_source: "test".into(),
+            ca_bundle,
+        };
+        Arc::new(S3Client::new(&config, ClientOptions::default()).unwrap())
+    };
+    let trusted = tls_client(Some(ca.into()));
+    trusted.create_bucket("tls").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let body = data(MIN_PART_SIZE as usize + 77, 5);
+    std::fs::write(dir.path().join("src"), &body).unwrap();
+    let opts = TransferOptions {
+        part_size: MIN_PART_SIZE,
+        multipart_threshold: MIN_PART_SIZE,
+        ..TransferOptions::default()
+    };
+    upload_file(
+        Arc::clone(&trusted),
+        &dir.path().join("src"),
+        "tls",
+        "k",
+        opts.clone(),
+    )
+    .await
+    .unwrap();
+    download_to_file(
+        Arc::clone(&trusted),
+        "tls",
+        "k",
+        &dir.path().join("dst"),
+        opts,
+    )
+    .await
+    .unwrap();
+    assert!(std::fs::read(dir.path().join("dst")).unwrap() == body);
+    // The usual roots do not include the test CA: the handshake fails, and says why.
+    let err = tls_client(None).head_object("tls", "k").await.unwrap_err();
+    assert!(
+        err.to_string().to_lowercase().contains("certificate"),
+        "{err}"
+    );
 }

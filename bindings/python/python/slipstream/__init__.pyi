@@ -91,6 +91,7 @@ class Client:
         addressing: Literal["auto", "virtual", "path"] = "auto",
         part_size: int = 8 << 20,
         concurrency: int = 16,
+        ca_bundle: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None: ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
