@@ -18,7 +18,8 @@ use slipstream_sign::{Credentials, Settings, Signer, SigningTime};
 
 use crate::ClientError;
 
-pub(crate) type Http = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+pub(crate) type Http =
+    Client<HttpsConnector<HttpConnector<crate::dns::SpreadResolver>>, Full<Bytes>>;
 
 /// Refresh this long before expiry, so no request is signed with credentials about to lapse.
 const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);

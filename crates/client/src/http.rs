@@ -23,6 +23,7 @@ use slipstream_sign::{
 };
 
 use crate::credentials::{CredentialCache, CredentialSource};
+use crate::dns::SpreadResolver;
 use crate::{xml, ClientError, Resolved};
 
 /// Connection and retry settings.
@@ -74,7 +75,7 @@ pub(crate) struct Call<'a> {
 
 /// An S3 client: signed operations over a connection pool. Cheap to share (`Arc` it).
 pub struct S3Client {
-    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    http: Client<HttpsConnector<HttpConnector<SpreadResolver>>, Full<Bytes>>,
     credentials: CredentialCache,
     region: String,
     endpoint: Option<Endpoint>,
@@ -226,8 +227,8 @@ impl S3Client {
 pub(crate) fn http_client(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
-) -> Result<Client<HttpsConnector<HttpConnector>, Full<Bytes>>, ClientError> {
-    let mut tcp = HttpConnector::new();
+) -> Result<Client<HttpsConnector<HttpConnector<SpreadResolver>>, Full<Bytes>>, ClientError> {
+    let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));

@@ -14,6 +14,7 @@
 pub mod checksum;
 pub mod config;
 pub mod credentials;
+mod dns;
 mod error;
 mod http;
 mod ini;
