@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use slipstream_client::{ClientError, S3Client};
+use slipstream_client::{ClientError, ObjectInfo, S3Client};
 
 use crate::pool::{for_each_part, BufferPool};
 use crate::{parts, TransferOptions};
@@ -87,15 +87,7 @@ pub async fn download_to_file(
         let whole = crcs.iter().zip(&ranges).fold(0u32, |acc, (crc, (s, e))| {
             crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
         });
-        let crc32c_verified = match &info.crc32c {
-            Some(expected) if *expected != slipstream_client::checksum::encode(whole) => {
-                return Err(ClientError::Response(format!(
-                    "the downloaded data's CRC32C does not match the object's ({expected})"
-                )))
-            }
-            Some(_) => true,
-            None => false,
-        };
+        let crc32c_verified = check_crc32c(&info, whole)?;
         let written = file.metadata()?.len();
         if written != info.size {
             return Err(ClientError::Response(format!(
@@ -116,6 +108,20 @@ pub async fn download_to_file(
         etag: info.etag,
         crc32c_verified,
     })
+}
+
+/// Whether the object's whole-object CRC32C (if it has one) is `crc`: `Ok(true)` checked,
+/// `Ok(false)` nothing to check, an error on a mismatch.
+pub(crate) fn check_crc32c(info: &ObjectInfo, crc: u32) -> Result<bool, ClientError> {
+    match &info.crc32c {
+        Some(expected) if *expected != slipstream_client::checksum::encode(crc) => {
+            Err(ClientError::Response(format!(
+                "the downloaded data's CRC32C does not match the object's ({expected})"
+            )))
+        }
+        Some(_) => Ok(true),
+        None => Ok(false),
+    }
 }
 
 /// Deletes the path it holds when dropped, unless emptied first.

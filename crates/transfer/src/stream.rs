@@ -9,7 +9,7 @@ use slipstream_client::{ClientError, CompletedPart, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::cleanup::MultipartGuard;
-use crate::download::fetch_part;
+use crate::download::{check_crc32c, fetch_part};
 use crate::pool::BufferPool;
 use crate::{parts, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -77,15 +77,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             info.size
         )));
     }
-    let crc32c_verified = match &info.crc32c {
-        Some(expected) if *expected != slipstream_client::checksum::encode(crc) => {
-            return Err(ClientError::Response(format!(
-                "the downloaded data's CRC32C does not match the object's ({expected})"
-            )))
-        }
-        Some(_) => true,
-        None => false,
-    };
+    let crc32c_verified = check_crc32c(&info, crc)?;
     Ok(Downloaded {
         size: info.size,
         etag: info.etag,

@@ -5,6 +5,7 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod proxy;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -12,38 +13,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use proxy::{Action, Seen};
-use slipstream_client::{ClientError, ClientOptions, CredentialSource, Resolved, S3Client};
-use slipstream_s3::{AddressingStyle, Endpoint};
-use slipstream_sign::Credentials;
+use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
 
-fn server() -> String {
-    std::env::var("SLIPSTREAM_TEST_ENDPOINT")
-        .expect("no local S3 server: run through `make test` (scripts/with-s3-server.sh)")
-}
+use common::server;
 
 fn client_for(endpoint: &str) -> Arc<S3Client> {
-    let config = Resolved {
-        credentials: CredentialSource::Static(
-            Credentials::new(
-                std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-                std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-                None,
-            )
-            .unwrap(),
-        ),
-        region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
-        endpoint: Some(Endpoint::parse(endpoint).unwrap()),
-        addressing: AddressingStyle::Path,
-        credential_source: "test".into(),
-        ca_bundle: None,
-    };
     let options = ClientOptions {
         backoff_base: Duration::from_millis(10),
         stall_timeout: Duration::from_millis(500),
         ..ClientOptions::default()
     };
-    Arc::new(S3Client::new(&config, options).unwrap())
+    common::client_with(endpoint, options, None)
 }
 
 fn opts() -> TransferOptions {

@@ -2,37 +2,20 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use slipstream_client::{ClientError, ClientOptions, CredentialSource, Resolved, S3Client};
-use slipstream_s3::{AddressingStyle, Endpoint};
-use slipstream_sign::Credentials;
+use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_memory, download_to_writer, upload_directory,
     upload_file, upload_from_reader, TransferOptions, MIN_PART_SIZE,
 };
 
 fn client() -> Arc<S3Client> {
-    let endpoint = std::env::var("SLIPSTREAM_TEST_ENDPOINT")
-        .expect("no local S3 server: run through `make test` (scripts/with-s3-server.sh)");
-    let config = Resolved {
-        credentials: CredentialSource::Static(
-            Credentials::new(
-                std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-                std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-                None,
-            )
-            .unwrap(),
-        ),
-        region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
-        endpoint: Some(Endpoint::parse(&endpoint).unwrap()),
-        addressing: AddressingStyle::Path,
-        credential_source: "test".into(),
-        ca_bundle: None,
-    };
-    Arc::new(S3Client::new(&config, ClientOptions::default()).unwrap())
+    common::client_with(&common::server(), ClientOptions::default(), None)
 }
 
 /// A fresh bucket per test, so tests run in parallel without seeing each other's objects.
@@ -315,22 +298,7 @@ async fn https_with_a_ca_bundle_and_refused_without_it() {
     let endpoint = std::env::var("SLIPSTREAM_TEST_TLS_ENDPOINT").expect("run through `make test`");
     let ca = std::env::var("SLIPSTREAM_TEST_CA").unwrap();
     let tls_client = |ca_bundle: Option<std::path::PathBuf>| {
-        let config = Resolved {
-            credentials: CredentialSource::Static(
-                Credentials::new(
-                    std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-                    std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-                    None,
-                )
-                .unwrap(),
-            ),
-            region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
-            endpoint: Some(Endpoint::parse(&endpoint).unwrap()),
-            addressing: AddressingStyle::Path,
-            credential_source: "test".into(),
-            ca_bundle,
-        };
-        Arc::new(S3Client::new(&config, ClientOptions::default()).unwrap())
+        common::client_with(&endpoint, ClientOptions::default(), ca_bundle)
     };
     let trusted = tls_client(Some(ca.into()));
     trusted.create_bucket("tls").await.unwrap();

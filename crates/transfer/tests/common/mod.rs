@@ -1,0 +1,40 @@
+//! What the engine's integration tests share: a client for the local versitygw.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use slipstream_client::{ClientOptions, CredentialSource, Resolved, S3Client};
+use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_sign::Credentials;
+
+/// The plain-HTTP server's endpoint.
+pub fn server() -> String {
+    std::env::var("SLIPSTREAM_TEST_ENDPOINT")
+        .expect("no local S3 server: run through `make test` (scripts/with-s3-server.sh)")
+}
+
+/// A path-style client for `endpoint` with the server's credentials.
+pub fn client_with(
+    endpoint: &str,
+    options: ClientOptions,
+    ca_bundle: Option<PathBuf>,
+) -> Arc<S3Client> {
+    let config = Resolved {
+        credentials: CredentialSource::Static(
+            Credentials::new(
+                std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+                std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+                None,
+            )
+            .unwrap(),
+        ),
+        region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
+        endpoint: Some(Endpoint::parse(endpoint).unwrap()),
+        addressing: AddressingStyle::Path,
+        credential_source: "test".into(),
+        ca_bundle,
+    };
+    Arc::new(S3Client::new(&config, options).unwrap())
+}
