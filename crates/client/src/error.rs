@@ -25,6 +25,9 @@ pub enum ClientError {
     Io(std::io::Error),
     /// No credentials could be had from the configured source (says which, and why).
     Credentials(String),
+    /// The server's TLS certificate was refused (unknown issuer, wrong name, expired): trying
+    /// again would not help; `--ca-bundle` might.
+    Tls(String),
 }
 
 impl ClientError {
@@ -69,6 +72,10 @@ impl fmt::Display for ClientError {
             ClientError::Response(why) => write!(f, "unexpected response: {why}"),
             ClientError::Io(e) => write!(f, "{e}"),
             ClientError::Credentials(why) => f.write_str(why),
+            ClientError::Tls(why) => write!(
+                f,
+                "TLS certificate refused: {why} (a private CA needs --ca-bundle or AWS_CA_BUNDLE)"
+            ),
         }
     }
 }

@@ -212,7 +212,7 @@ impl S3Client {
             tokio::time::timeout(self.options.response_timeout, self.http.request(request))
                 .await
                 .map_err(|_| ClientError::Network("no response before the timeout".into()))?
-                .map_err(|e| ClientError::Network(describe(&e)))?;
+                .map_err(|e| connection_error(&e))?;
         let status = response.status();
         if status.is_success() || status == hyper::StatusCode::NOT_MODIFIED {
             return Ok(response);
@@ -288,6 +288,17 @@ async fn error_of(response: Response<Incoming>) -> ClientError {
         status: status.as_u16(),
         code,
         message,
+    }
+}
+
+/// A failed connection: a refused TLS certificate will be refused again (not retried, and
+/// reported as such); anything else may be transient.
+fn connection_error(e: &dyn std::error::Error) -> ClientError {
+    let text = describe(e);
+    if text.contains("invalid peer certificate") {
+        ClientError::Tls(text)
+    } else {
+        ClientError::Network(text)
     }
 }
 
