@@ -143,3 +143,41 @@ def test_https_with_ca_bundle(slipstream_bin, server, tmp_path):
     assert out.stdout == src.read_bytes()
     refused = run_cli(slipstream_bin, "head", f"s3://{bucket}/f", *tls, env=env, check=False)
     assert refused.returncode == 1 and b"certificate" in refused.stderr.lower()
+
+
+def test_killed_or_full_leaves_nothing_that_looks_complete(slipstream_bin, server, tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    data = os.urandom(64 * 1024 * 1024)
+    src = tmp_path / "src.bin"
+    src.write_bytes(data)
+    cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/big")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    conn = ["--endpoint-url", server["endpoint"], "--path-style"]
+    out = tmp_path / "out"
+    out.mkdir()
+    for delay in (0.02, 0.05, 0.1):
+        dest = out / "big.bin"
+        proc = subprocess.Popen([slipstream_bin, "cp", f"s3://{bucket}/big", str(dest), "--concurrency", "1",
+                                 "--part-size", "5MiB", *conn], env=env, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        # Killed mid-way: no file under the destination's name (a hidden temporary file may stay).
+        # Finished before the kill: the whole file.
+        assert not dest.exists() or dest.read_bytes() == data
+        visible = [p.name for p in out.iterdir() if not p.name.startswith(".")]
+        assert visible in ([], ["big.bin"])
+        for p in out.iterdir():
+            p.unlink()
+    # Standard output on a full disk: an error, exit 1.
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([slipstream_bin, "cp", f"s3://{bucket}/big", "-", *conn], env=env,
+                           stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 1 and b"No space left" in r.stderr, r.stderr
