@@ -21,8 +21,9 @@ use sha2::{Digest, Sha256};
 use crate::encode::{hex32, hex_into};
 use crate::key::HmacSha256;
 use crate::payload::EMPTY_SHA256;
-use crate::string_to_sign::{scope, scope_v4a};
+use crate::string_to_sign::{scope, scope_v4a, ALGORITHM};
 use crate::v4a::EcdsaKey;
+use crate::v4a::ALGORITHM_V4A;
 use crate::{Error, SigningKey, SigningTime};
 
 /// Length of a SigV4 chunk signature on the wire.
@@ -50,15 +51,9 @@ impl Chain {
         seed_signature: &str,
     ) -> Result<Self, Error> {
         let (name, scope) = if ecdsa {
-            (
-                "AWS4-ECDSA-P256-SHA256",
-                scope_v4a(&time.date_stamp(), service),
-            )
+            (ALGORITHM_V4A, scope_v4a(&time.date_stamp(), service))
         } else {
-            (
-                "AWS4-HMAC-SHA256",
-                scope(&time.date_stamp(), region, service)?,
-            )
+            (ALGORITHM, scope(&time.date_stamp(), region, service)?)
         };
         let valid = if ecdsa {
             (140..=144).contains(&seed_signature.len())
@@ -83,27 +78,23 @@ impl Chain {
         })
     }
 
-    /// The string to sign of the next chunk, `data` (empty for the final chunk).
-    pub(crate) fn chunk_text(&mut self, data: &[u8]) -> &[u8] {
+    /// The string to sign of the next link.
+    pub(crate) fn text(&mut self, link: Link<'_>) -> &[u8] {
+        let (prefix, body) = match link {
+            Link::Chunk(data) => (&self.chunk_prefix, data),
+            Link::Trailer(canonical) => (&self.trailer_prefix, canonical.as_bytes()),
+        };
         self.text.clear();
-        self.text.extend_from_slice(self.chunk_prefix.as_bytes());
+        self.text.extend_from_slice(prefix.as_bytes());
         self.text.extend_from_slice(self.previous.as_bytes());
         self.text.push(b'\n');
-        self.text.extend_from_slice(EMPTY_SHA256.as_bytes());
-        self.text.push(b'\n');
+        // Chunks sign the hash of their (empty) headers as well; the trailer does not.
+        if let Link::Chunk(_) = link {
+            self.text.extend_from_slice(EMPTY_SHA256.as_bytes());
+            self.text.push(b'\n');
+        }
         self.text
-            .extend_from_slice(&hex32(&Sha256::digest(data).into()));
-        &self.text
-    }
-
-    /// The string to sign of the trailer; `canonical` is `name:value\n` per header.
-    pub(crate) fn trailer_text(&mut self, canonical: &str) -> &[u8] {
-        self.text.clear();
-        self.text.extend_from_slice(self.trailer_prefix.as_bytes());
-        self.text.extend_from_slice(self.previous.as_bytes());
-        self.text.push(b'\n');
-        self.text
-            .extend_from_slice(&hex32(&Sha256::digest(canonical.as_bytes()).into()));
+            .extend_from_slice(&hex32(&Sha256::digest(body).into()));
         &self.text
     }
 
@@ -112,6 +103,14 @@ impl Chain {
         self.previous.clear();
         self.previous.push_str(signature);
     }
+}
+
+/// One link of the chain: a chunk's data (empty for the final chunk), or the trailer headers
+/// as `name:value\n` per header.
+#[derive(Clone, Copy)]
+pub(crate) enum Link<'a> {
+    Chunk(&'a [u8]),
+    Trailer(&'a str),
 }
 
 /// The key that signs the links.
@@ -167,8 +166,7 @@ impl ChunkSigner {
     /// Signs `data` as the next chunk and returns its signature as sent (SigV4A: padded). An
     /// empty `data` is the final chunk.
     pub fn sign_chunk(&mut self, data: &[u8]) -> Result<String, Error> {
-        self.chain.chunk_text(data);
-        self.finish()
+        self.sign(Link::Chunk(data))
     }
 
     /// Appends `hex(len);chunk-signature=SIG\r\nDATA\r\n`. An empty `data` appends the final chunk
@@ -184,8 +182,7 @@ impl ChunkSigner {
     /// Signs the trailer headers as the last link of the chain (`canonical` is `name:value\n` per
     /// header, names lowercase) and returns the signature as sent.
     pub fn sign_trailer(&mut self, canonical: &str) -> Result<String, Error> {
-        self.chain.trailer_text(canonical);
-        self.finish()
+        self.sign(Link::Trailer(canonical))
     }
 
     /// Appends the final chunk, then the trailer `name:value` and its signature
@@ -206,8 +203,9 @@ impl ChunkSigner {
         Ok(())
     }
 
-    /// Signs the chain's current text, links the signature and returns it as sent.
-    fn finish(&mut self) -> Result<String, Error> {
+    /// Signs `link`, makes it the chain's previous signature and returns it as sent.
+    pub(crate) fn sign(&mut self, link: Link<'_>) -> Result<String, Error> {
+        self.chain.text(link);
         let mut sig = String::with_capacity(V4A_SIGNATURE_LEN as usize);
         match &self.key {
             ChunkKey::Hmac(mac) => {

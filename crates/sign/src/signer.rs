@@ -159,11 +159,8 @@ impl Signer {
         seed_signature: &str,
     ) -> Result<ChunkSigner, Error> {
         match &self.algorithm {
-            Algorithm::V4 { region, .. } => {
-                let key = self
-                    .algorithm
-                    .signing_key(&self.credentials, time, &self.service)
-                    .ok_or(Error::InvalidCredentials("no SigV4 key"))?;
+            Algorithm::V4 { region, keys } => {
+                let key = keys.key(&self.credentials, time, region, &self.service);
                 ChunkSigner::new(&key, time, region, &self.service, seed_signature)
             }
             Algorithm::V4a { key, .. } => {

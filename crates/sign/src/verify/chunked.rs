@@ -14,7 +14,7 @@
 use subtle::ConstantTimeEq;
 
 use super::{KeySource, Verified, VerifyError};
-use crate::chunk::{unpad, Chain, V4A_SIGNATURE_LEN};
+use crate::chunk::{unpad, Chain, Link, V4A_SIGNATURE_LEN};
 use crate::{v4a, ChunkSigner, PayloadHash};
 
 /// How the links of a signed body are checked.
@@ -26,29 +26,14 @@ enum Links {
 }
 
 impl Links {
-    /// Whether `sig` (as received) signs the next chunk, `data`; the chain advances only if so.
-    fn check_chunk(&mut self, data: &[u8], sig: &str) -> bool {
+    /// Whether `sig` (as received) signs `link`; the chain advances only if so.
+    fn check(&mut self, link: Link<'_>, sig: &str) -> bool {
         match self {
             Links::Hmac(signer) => signer
-                .sign_chunk(data)
+                .sign(link)
                 .is_ok_and(|own| bool::from(own.as_bytes().ct_eq(sig.as_bytes()))),
             Links::Ecdsa { public_key, chain } => {
-                let text = chain.chunk_text(data);
-                check_ecdsa(public_key, text, sig)
-                    .map(|s| chain.advance(s))
-                    .is_some()
-            }
-        }
-    }
-
-    /// Whether `sig` signs the trailer headers `canonical`.
-    fn check_trailer(&mut self, canonical: &str, sig: &str) -> bool {
-        match self {
-            Links::Hmac(signer) => signer
-                .sign_trailer(canonical)
-                .is_ok_and(|own| bool::from(own.as_bytes().ct_eq(sig.as_bytes()))),
-            Links::Ecdsa { public_key, chain } => {
-                let text = chain.trailer_text(canonical);
+                let text = chain.text(link);
                 check_ecdsa(public_key, text, sig)
                     .map(|s| chain.advance(s))
                     .is_some()
@@ -271,7 +256,7 @@ impl ChunkedBody {
                 let data = &rest[..size];
                 if let (Some(chain), Some(sig)) = (&mut self.chain, &signature) {
                     // The chain advances to its own result; on a mismatch the body is rejected.
-                    if !chain.check_chunk(data, sig) {
+                    if !chain.check(Link::Chunk(data), sig) {
                         return Err(bad(
                             "a chunk signature does not match: the body was changed",
                         ));
@@ -327,7 +312,7 @@ impl ChunkedBody {
             .iter()
             .map(|(n, v)| format!("{n}:{v}\n"))
             .collect();
-        if !chain.check_trailer(&canonical, sig) {
+        if !chain.check(Link::Trailer(&canonical), sig) {
             return Err(bad("the trailer signature does not match"));
         }
         self.trailer_signed = true;
