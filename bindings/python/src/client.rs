@@ -41,7 +41,8 @@ fn to_py(e: ClientError) -> PyErr {
             err
         }
         ClientError::Request(_) => PyValueError::new_err(e.to_string()),
-        ClientError::Io(io) => PyIOError::new_err(io.to_string()),
+        // FileNotFoundError, PermissionError... as Python's own file functions raise.
+        ClientError::Io(io) => io.into(),
         other => PyIOError::new_err(other.to_string()),
     }
 }

@@ -177,7 +177,11 @@ impl Presigner {
         headers: Option<&Bound<'_, PyAny>>,
         params: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
-        let extras = Extras {
+        self.presign(
+            "GET",
+            key,
+            expires_in,
+            at,
             version_id,
             response_content_type,
             response_content_disposition,
@@ -187,9 +191,7 @@ impl Presigner {
             response_expires,
             headers,
             params,
-            content_type: None,
-        };
-        self.sign_one("GET", key, expires_in, at, extras)
+        )
     }
 
     /// A presigned PUT URL; `content_type` is signed, so the uploader must send exactly it.

@@ -299,26 +299,50 @@ fn sts_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
     })
 }
 
-/// The current signer of a client, rebuilt when its credentials are about to expire.
-pub(crate) struct CredentialCache {
-    source: CredentialSource,
-    region: String,
-    current: tokio::sync::Mutex<Option<(Arc<Signer>, Option<SystemTime>)>>,
+/// The current signer of a client. Fixed credentials give one signer for the client's life (no
+/// lock on the request path); others are fetched on first use and again before they expire.
+pub(crate) enum CredentialCache {
+    Fixed(Arc<Signer>),
+    Refreshing {
+        source: CredentialSource,
+        region: String,
+        current: tokio::sync::Mutex<Option<(Arc<Signer>, Option<SystemTime>)>>,
+    },
+}
+
+fn s3_signer(credentials: Credentials, region: &str) -> Result<Arc<Signer>, ClientError> {
+    Signer::new(credentials, region, "s3", Settings::S3)
+        .map(Arc::new)
+        .map_err(|e| ClientError::Request(e.to_string()))
 }
 
 impl CredentialCache {
-    pub(crate) fn new(source: CredentialSource, region: &str) -> Self {
-        Self {
-            source,
-            region: region.to_owned(),
-            current: tokio::sync::Mutex::new(None),
-        }
+    /// For fixed credentials, fails now rather than at the first request on a region the signer
+    /// cannot use.
+    pub(crate) fn new(source: CredentialSource, region: &str) -> Result<Self, ClientError> {
+        Ok(match source {
+            CredentialSource::Static(c) => CredentialCache::Fixed(s3_signer(c, region)?),
+            source => CredentialCache::Refreshing {
+                source,
+                region: region.to_owned(),
+                current: tokio::sync::Mutex::new(None),
+            },
+        })
     }
 
-    /// A signer with valid credentials: the cached one, or one with freshly fetched credentials
-    /// (the lock makes concurrent callers wait for one fetch instead of each fetching).
+    /// A signer with valid credentials: the fixed one, the cached one, or one with freshly
+    /// fetched credentials (the lock makes concurrent callers wait for one fetch instead of each
+    /// fetching).
     pub(crate) async fn signer(&self, http: &Http) -> Result<Arc<Signer>, ClientError> {
-        let mut current = self.current.lock().await;
+        let (source, region, current) = match self {
+            CredentialCache::Fixed(signer) => return Ok(Arc::clone(signer)),
+            CredentialCache::Refreshing {
+                source,
+                region,
+                current,
+            } => (source, region, current),
+        };
+        let mut current = current.lock().await;
         if let Some((signer, expires)) = current.as_ref() {
             let fresh = match expires {
                 None => true,
@@ -330,11 +354,8 @@ impl CredentialCache {
                 return Ok(Arc::clone(signer));
             }
         }
-        let fetched = self.source.fetch(http).await?;
-        let signer = Arc::new(
-            Signer::new(fetched.credentials, &self.region, "s3", Settings::S3)
-                .map_err(|e| ClientError::Request(e.to_string()))?,
-        );
+        let fetched = source.fetch(http).await?;
+        let signer = s3_signer(fetched.credentials, region)?;
         *current = Some((Arc::clone(&signer), fetched.expires));
         Ok(signer)
     }

@@ -18,11 +18,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use slipstream_s3::{AddressingStyle, Endpoint};
-use slipstream_sign::{
-    encode::encode_path_into, PayloadHash, Settings, Signer, SigningTime, UrlBase,
-};
+use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
 
-use crate::credentials::{CredentialCache, CredentialSource};
+use crate::credentials::CredentialCache;
 use crate::dns::SpreadResolver;
 use crate::{xml, ClientError, Resolved};
 
@@ -95,15 +93,11 @@ impl std::fmt::Debug for S3Client {
 impl S3Client {
     /// A client for the configuration the AWS chain resolved.
     pub fn new(config: &Resolved, options: ClientOptions) -> Result<Self, ClientError> {
-        if let CredentialSource::Static(c) = &config.credentials {
-            // Fail now, not at the first request, on a region the signer cannot use.
-            Signer::new(c.clone(), &config.region, "s3", Settings::S3)
-                .map_err(|e| ClientError::Request(e.to_string()))?;
-        }
+        let credentials = CredentialCache::new(config.credentials.clone(), &config.region)?;
         let http = http_client(&options, config.ca_bundle.as_deref())?;
         Ok(Self {
             http,
-            credentials: CredentialCache::new(config.credentials.clone(), &config.region),
+            credentials,
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
@@ -135,10 +129,11 @@ impl S3Client {
     /// Sends `call`, retrying what may succeed on another attempt; returns the response of a
     /// 2xx (or 304/206) answer, and S3's error otherwise.
     pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
+        let target = self.target(call.bucket, call.key)?;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let result = self.attempt(call).await;
+            let result = self.attempt(call, &target).await;
             match result {
                 Err(e) if e.is_retryable() && attempt < self.options.max_attempts => {
                     tokio::time::sleep(self.backoff(attempt)).await;
@@ -171,15 +166,19 @@ impl S3Client {
         self.options.max_attempts
     }
 
-    async fn attempt(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
-        let (base, path) = self.target(call.bucket, call.key)?;
+    /// One signed attempt of `call` at `(base, path)`.
+    async fn attempt(
+        &self,
+        call: &Call<'_>,
+        (base, path): &(UrlBase, String),
+    ) -> Result<Response<Incoming>, ClientError> {
         let mut signed: Vec<(&str, &str)> = vec![("host", &base.host)];
         signed.extend(call.headers.iter().map(|(n, v)| (*n, v.as_str())));
         let now = SigningTime::from_system_time(SystemTime::now())
             .map_err(|e| ClientError::Request(e.to_string()))?;
         let req = slipstream_sign::Request {
             method: call.method.as_str(),
-            path: &path,
+            path,
             query: &call.query,
             headers: &signed,
         };

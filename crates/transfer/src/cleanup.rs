@@ -7,13 +7,49 @@
 
 use std::sync::{Arc, Mutex};
 
-use slipstream_client::S3Client;
+use std::future::Future;
+
+use slipstream_client::{ClientError, CompletedPart, S3Client};
 use tokio::task::JoinHandle;
 
 static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
 
+/// A multipart upload's whole life: create it, let `send` upload the parts (given the upload
+/// ID), complete it with the parts `send` returns, and abort it if any step fails or the future
+/// is dropped.
+pub(crate) async fn multipart_upload<F, Fut>(
+    client: &Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    send: F,
+) -> Result<Vec<CompletedPart>, ClientError>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = Result<Vec<CompletedPart>, ClientError>>,
+{
+    let upload_id = client.create_multipart_upload(bucket, key).await?;
+    let guard = MultipartGuard::new(client, bucket, key, &upload_id);
+    let completed = match send(upload_id.clone()).await {
+        Ok(parts) => client
+            .complete_multipart_upload(bucket, key, &upload_id, &parts)
+            .await
+            .map(|()| parts),
+        Err(e) => Err(e),
+    };
+    match completed {
+        Ok(parts) => {
+            guard.disarm();
+            Ok(parts)
+        }
+        Err(e) => {
+            guard.abort().await;
+            Err(e)
+        }
+    }
+}
+
 /// An open multipart upload, aborted unless [`MultipartGuard::disarm`]ed.
-pub(crate) struct MultipartGuard {
+struct MultipartGuard {
     client: Arc<S3Client>,
     bucket: String,
     key: String,
@@ -22,7 +58,7 @@ pub(crate) struct MultipartGuard {
 }
 
 impl MultipartGuard {
-    pub(crate) fn new(client: &Arc<S3Client>, bucket: &str, key: &str, upload_id: &str) -> Self {
+    fn new(client: &Arc<S3Client>, bucket: &str, key: &str, upload_id: &str) -> Self {
         Self {
             client: Arc::clone(client),
             bucket: bucket.to_owned(),
@@ -33,12 +69,12 @@ impl MultipartGuard {
     }
 
     /// The upload completed: nothing to clean up.
-    pub(crate) fn disarm(mut self) {
+    fn disarm(mut self) {
         self.armed = false;
     }
 
     /// The upload failed: abort it now (best effort; the failure is what gets reported).
-    pub(crate) async fn abort(mut self) {
+    async fn abort(mut self) {
         self.armed = false;
         let _ = self
             .client

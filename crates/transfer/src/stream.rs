@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::cleanup::MultipartGuard;
+use crate::cleanup::multipart_upload;
 use crate::download::{check_crc32c, fetch_part};
 use crate::pool::BufferPool;
 use crate::{parts, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
@@ -33,7 +33,6 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     let mut in_flight = VecDeque::new();
     let mut next = 0;
     let mut crc = 0u32;
-    let mut written = 0u64;
     let spawn = |i: usize| {
         let (client, bucket, key, etag) = (
             Arc::clone(&client),
@@ -59,7 +58,6 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         };
         crc = part.crc32c_append(crc);
         for chunk in &part.chunks {
-            written += chunk.len() as u64;
             out.write_all(chunk).await?;
             opts.add_progress(chunk.len() as u64);
         }
@@ -71,12 +69,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         }
     }
     out.flush().await?;
-    if written != info.size {
-        return Err(ClientError::Response(format!(
-            "wrote {written} bytes of {}",
-            info.size
-        )));
-    }
+    // The parts cover the object and each one's length was checked on arrival.
     let crc32c_verified = check_crc32c(&info, crc)?;
     Ok(Downloaded {
         size: info.size,
@@ -118,32 +111,17 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
-    let upload_id = client.create_multipart_upload(bucket, key).await?;
-    let guard = MultipartGuard::new(&client, bucket, key, &upload_id);
-    let sent = send_stream(
-        &client, input, bucket, key, &upload_id, first, part_size, &opts,
-    )
-    .await;
-    let result = match sent {
-        Ok((parts, size)) => client
-            .complete_multipart_upload(bucket, key, &upload_id, &parts)
-            .await
-            .map(|()| Uploaded {
-                size,
-                parts: parts.len(),
-            }),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(done) => {
-            guard.disarm();
-            Ok(done)
-        }
-        Err(e) => {
-            guard.abort().await;
-            Err(e)
-        }
-    }
+    let mut size = 0;
+    let parts = multipart_upload(&client, bucket, key, |upload_id| {
+        send_stream(
+            &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
+        )
+    })
+    .await?;
+    Ok(Uploaded {
+        size,
+        parts: parts.len(),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -152,15 +130,15 @@ async fn send_stream<R: AsyncRead + Unpin>(
     input: &mut R,
     bucket: &str,
     key: &str,
-    upload_id: &str,
+    upload_id: String,
     first: Bytes,
     part_size: usize,
     opts: &TransferOptions,
-) -> Result<(Vec<CompletedPart>, u64), ClientError> {
+    size: &mut u64,
+) -> Result<Vec<CompletedPart>, ClientError> {
     let concurrency = opts.concurrency;
     let mut tasks = tokio::task::JoinSet::new();
     let mut done = Vec::new();
-    let mut size = 0u64;
     let mut data = first;
     let mut number = 0u32;
     while !data.is_empty() {
@@ -170,7 +148,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
                 "the stream is longer than {MAX_PARTS} parts of {part_size} bytes: raise the part size"
             )));
         }
-        size += data.len() as u64;
+        *size += data.len() as u64;
         while tasks.len() >= concurrency.max(1) {
             done.push(joined(tasks.join_next().await)?);
         }
@@ -178,7 +156,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
             Arc::clone(client),
             bucket.to_owned(),
             key.to_owned(),
-            upload_id.to_owned(),
+            upload_id.clone(),
         );
         let part = data;
         let (len, progress) = (part.len() as u64, opts.progress.clone());
@@ -197,7 +175,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
         done.push(joined(Some(j))?);
     }
     done.sort_by_key(|p| p.number);
-    Ok((done, size))
+    Ok(done)
 }
 
 fn joined(

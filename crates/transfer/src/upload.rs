@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 
-use crate::cleanup::MultipartGuard;
+use crate::cleanup::multipart_upload;
 use crate::pool::{for_each_part, BufferPool};
 use crate::{parts, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 
@@ -45,24 +45,10 @@ pub async fn upload_file(
         .max(MIN_PART_SIZE)
         .max(size.div_ceil(MAX_PARTS));
     let ranges = parts(size, part_size);
-    let upload_id = client.create_multipart_upload(bucket, key).await?;
-    let guard = MultipartGuard::new(&client, bucket, key, &upload_id);
-    let sent = send_parts(&client, bucket, key, &upload_id, &ranges, &file, &opts).await;
-    let completed = match sent {
-        Ok(parts) => {
-            client
-                .complete_multipart_upload(bucket, key, &upload_id, &parts)
-                .await
-        }
-        Err(e) => Err(e),
-    };
-    match completed {
-        Ok(()) => guard.disarm(),
-        Err(e) => {
-            guard.abort().await;
-            return Err(e);
-        }
-    }
+    multipart_upload(&client, bucket, key, |upload_id| {
+        send_parts(&client, bucket, key, upload_id, &ranges, &file, &opts)
+    })
+    .await?;
     Ok(Uploaded {
         size,
         parts: ranges.len(),
@@ -96,14 +82,14 @@ async fn send_parts(
     client: &Arc<S3Client>,
     bucket: &str,
     key: &str,
-    upload_id: &str,
+    upload_id: String,
     ranges: &[(u64, u64)],
     file: &Arc<File>,
     opts: &TransferOptions,
 ) -> Result<Vec<CompletedPart>, ClientError> {
     let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
-    let (bucket, key, upload_id) = (bucket.to_owned(), key.to_owned(), upload_id.to_owned());
+    let (bucket, key) = (bucket.to_owned(), key.to_owned());
     let pool = Arc::new(BufferPool::default());
     for_each_part(ranges.len(), concurrency, move |i| {
         let (client, file, pool) = (Arc::clone(&client), Arc::clone(&file), Arc::clone(&pool));
