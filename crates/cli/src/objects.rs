@@ -53,95 +53,15 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         multipart_threshold: a.part_size,
         progress,
     };
-    let (src_s3, dst_s3) = (
-        a.source.starts_with("s3://"),
-        a.destination.starts_with("s3://"),
-    );
     let client = client(&a.connection)?;
     let rt = runtime()?;
     let started = Instant::now();
-    let mut objects = None;
-    let (what, bytes, parts) = match (src_s3, dst_s3) {
-        _ if a.recursive => {
-            let (what, many) =
-                rt.block_on(interruptible(cp_recursive(a, src_s3, dst_s3, client, opts)))??;
-            objects = Some(many.objects);
-            (what, many.bytes, None)
-        }
-        (true, false) if a.destination == "-" => {
-            let src = object(&a.source)?;
-            let mut stdout = tokio::io::stdout();
-            let done = rt
-                .block_on(interruptible(download_to_writer(
-                    client,
-                    &src.bucket,
-                    &src.key,
-                    &mut stdout,
-                    opts,
-                )))?
-                .map_err(failed)?;
-            ("download", done.size, None)
-        }
-        (false, true) if a.source == "-" => {
-            let dst = object(&a.destination)?;
-            let mut stdin = tokio::io::stdin();
-            let done = rt
-                .block_on(interruptible(upload_from_reader(
-                    client,
-                    &mut stdin,
-                    &dst.bucket,
-                    &dst.key,
-                    opts,
-                )))?
-                .map_err(failed)?;
-            ("upload", done.size, Some(done.parts))
-        }
-        (true, false) => {
-            let src = object(&a.source)?;
-            let dest = local_destination(Path::new(&a.destination), &src.key);
-            let done = rt
-                .block_on(interruptible(download_to_file(
-                    client,
-                    &src.bucket,
-                    &src.key,
-                    &dest,
-                    opts,
-                )))?
-                .map_err(failed)?;
-            ("download", done.size, None)
-        }
-        (false, true) => {
-            let dst = s3(&a.destination)?;
-            let path = Path::new(&a.source);
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .ok_or_else(|| Failure::usage(format!("{} is not a file", a.source)))?;
-            let key = if dst.key.is_empty() || dst.key.ends_with('/') {
-                format!("{}{name}", dst.key)
-            } else {
-                dst.key.clone()
-            };
-            let done = rt
-                .block_on(interruptible(upload_file(
-                    client,
-                    path,
-                    &dst.bucket,
-                    &key,
-                    opts,
-                )))?
-                .map_err(failed)?;
-            ("upload", done.size, Some(done.parts))
-        }
-        (true, true) => {
-            let (src, dst) = (object(&a.source)?, object(&a.destination)?);
-            let done = rt
-                .block_on(interruptible(copy_through(client, &src, &dst, opts)))?
-                .map_err(failed)?;
-            ("copy", done.size, Some(done.parts))
-        }
-        (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
-    };
+    let Moved {
+        what,
+        bytes,
+        parts,
+        objects,
+    } = rt.block_on(interruptible(copy(a, client, opts)))??;
     drop(bar);
     let seconds = started.elapsed().as_secs_f64();
     let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
@@ -164,6 +84,86 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// What one `cp` moved, for its summary line.
+struct Moved {
+    what: &'static str,
+    bytes: u64,
+    parts: Option<usize>,
+    objects: Option<usize>,
+}
+
+/// The transfer `cp` asked for, chosen by which side is `s3://` (or `-`).
+async fn copy(a: &CpArgs, client: Arc<S3Client>, opts: TransferOptions) -> Result<Moved, Failure> {
+    let (src_s3, dst_s3) = (
+        a.source.starts_with("s3://"),
+        a.destination.starts_with("s3://"),
+    );
+    let moved = |what, bytes, parts| Moved {
+        what,
+        bytes,
+        parts,
+        objects: None,
+    };
+    Ok(match (src_s3, dst_s3) {
+        _ if a.recursive => {
+            let (what, many) = cp_recursive(a, src_s3, dst_s3, client, opts).await?;
+            Moved {
+                objects: Some(many.objects),
+                ..moved(what, many.bytes, None)
+            }
+        }
+        (true, false) if a.destination == "-" => {
+            let src = object(&a.source)?;
+            let mut stdout = tokio::io::stdout();
+            let done = download_to_writer(client, &src.bucket, &src.key, &mut stdout, opts)
+                .await
+                .map_err(failed)?;
+            moved("download", done.size, None)
+        }
+        (false, true) if a.source == "-" => {
+            let dst = object(&a.destination)?;
+            let mut stdin = tokio::io::stdin();
+            let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
+                .await
+                .map_err(failed)?;
+            moved("upload", done.size, Some(done.parts))
+        }
+        (true, false) => {
+            let src = object(&a.source)?;
+            let dest = local_destination(Path::new(&a.destination), &src.key);
+            let done = download_to_file(client, &src.bucket, &src.key, &dest, opts)
+                .await
+                .map_err(failed)?;
+            moved("download", done.size, None)
+        }
+        (false, true) => {
+            let dst = s3(&a.destination)?;
+            let path = Path::new(&a.source);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| Failure::usage(format!("{} is not a file", a.source)))?;
+            let key = if dst.key.is_empty() || dst.key.ends_with('/') {
+                format!("{}{name}", dst.key)
+            } else {
+                dst.key.clone()
+            };
+            let done = upload_file(client, path, &dst.bucket, &key, opts)
+                .await
+                .map_err(failed)?;
+            moved("upload", done.size, Some(done.parts))
+        }
+        (true, true) => {
+            let (src, dst) = (object(&a.source)?, object(&a.destination)?);
+            let done = copy_through(client, &src, &dst, opts)
+                .await
+                .map_err(failed)?;
+            moved("copy", done.size, Some(done.parts))
+        }
+        (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
+    })
 }
 
 /// `cp --recursive`: a prefix to a directory or a directory to a prefix.

@@ -71,6 +71,20 @@ pub(crate) struct Call<'a> {
     pub body: Bytes,
 }
 
+impl<'a> Call<'a> {
+    /// A bodiless request without query or extra headers (fill those in with `..`).
+    pub(crate) fn new(method: Method, bucket: &'a str, key: Option<&'a str>) -> Self {
+        Self {
+            method,
+            bucket,
+            key,
+            query: String::new(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+}
+
 /// An S3 client: signed operations over a connection pool. Cheap to share (`Arc` it).
 pub struct S3Client {
     http: Client<HttpsConnector<HttpConnector<SpreadResolver>>, Full<Bytes>>,

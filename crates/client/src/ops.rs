@@ -58,12 +58,8 @@ impl S3Client {
     pub async fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo, ClientError> {
         let r = self
             .send(&Call {
-                method: Method::HEAD,
-                bucket,
-                key: Some(key),
-                query: String::new(),
                 headers: vec![("x-amz-checksum-mode", "ENABLED".into())],
-                body: Bytes::new(),
+                ..Call::new(Method::HEAD, bucket, Some(key))
             })
             .await?;
         let h = r.headers();
@@ -98,12 +94,8 @@ impl S3Client {
             headers.push(("range", format!("bytes={start}-{}", end - 1)));
         }
         self.send(&Call {
-            method: Method::GET,
-            bucket,
-            key: Some(key),
-            query: String::new(),
             headers,
-            body: Bytes::new(),
+            ..Call::new(Method::GET, bucket, Some(key))
         })
         .await
     }
@@ -128,12 +120,9 @@ impl S3Client {
     ) -> Result<String, ClientError> {
         let r = self
             .send(&Call {
-                method: Method::PUT,
-                bucket,
-                key: Some(key),
-                query: String::new(),
                 headers: vec![("x-amz-checksum-crc32c", crc32c_base64(&body))],
                 body,
+                ..Call::new(Method::PUT, bucket, Some(key))
             })
             .await?;
         Ok(header(r.headers(), "etag").unwrap_or_default())
@@ -147,12 +136,9 @@ impl S3Client {
     ) -> Result<String, ClientError> {
         let r = self
             .send(&Call {
-                method: Method::POST,
-                bucket,
-                key: Some(key),
                 query: "uploads=".into(),
                 headers: vec![("x-amz-checksum-algorithm", "CRC32C".into())],
-                body: Bytes::new(),
+                ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;
         xml::upload_id(&body_bytes(r).await?)
@@ -170,12 +156,10 @@ impl S3Client {
         let crc32c = crc32c_base64(&body);
         let r = self
             .send(&Call {
-                method: Method::PUT,
-                bucket,
-                key: Some(key),
                 query: format!("partNumber={number}&uploadId={}", encode_query(upload_id)),
                 headers: vec![("x-amz-checksum-crc32c", crc32c.clone())],
                 body,
+                ..Call::new(Method::PUT, bucket, Some(key))
             })
             .await?;
         let etag = header(r.headers(), "etag").ok_or_else(|| {
@@ -196,18 +180,14 @@ impl S3Client {
         upload_id: &str,
         parts: &[CompletedPart],
     ) -> Result<(), ClientError> {
-        let list: Vec<(u32, String, String)> = parts
+        let list = parts
             .iter()
-            .map(|p| (p.number, p.etag.clone(), p.crc32c.clone()))
-            .collect();
+            .map(|p| (p.number, p.etag.as_str(), p.crc32c.as_str()));
         let r = self
             .send(&Call {
-                method: Method::POST,
-                bucket,
-                key: Some(key),
                 query: format!("uploadId={}", encode_query(upload_id)),
-                headers: Vec::new(),
-                body: Bytes::from(xml::complete_body(&list)),
+                body: Bytes::from(xml::complete_body(list)),
+                ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;
         let body = body_bytes(r).await?;
@@ -229,12 +209,8 @@ impl S3Client {
         upload_id: &str,
     ) -> Result<(), ClientError> {
         self.send(&Call {
-            method: Method::DELETE,
-            bucket,
-            key: Some(key),
             query: format!("uploadId={}", encode_query(upload_id)),
-            headers: Vec::new(),
-            body: Bytes::new(),
+            ..Call::new(Method::DELETE, bucket, Some(key))
         })
         .await
         .map(drop)
@@ -265,12 +241,8 @@ impl S3Client {
             .join("&");
         let r = self
             .send(&Call {
-                method: Method::GET,
-                bucket,
-                key: None,
                 query,
-                headers: Vec::new(),
-                body: Bytes::new(),
+                ..Call::new(Method::GET, bucket, None)
             })
             .await?;
         xml::list_page(&body_bytes(r).await?)
@@ -298,29 +270,15 @@ impl S3Client {
 
     /// `DeleteObject`.
     pub async fn delete_object(&self, bucket: &str, key: &str) -> Result<(), ClientError> {
-        self.send(&Call {
-            method: Method::DELETE,
-            bucket,
-            key: Some(key),
-            query: String::new(),
-            headers: Vec::new(),
-            body: Bytes::new(),
-        })
-        .await
-        .map(drop)
+        self.send(&Call::new(Method::DELETE, bucket, Some(key)))
+            .await
+            .map(drop)
     }
 
     /// `CreateBucket` (no location constraint: the endpoint's region).
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), ClientError> {
-        self.send(&Call {
-            method: Method::PUT,
-            bucket,
-            key: None,
-            query: String::new(),
-            headers: Vec::new(),
-            body: Bytes::new(),
-        })
-        .await
-        .map(drop)
+        self.send(&Call::new(Method::PUT, bucket, None))
+            .await
+            .map(drop)
     }
 }

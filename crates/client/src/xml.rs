@@ -128,7 +128,7 @@ pub fn list_page(body: &[u8]) -> Result<ListPage, ClientError> {
 }
 
 /// The body of `CompleteMultipartUpload`: each part's number, ETag and CRC32C.
-pub fn complete_body(parts: &[(u32, String, String)]) -> String {
+pub fn complete_body<'a>(parts: impl IntoIterator<Item = (u32, &'a str, &'a str)>) -> String {
     let mut s =
         String::from("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
     for (n, etag, crc) in parts {
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn the_complete_body_escapes_etags() {
-        let body = complete_body(&[(1, "\"a&b\"".into(), "AAAAAA==".into())]);
+        let body = complete_body([(1, "\"a&b\"", "AAAAAA==")]);
         assert!(body.contains("<PartNumber>1</PartNumber><ETag>&quot;a&amp;b&quot;</ETag><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C>"));
     }
 }
