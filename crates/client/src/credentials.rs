@@ -274,25 +274,28 @@ fn json_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
 
 /// `AssumeRoleWithWebIdentityResponse/…/Credentials`.
 fn sts_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
-    let text = String::from_utf8_lossy(body);
-    let tag = |name: &str| {
-        let open = format!("<{name}>");
-        let start = text.find(&open)? + open.len();
-        let end = text[start..].find(&format!("</{name}>"))? + start;
-        Some(text[start..end].trim().to_owned())
-    };
-    let (Some(id), Some(secret), Some(token)) = (
-        tag("AccessKeyId"),
-        tag("SecretAccessKey"),
-        tag("SessionToken"),
-    ) else {
+    let (mut id, mut secret, mut token, mut expiration) = (None, None, None, None);
+    crate::xml::walk(body, |path, text| {
+        let field = match path.rsplit_once('/') {
+            Some((parent, name)) if parent.ends_with("/Credentials") => name,
+            _ => return,
+        };
+        match field {
+            "AccessKeyId" => id = text,
+            "SecretAccessKey" => secret = text,
+            "SessionToken" => token = text,
+            "Expiration" => expiration = text,
+            _ => {}
+        }
+    })?;
+    let (Some(id), Some(secret), Some(token)) = (id, secret, token) else {
         return Err(ClientError::Response(
             "STS answered without AccessKeyId, SecretAccessKey and SessionToken".into(),
         ));
     };
     let credentials = Credentials::new(id, secret, Some(token))
         .map_err(|e| ClientError::Response(e.to_string()))?;
-    let expires = tag("Expiration").map(|e| expiry(&e)).transpose()?;
+    let expires = expiration.map(|e| expiry(&e)).transpose()?;
     Ok(Expiring {
         credentials,
         expires,

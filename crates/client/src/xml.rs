@@ -10,7 +10,10 @@ use crate::ClientError;
 
 /// Calls `visit(path, Some(text))` for every element with text, `path` being the element names
 /// from the root joined by `/`, and `visit(path, None)` when an element starts.
-fn walk(body: &[u8], mut visit: impl FnMut(&str, Option<String>)) -> Result<(), ClientError> {
+pub(crate) fn walk(
+    body: &[u8],
+    mut visit: impl FnMut(&str, Option<String>),
+) -> Result<(), ClientError> {
     let mut reader = Reader::from_reader(body);
     let mut path = String::new();
     let mut text = String::new();

@@ -3,7 +3,6 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -135,18 +134,8 @@ fn temporary_path(dest: &Path) -> PathBuf {
     dest.with_file_name(format!(
         ".{name}.slipstream-{}-{:08x}",
         std::process::id(),
-        rand_u32()
+        fastrand::u32(..)
     ))
-}
-
-fn rand_u32() -> u32 {
-    // Distinct per call within a process; the PID separates processes.
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    t ^ (NEXT.fetch_add(1, Ordering::Relaxed) as u32).wrapping_mul(0x9e37_79b9)
 }
 
 /// Fetches every range with `concurrency` tasks, writes each at its offset, and returns the
