@@ -21,18 +21,21 @@ const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 const KEY: &str = "photos/2026/11/21/img-0001234.jpg";
 const UNIX: i64 = 1_795_219_200; // 2026-11-21T00:00:00Z
 
-fn presigner() -> Presigner {
-    let base = UrlBase {
+/// Where every benchmark's URLs point: virtual-hosted `examplebucket` on AWS.
+fn base() -> UrlBase {
+    UrlBase {
         origin: "https://examplebucket.s3.amazonaws.com".into(),
         host: "examplebucket.s3.amazonaws.com".into(),
         path_prefix: "/".into(),
-    };
-    Presigner::new(
-        base,
-        "us-east-1",
-        Credentials::new(AKID, SECRET, None).unwrap(),
-    )
-    .unwrap()
+    }
+}
+
+fn creds() -> Credentials {
+    Credentials::new(AKID, SECRET, None).unwrap()
+}
+
+fn presigner() -> Presigner {
+    Presigner::new(base(), "us-east-1", creds()).unwrap()
 }
 
 fn time() -> SigningTime {
@@ -202,12 +205,8 @@ fn aws_sigv4a_presign(
 fn presign_get_v4a(c: &mut Criterion) {
     let mut g = c.benchmark_group("presign_get_v4a");
     g.throughput(Throughput::Elements(1));
-    let base = UrlBase {
-        origin: "https://examplebucket.s3.amazonaws.com".into(),
-        host: "examplebucket.s3.amazonaws.com".into(),
-        path_prefix: "/".into(),
-    };
-    let creds = Credentials::new(AKID, SECRET, None).unwrap();
+    let base = base();
+    let creds = creds();
     let p = Presigner::new_v4a(base, "*", creds.clone()).unwrap();
     let template = p.template(&PresignOptions::get(), time()).unwrap();
     g.bench_function("slipstream_template", |b| {
@@ -254,12 +253,8 @@ fn presign_get_v4a(c: &mut Criterion) {
 fn verification(c: &mut Criterion) {
     use slipstream_sign::verify::{CredentialKeys, Incoming, Verifier};
     let mut g = c.benchmark_group("verify_presigned_get");
-    let base = UrlBase {
-        origin: "https://examplebucket.s3.amazonaws.com".into(),
-        host: "examplebucket.s3.amazonaws.com".into(),
-        path_prefix: "/".into(),
-    };
-    let creds = Credentials::new(AKID, SECRET, None).unwrap();
+    let base = base();
+    let creds = creds();
     let keys = CredentialKeys::new([creds.clone()]);
     let verifier = Verifier::s3("us-east-1");
     let headers = [("host", "examplebucket.s3.amazonaws.com")];
@@ -290,7 +285,7 @@ fn verification(c: &mut Criterion) {
 }
 
 fn key_derivation_v4a(c: &mut Criterion) {
-    let creds = Credentials::new(AKID, SECRET, None).unwrap();
+    let creds = creds();
     c.bench_function("key_derivation_v4a/slipstream", |b| {
         b.iter(|| slipstream_sign::v4a::EcdsaKey::derive(black_box(&creds)).unwrap())
     });
@@ -341,13 +336,7 @@ fn key_derivation(c: &mut Criterion) {
 
 fn header_signing(c: &mut Criterion) {
     let mut g = c.benchmark_group("header_sign_get");
-    let signer = Signer::new(
-        Credentials::new(AKID, SECRET, None).unwrap(),
-        "us-east-1",
-        "s3",
-        Settings::S3,
-    )
-    .unwrap();
+    let signer = Signer::new(creds(), "us-east-1", "s3", Settings::S3).unwrap();
     let headers = [
         ("host", "examplebucket.s3.amazonaws.com"),
         ("range", "bytes=0-1048575"),
@@ -411,13 +400,9 @@ fn chunk_signing(c: &mut Criterion) {
         });
     }
     // SigV4A: one ECDSA signature per chunk, so 64 KiB chunks cost SHA-256 plus ~18 µs.
-    let signer = slipstream_sign::Signer::new_v4a(
-        Credentials::new(AKID, SECRET, None).unwrap(),
-        "*",
-        "s3",
-        slipstream_sign::Settings::S3,
-    )
-    .unwrap();
+    let signer =
+        slipstream_sign::Signer::new_v4a(creds(), "*", "s3", slipstream_sign::Settings::S3)
+            .unwrap();
     let seed_v4a = "3045022100e6e30f1ac5ea39b6090c34197923398ec58c3dabe138c027e5ce72287aedc32302205d3fdd555bd3d5d555b4a0d2402d4609d1475a5c90f2715029129d1e2b88e528";
     for size in [0usize, 64 * 1024] {
         let data = vec![b'a'; size];

@@ -3,6 +3,9 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{creds, t};
 use sha2::{Digest, Sha256};
 use slipstream_sign::chunk::{
     encode_unsigned_chunk, encode_unsigned_final, signed_encoded_length, V4A_SIGNATURE_LEN,
@@ -11,22 +14,7 @@ use slipstream_sign::chunk::{
 use slipstream_sign::encode::hex;
 use slipstream_sign::v4a;
 use slipstream_sign::verify::{ChunkedBody, CredentialKeys, Incoming, Verified, Verifier};
-use slipstream_sign::{
-    ChunkSigner, Credentials, PayloadHash, Request, Settings, Signer, SigningTime,
-};
-
-fn creds() -> Credentials {
-    Credentials::new(
-        "AKIAIOSFODNN7EXAMPLE",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        None,
-    )
-    .unwrap()
-}
-
-fn t() -> SigningTime {
-    SigningTime::parse_amz("20130524T000000Z").unwrap()
-}
+use slipstream_sign::{ChunkSigner, PayloadHash, Request, Settings, Signer};
 
 /// A signed streaming PUT of `len` bytes: its headers, the verifier's verdict, and a chunk signer.
 fn request(

@@ -7,27 +7,17 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use common::{creds, t};
 use slipstream_sign::encode::{encode_path_into, encode_query, hex};
 use slipstream_sign::verify::{ChunkedBody, CredentialKeys, Incoming, Verifier};
-use slipstream_sign::{Credentials, PayloadHash, Request, Settings, Signer, SigningTime};
-
-fn creds() -> Credentials {
-    Credentials::new(
-        "AKIAIOSFODNN7EXAMPLE",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        None,
-    )
-    .unwrap()
-}
-
-fn t() -> SigningTime {
-    SigningTime::parse_amz("20130524T000000Z").unwrap()
-}
+use slipstream_sign::{PayloadHash, Request, Settings, Signer};
 
 /// Runs the Java signer once for all tests of this file.
 fn fixtures() -> &'static Path {

@@ -3,23 +3,19 @@
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use slipstream_sign::chunk::{signed_encoded_length, V4_SIGNATURE_LEN};
 use slipstream_sign::{
-    ChunkSigner, Credentials, PayloadHash, Request, Settings, Signer, SigningTime, EMPTY_SHA256,
+    ChunkSigner, PayloadHash, Request, Settings, Signer, SigningTime, EMPTY_SHA256,
 };
 
 fn signer() -> Signer {
-    let creds = Credentials::new(
-        "AKIAIOSFODNN7EXAMPLE",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        None,
-    )
-    .unwrap();
-    Signer::new(creds, "us-east-1", "s3", Settings::S3).unwrap()
+    Signer::new(common::creds(), "us-east-1", "s3", Settings::S3).unwrap()
 }
 
 fn time() -> SigningTime {
-    SigningTime::parse_amz("20130524T000000Z").unwrap()
+    common::t()
 }
 
 #[test]
