@@ -38,10 +38,11 @@ pub struct Request<'a> {
 }
 
 /// The canonical URI of `path`.
-pub fn canonical_uri(path: &str, encoding: PathEncoding) -> String {
+pub fn canonical_uri(path: &str, encoding: PathEncoding) -> Cow<'_, str> {
     match encoding {
-        PathEncoding::AsSent if path.is_empty() => "/".to_owned(),
-        PathEncoding::AsSent => path.to_owned(),
+        PathEncoding::AsSent if path.is_empty() => Cow::Borrowed("/"),
+        // S3's verbatim path needs no copy (the verifier calls this per request).
+        PathEncoding::AsSent => Cow::Borrowed(path),
         PathEncoding::Encode { normalize } => {
             let normalized;
             let path = if normalize {
@@ -55,7 +56,7 @@ pub fn canonical_uri(path: &str, encoding: PathEncoding) -> String {
             if out.is_empty() {
                 out.push('/');
             }
-            out
+            Cow::Owned(out)
         }
     }
 }

@@ -227,7 +227,7 @@ impl Verifier {
         // The query is split once; detection, claims and the canonical query all use the pairs.
         let pairs: Vec<(&str, &str)> = split_query(query).collect();
         let presigned = parse::has_query_auth(&pairs);
-        let claims = match (authorization, presigned) {
+        let mut claims = match (authorization, presigned) {
             (Some(_), true) => {
                 return Err(VerifyError::InvalidRequest(
                     "only one auth mechanism allowed: Authorization header or presigned URL".into(),
@@ -246,8 +246,9 @@ impl Verifier {
         };
 
         // Time: the signing date, its agreement with the scope, and the validity window.
+        // Fields of `claims` are taken, not cloned: `Verified` owns them in the end anyway.
         let amz_date = if presigned {
-            claims.amz_date.clone()
+            claims.amz_date.take()
         } else {
             header_date.map(str::to_owned)
         }
@@ -287,7 +288,7 @@ impl Verifier {
         }
         let region = match claims.algorithm {
             Algorithm::V4 => {
-                let r = claims.region.clone().unwrap_or_default();
+                let r = claims.region.take().unwrap_or_default();
                 if r != self.region {
                     return Err(malformed(format!(
                         "the region {r:?} is wrong; expecting {:?}",
@@ -298,7 +299,7 @@ impl Verifier {
             }
             Algorithm::V4a => {
                 let set = if presigned {
-                    claims.region_set.clone()
+                    claims.region_set.take()
                 } else {
                     single_header(req.headers, "x-amz-region-set")?.map(str::to_owned)
                 }
