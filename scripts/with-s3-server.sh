@@ -3,12 +3,15 @@
 # stops the server afterwards, whether the command passes, fails or is interrupted.
 #
 # The server listens on a free port of 127.0.0.1 only, with credentials generated for this run
-# and a temporary data directory. The command sees:
+# and a temporary data directory, and keeps connections alive between requests as S3 does
+# (versitygw closes every connection after one response unless --keep-alive is given). The command sees:
 #   SLIPSTREAM_TEST_ENDPOINT   http://127.0.0.1:PORT
 #   SLIPSTREAM_TEST_REGION     us-east-1
 #   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the generated credentials
 #   SLIPSTREAM_TEST_TLS_ENDPOINT  https://127.0.0.1:PORT, a second server (own data) over TLS
 #   SLIPSTREAM_TEST_CA         the PEM of the test CA that signed its certificate (made here)
+# With SLIPSTREAM_S3_NETNS=slipstream-s (after `scripts/wan up`), both servers run in that network
+# namespace on SLIPSTREAM_S3_HOST (default 10.77.0.2), on the far side of the emulated link.
 # Usage: scripts/with-s3-server.sh COMMAND [ARGS...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,6 +19,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../.tools/bin/versitygw"
 
 data="$(mktemp -d)"
+host=127.0.0.1
+in_ns=()
+if [ -n "${SLIPSTREAM_S3_NETNS:-}" ]; then
+  host="${SLIPSTREAM_S3_HOST:-10.77.0.2}"
+  in_ns=(ip netns exec "$SLIPSTREAM_S3_NETNS")
+fi
 tls="$(mktemp -d)"
 pid=""
 tls_pid=""
@@ -40,11 +49,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 for attempt in 1 2 3; do
   port="$(free_port)"
   ROOT_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" ROOT_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
-    "$bin" --port "127.0.0.1:$port" --region "$SLIPSTREAM_TEST_REGION" --quiet posix "$data" \
+    "${in_ns[@]}" "$bin" --port "$host:$port" --region "$SLIPSTREAM_TEST_REGION" --quiet --keep-alive posix "$data" \
     >"$data.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do
-    if curl -s -o /dev/null "http://127.0.0.1:$port/"; then break 2; fi
+    if "${in_ns[@]}" curl -s -o /dev/null "http://$host:$port/"; then break 2; fi
     if ! kill -0 "$pid" 2>/dev/null; then break; fi
     sleep 0.05
   done
@@ -56,7 +65,7 @@ done
 rm -f "$data.log"
 [ -n "$pid" ] || { echo "could not start versitygw" >&2; exit 1; }
 
-export SLIPSTREAM_TEST_ENDPOINT="http://127.0.0.1:$port"
+export SLIPSTREAM_TEST_ENDPOINT="http://$host:$port"
 echo "versitygw on $SLIPSTREAM_TEST_ENDPOINT (pid $pid)" >&2
 
 # The TLS server: a throwaway CA signs a certificate for 127.0.0.1, so clients can be tested
@@ -66,24 +75,24 @@ echo "versitygw on $SLIPSTREAM_TEST_ENDPOINT (pid $pid)" >&2
   ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
   openssl req -x509 "${ec[@]}" -days 2 -subj /CN=slipstream-test-ca -keyout ca.key -out ca.pem \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-  openssl req "${ec[@]}" -subj /CN=127.0.0.1 -keyout server.key -out server.csr 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > ext
+  openssl req "${ec[@]}" -subj "/CN=$host" -keyout server.key -out server.csr 2>/dev/null
+  printf 'subjectAltName=IP:%s,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$host" > ext
   openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext \
     -out server.pem 2>/dev/null
   mkdir data
 )
 tls_port="$(free_port)"
 ROOT_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" ROOT_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
-  "$bin" --port "127.0.0.1:$tls_port" --region "$SLIPSTREAM_TEST_REGION" --quiet \
+  "${in_ns[@]}" "$bin" --port "$host:$tls_port" --region "$SLIPSTREAM_TEST_REGION" --quiet --keep-alive \
   --cert "$tls/server.pem" --key "$tls/server.key" posix "$tls/data" >"$tls/log" 2>&1 &
 tls_pid=$!
 for _ in $(seq 1 100); do
-  if curl -s -o /dev/null --cacert "$tls/ca.pem" "https://127.0.0.1:$tls_port/"; then break; fi
+  if "${in_ns[@]}" curl -s -o /dev/null --cacert "$tls/ca.pem" "https://$host:$tls_port/"; then break; fi
   sleep 0.05
 done
-curl -s -o /dev/null --cacert "$tls/ca.pem" "https://127.0.0.1:$tls_port/" \
+"${in_ns[@]}" curl -s -o /dev/null --cacert "$tls/ca.pem" "https://$host:$tls_port/" \
   || { echo "the TLS versitygw did not start:" >&2; cat "$tls/log" >&2; exit 1; }
-export SLIPSTREAM_TEST_TLS_ENDPOINT="https://127.0.0.1:$tls_port" SLIPSTREAM_TEST_CA="$tls/ca.pem"
+export SLIPSTREAM_TEST_TLS_ENDPOINT="https://$host:$tls_port" SLIPSTREAM_TEST_CA="$tls/ca.pem"
 set +e
 "$@"
 status=$?

@@ -32,6 +32,9 @@ pub enum Command {
     Head(ObjectArgs),
     /// Make a bucket.
     Mb(ObjectArgs),
+    /// Measure latency (percentiles, time to first byte) and throughput of S3 requests.
+    #[command(after_help = crate::bench_args::BENCH_EXAMPLES)]
+    Bench(crate::bench_args::BenchArgs),
 }
 
 const CP_EXAMPLES: &str = "\
@@ -90,7 +93,7 @@ pub struct ObjectArgs {
 }
 
 /// `8MiB`, `512KiB`, `1GiB`, `1048576`.
-fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, String> {
     let (digits, unit) = s
         .find(|c: char| !c.is_ascii_digit())
         .map_or((s, ""), |i| (&s[..i], &s[i..]));

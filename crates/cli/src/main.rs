@@ -7,6 +7,8 @@
 //! (flags, credentials, region, endpoint).
 
 mod args;
+mod bench;
+mod bench_args;
 mod objects;
 mod presign;
 mod progress;
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
         args::Command::Rm(a) => objects::rm(&a),
         args::Command::Head(a) => objects::head(&a),
         args::Command::Mb(a) => objects::mb(&a),
+        args::Command::Bench(a) => bench::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

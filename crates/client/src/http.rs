@@ -6,7 +6,6 @@
 //! after a long backoff still carries a fresh date.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -245,39 +244,18 @@ pub(crate) fn http_client(
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
-    let builder = hyper_rustls::HttpsConnectorBuilder::new();
-    let builder = match ca_bundle {
-        None => builder.with_webpki_roots(),
-        Some(path) => builder.with_tls_config(tls_config(path)?),
-    };
-    let https = builder.https_or_http().enable_http1().wrap_connector(tcp);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(crate::tls::client_config(
+            ca_bundle,
+            crate::tls::DEFAULT_VERSIONS,
+        )?)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
     Ok(Client::builder(TokioExecutor::new())
         .pool_idle_timeout(options.idle_timeout)
         .pool_max_idle_per_host(options.max_idle_connections)
         .build(https))
-}
-
-/// A TLS configuration trusting exactly the PEM certificates in `path` (`--ca-bundle`, as the
-/// AWS CLI: a private CA, or a proxy that inspects TLS).
-fn tls_config(path: &Path) -> Result<rustls::ClientConfig, ClientError> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::CertificateDer;
-    let bad = |why: String| ClientError::Request(format!("CA bundle {}: {why}", path.display()));
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
-        roots
-            .add(cert.map_err(|e| bad(e.to_string()))?)
-            .map_err(|e| bad(e.to_string()))?;
-    }
-    if roots.is_empty() {
-        return Err(bad("no certificate in it".into()));
-    }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| bad(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
 }
 
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.

@@ -8,7 +8,9 @@
 //! - [`credentials`]: web identity (STS), container (ECS) and instance metadata (IMDSv2)
 //!   credentials, cached and refreshed before they expire.
 //!
-//! Not yet (issue 5): a CA bundle option; credential_process and SSO profiles.
+//! - [`tls`]: TLS configurations (roots, versions) for the pool and for hand-made connections.
+//!
+//! Not yet: credential_process and SSO profiles.
 #![forbid(unsafe_code)]
 
 pub mod checksum;
@@ -19,6 +21,7 @@ mod error;
 mod http;
 mod ini;
 mod ops;
+pub mod tls;
 pub mod xml;
 
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
