@@ -10,7 +10,7 @@ use http_body_util::BodyExt;
 use slipstream_client::{ClientError, ObjectInfo, S3Client};
 
 use crate::pool::{for_each_part, BufferPool};
-use crate::{parts, TransferOptions};
+use crate::{download_ranges, TransferOptions};
 
 /// A part's bytes: the frames as hyper received them (no copy; files are written frame by
 /// frame as soon as the part is complete), or, for streams, copied into one buffer from the
@@ -80,7 +80,7 @@ pub async fn download_to_file(
     file.set_len(info.size)?;
     let file = Arc::new(file);
     opts.set_total(info.size);
-    let ranges = parts(info.size, opts.part_size);
+    let ranges = download_ranges(info.size, opts.part_size, opts.concurrency);
     // Every part's length was checked on arrival and the file was sized up front, so the
     // combined CRC32C is all that is left to compare.
     let crcs = fetch_all(&client, bucket, key, &info.etag, &ranges, &file, &opts).await?;

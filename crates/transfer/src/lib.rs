@@ -128,9 +128,73 @@ pub(crate) fn parts(size: u64, part_size: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// The ranges of a download of `size` bytes with `concurrency` parts in flight. Small objects
+/// (under two parts per connection) get plain `part_size` parts. Larger ones get two changes
+/// that keep a long link full, both seen on the emulated 100 ms link (docs/BENCHMARKS.md):
+/// - the first `concurrency` parts grow from 1/c of a part to a whole one, so the connections
+///   do not all finish their first part (and wait a round trip for the next) at the same moment;
+/// - near the end each part is the remaining bytes over `concurrency` (guided self-scheduling),
+///   shrinking down to an eighth of a part, so the connections run out of work together instead
+///   of the last few full-size parts finishing alone at a fraction of the link.
+pub(crate) fn download_ranges(size: u64, part_size: u64, concurrency: usize) -> Vec<(u64, u64)> {
+    let step = part_size.max(1);
+    let c = (concurrency as u64).max(1);
+    if size < 2 * c * step {
+        return parts(size, step);
+    }
+    let min = (step / 8).max(1);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for k in 1..=c {
+        let len = (step * k / c).max(min);
+        out.push((at, at + len));
+        at += len;
+    }
+    while at < size {
+        let remaining = size - at;
+        let len = (remaining / c).clamp(min, step).min(remaining);
+        out.push((at, at + len));
+        at += len;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn download_ranges_cover_the_object_once_and_taper() {
+        let mib = 1 << 20;
+        // Small objects: plain parts.
+        assert_eq!(download_ranges(29, 10, 4), parts(29, 10));
+        assert_eq!(
+            download_ranges(16 * mib, 8 * mib, 16),
+            parts(16 * mib, 8 * mib)
+        );
+        for (size, part, c) in [
+            (1u64 << 30, 8 * mib, 16),
+            ((5 << 30) + 7, 8 * mib, 32),
+            (300 * mib + 1, 5 * mib, 4),
+        ] {
+            let r = download_ranges(size, part, c);
+            assert_eq!(r[0].0, 0);
+            assert_eq!(r.last().map(|x| x.1), Some(size));
+            assert!(r.windows(2).all(|w| w[0].1 == w[1].0), "contiguous");
+            assert!(
+                r.iter().all(|(s, e)| e > s && e - s <= part),
+                "no part over part_size"
+            );
+            // The first wave is staggered: from a small part up to a whole one.
+            let first: Vec<u64> = r[..c].iter().map(|(s, e)| e - s).collect();
+            assert!(first.windows(2).all(|w| w[0] <= w[1]));
+            assert!(first[0] <= part / 4 && first[c - 1] == part, "{first:?}");
+            // The tail tapers: the last parts are smaller than a part.
+            assert!(r[r.len() - c..].iter().all(|(s, e)| e - s < part));
+            // Not many more requests than plain parts.
+            assert!(r.len() < parts(size, part).len() + 6 * c, "{}", r.len());
+        }
+    }
 
     #[test]
     fn parts_cover_the_object_once() {

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use crate::cleanup::multipart_upload;
 use crate::download::{check_crc32c, fetch_part};
 use crate::pool::BufferPool;
-use crate::{parts, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
+use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
 /// Downloads `bucket/key` into `out`, in order. At most `concurrency` parts are in flight or
 /// waiting to be written (the reorder window): a part starts only when the part
@@ -28,7 +28,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
 ) -> Result<Downloaded, ClientError> {
     let info = client.head_object(bucket, key).await?;
     opts.set_total(info.size);
-    let ranges = parts(info.size, opts.part_size);
+    let ranges = download_ranges(info.size, opts.part_size, opts.concurrency);
     let pool = Arc::new(BufferPool::default());
     let mut in_flight = VecDeque::new();
     let mut next = 0;
