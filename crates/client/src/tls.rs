@@ -17,6 +17,12 @@ pub const DEFAULT_VERSIONS: &[&SupportedProtocolVersion] =
 /// A configuration with aws-lc-rs (the crypto library SigV4A already uses) that trusts exactly
 /// the PEM certificates in `ca_bundle` (`--ca-bundle`, as the AWS CLI: a private CA, or a proxy
 /// that inspects TLS), or the Mozilla roots without one, for `versions`. No ALPN: HTTP/1.1.
+///
+/// Key exchange prefers X25519MLKEM768 (rustls's `prefer-post-quantum`), and the first flight
+/// carries both its share and a plain X25519 one. Without that, rustls offered the hybrid group
+/// but sent only an X25519 share, and a server that prefers the hybrid (Go's crypto/tls, so
+/// versitygw) answered with a HelloRetryRequest: TLS 1.3 cost two round trips instead of one
+/// (measured with `slipstream bench --connections fresh` over the 100 ms emulated link).
 pub fn client_config(
     ca_bundle: Option<&Path>,
     versions: &[&'static SupportedProtocolVersion],
