@@ -56,7 +56,7 @@ versitygw:
 	scripts/install-versitygw.sh
 
 build:
-	cargo build --release -p slipstream-cli
+	cargo build --release -p slipstream-cli -p slipstream-wan
 
 ## python: build the `slipstream` Python package (PyO3, maturin) and install it into .venv
 ## (--force-reinstall: pip does not notice changed Rust sources and would keep a stale build)

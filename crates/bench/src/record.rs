@@ -138,6 +138,9 @@ impl Recorder {
             let into = t.kinds.entry(kind).or_default();
             into.latency.merge(&k.latency);
             into.ttfb.merge(&k.ttfb);
+            for (name, d) in &k.phases {
+                into.phases.entry(name).or_default().merge(d);
+            }
             into.ok += k.ok;
             into.errors += k.errors;
             into.bytes += k.bytes;
