@@ -8,7 +8,7 @@ BIN := target/release/slipstream
 .PHONY: demo test lint bench bench-python fuzz setup venv versitygw build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one
-## with curl, then move 1 GiB up and down with slipstream cp
+## with curl, then move 1 GiB up and down with slipstream cp, then time GETs with slipstream bench
 demo: setup build
 	scripts/with-s3-server.sh scripts/demo.sh
 

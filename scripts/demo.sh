@@ -55,5 +55,12 @@ head -c $((1024 << 20)) /dev/urandom > "$work/big.bin"
 "$bin" cp s3://demo/big.bin "$work/big.back"
 cmp "$work/big.bin" "$work/big.back" && echo "1 GiB round trip: identical"
 rm -f "$work/big.bin" "$work/big.back"
+
+step "7. Measure: time to first byte of 4 KiB GETs, kept connections vs a new TLS connection each"
+tls=(--endpoint-url "$SLIPSTREAM_TEST_TLS_ENDPOINT" --ca-bundle "$SLIPSTREAM_TEST_CA")
+"$bin" bench get --bucket demo --count 2000 --concurrency 4 "${tls[@]}" --json "$work/pooled.json"
+"$bin" bench get --bucket demo --count 500 --concurrency 4 --connections fresh "${tls[@]}" \
+  --json "$work/fresh.json" --html "$work/fresh.html"
+"$bin" bench compare "$work/pooled.json" "$work/fresh.json" | grep -E '^(A|B):|throughput|p50|p99 '
 echo
 echo "Demo done; the local server is stopped next."
