@@ -4,6 +4,8 @@ import json
 import os
 import uuid
 
+import pytest
+
 from support import run_cli
 
 
@@ -181,3 +183,30 @@ def test_killed_or_full_leaves_nothing_that_looks_complete(slipstream_bin, serve
         r = subprocess.run([slipstream_bin, "cp", f"s3://{bucket}/big", "-", *conn], env=env,
                            stdout=full, stderr=subprocess.PIPE, timeout=60)
     assert r.returncode == 1 and b"No space left" in r.stderr, r.stderr
+
+
+def test_a_full_disk_fails_the_download_and_leaves_nothing(slipstream_bin, server, tmp_path):
+    """A 40 MiB object into a 20 MiB file system: a clear error, no file, no temporary file."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root")
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(small)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        bucket = f"cli-{uuid.uuid4().hex[:16]}"
+        cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+        src = tmp_path / "big.bin"
+        src.write_bytes(os.urandom(40 * 1024 * 1024))
+        cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/big.bin")
+        r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/big.bin", str(small / "big.bin"), check=False)
+        assert r.returncode == 1 and b"No space left on device" in r.stderr
+        assert list(small.iterdir()) == [], "neither the file nor its temporary file is left"
+        r = cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/", str(small / "tree"), check=False)
+        assert r.returncode == 1 and b"No space left on device" in r.stderr
+        assert [p for p in small.rglob("*") if p.is_file()] == []
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
