@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::html::{self, Series};
+use crate::html;
 use crate::report::Report;
 
 /// The comparison table: for each operation both runs have, each percentile of latency and
@@ -60,24 +60,11 @@ fn ratio(b: f64, a: f64) -> String {
 
 /// A page with the table and both runs' percentile curves in one plot.
 pub fn html(a: &Report, b: &Report, a_name: &str, b_name: &str) -> String {
-    let mut series = Vec::new();
-    for (tag, r) in [("A", a), ("B", b)] {
-        for (name, op) in &r.operations {
-            series.push(Series {
-                label: format!("{tag} {name} latency"),
-                points: &op.latency_cdf,
-            });
-            if !op.ttfb_cdf.is_empty() {
-                series.push(Series {
-                    label: format!("{tag} {name} ttfb"),
-                    points: &op.ttfb_cdf,
-                });
-            }
-        }
-    }
+    let mut series = html::cdf_series(a, "A ");
+    series.extend(html::cdf_series(b, "B "));
     let body = format!(
         "<h1>Comparison</h1><pre>{}</pre><h2>Latency by percentile</h2>{}",
-        html::esc(&table(a, b, a_name, b_name)),
+        slipstream_client::xml::escape(&table(a, b, a_name, b_name)),
         html::percentile_chart(&series)
     );
     html::page("slipstream bench compare", &body)

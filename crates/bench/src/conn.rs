@@ -60,20 +60,16 @@ impl Target {
         version: TlsVersion,
         reuse: bool,
     ) -> Result<Self, String> {
-        let (https, authority) = match origin.split_once("://") {
-            Some(("https", rest)) => (true, rest),
-            Some(("http", rest)) => (false, rest),
-            _ => return Err(format!("endpoint {origin}: expected http:// or https://")),
-        };
-        let (host, port) = split_authority(authority, if https { 443 } else { 80 })?;
-        let addr = tokio::net::lookup_host((host.as_str(), port))
+        let endpoint = slipstream_s3::Endpoint::parse(origin).map_err(|e| e.to_string())?;
+        let host = endpoint.connect_host().to_owned();
+        let addr = tokio::net::lookup_host((host.as_str(), endpoint.port_or_default()))
             .await
             .map_err(|e| format!("cannot resolve {host}: {e}"))?
             .next()
             .ok_or_else(|| format!("{host} has no address"))?;
-        let tls = if https {
+        let tls = if endpoint.is_https() {
             let versions: &[&rustls::SupportedProtocolVersion] = match version {
-                TlsVersion::Auto => &[&rustls::version::TLS13, &rustls::version::TLS12],
+                TlsVersion::Auto => slipstream_client::tls::DEFAULT_VERSIONS,
                 TlsVersion::V13 => &[&rustls::version::TLS13],
                 TlsVersion::V12 => &[&rustls::version::TLS12],
             };
@@ -135,24 +131,6 @@ impl Target {
     }
 }
 
-/// `host:port`, `host`, `[v6]:port` into host and port.
-fn split_authority(authority: &str, default_port: u16) -> Result<(String, u16), String> {
-    let bad = || format!("endpoint authority {authority:?} is not host[:port]");
-    if let Some(rest) = authority.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or_else(bad)?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse().map_err(|_| bad())?,
-            None if after.is_empty() => default_port,
-            None => return Err(bad()),
-        };
-        return Ok((host.to_owned(), port));
-    }
-    match authority.rsplit_once(':') {
-        Some((h, p)) => Ok((h.to_owned(), p.parse().map_err(|_| bad())?)),
-        None => Ok((authority.to_owned(), default_port)),
-    }
-}
-
 async fn handshake<S>(io: S) -> Result<SendRequest<Full<Bytes>>, ConnectError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -193,13 +171,10 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Starts timing a new request: forgets the previous request's marks.
+    /// Starts timing a new request: forgets the marks of the previous request (or handshake).
     pub fn arm(&self) {
         if let Ok(mut m) = self.marks.lock() {
-            *m = Marks {
-                armed: true,
-                ..Marks::default()
-            };
+            *m = Marks::default();
         }
     }
 
@@ -215,7 +190,6 @@ impl Conn {
 
 #[derive(Default)]
 struct Marks {
-    armed: bool,
     last_write: Option<Instant>,
     first_read: Option<Instant>,
 }
@@ -231,9 +205,7 @@ impl<S> TimedIo<S> {
     fn note_write(&self, poll: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
             if let Ok(mut m) = self.marks.lock() {
-                if m.armed {
-                    m.last_write = Some(Instant::now());
-                }
+                m.last_write = Some(Instant::now());
             }
         }
         poll
@@ -250,9 +222,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for TimedIo<S> {
         let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
         if matches!(poll, Poll::Ready(Ok(()))) && buf.filled().len() > before {
             if let Ok(mut m) = self.marks.lock() {
-                if m.armed && m.first_read.is_none() {
-                    m.first_read = Some(Instant::now());
-                }
+                m.first_read.get_or_insert_with(Instant::now);
             }
         }
         poll
@@ -288,19 +258,5 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for TimedIo<S> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn authorities() {
-        assert_eq!(split_authority("h:81", 80), Ok(("h".into(), 81)));
-        assert_eq!(split_authority("h", 443), Ok(("h".into(), 443)));
-        assert_eq!(split_authority("[::1]:9", 80), Ok(("::1".into(), 9)));
-        assert_eq!(split_authority("[::1]", 80), Ok(("::1".into(), 80)));
-        assert!(split_authority("h:x", 80).is_err());
     }
 }

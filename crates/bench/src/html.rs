@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use slipstream_client::xml::escape as esc;
+
 use crate::report::Report;
 
 const WIDTH: f64 = 720.0;
@@ -33,21 +35,8 @@ pub fn report(r: &Report) -> String {
         r.ops, r.elapsed_s, r.ops_per_s, r.mb_per_s, r.errors
     );
     body.push_str(&table(r));
-    let mut cdfs = Vec::new();
-    for (name, op) in &r.operations {
-        cdfs.push(Series {
-            label: format!("{name} latency"),
-            points: &op.latency_cdf,
-        });
-        if !op.ttfb_cdf.is_empty() {
-            cdfs.push(Series {
-                label: format!("{name} ttfb"),
-                points: &op.ttfb_cdf,
-            });
-        }
-    }
     body.push_str("<h2>Latency by percentile</h2>");
-    body.push_str(&percentile_chart(&cdfs));
+    body.push_str(&percentile_chart(&cdf_series(r, "")));
     body.push_str("<h2>Latency histogram</h2>");
     for (name, op) in &r.operations {
         let _ = write!(body, "<h3>{}</h3>", esc(name));
@@ -81,6 +70,25 @@ pub fn report(r: &Report) -> String {
     body.push_str("<h2>Where the time to first byte goes (mean ms)</h2>");
     body.push_str(&split_chart(r));
     page(&r.title(), &body)
+}
+
+/// The latency and time-to-first-byte curves of every operation of `r`, labels prefixed by
+/// `tag` (`"A "` and `"B "` in a comparison).
+pub fn cdf_series<'a>(r: &'a Report, tag: &str) -> Vec<Series<'a>> {
+    let mut series = Vec::new();
+    for (name, op) in &r.operations {
+        series.push(Series {
+            label: format!("{tag}{name} latency"),
+            points: &op.latency_cdf,
+        });
+        if !op.ttfb_cdf.is_empty() {
+            series.push(Series {
+                label: format!("{tag}{name} ttfb"),
+                points: &op.ttfb_cdf,
+            });
+        }
+    }
+    series
 }
 
 /// A whole page around `body`.
@@ -429,14 +437,6 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
-/// Text safe inside HTML and SVG.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,10 +448,5 @@ mod tests {
         assert_eq!(nice_max(180.0), 200.0);
         assert_eq!(nice_max(0.21), 0.25);
         assert_eq!(nice_max(1000.0), 1000.0);
-    }
-
-    #[test]
-    fn text_is_escaped() {
-        assert_eq!(esc("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
     }
 }

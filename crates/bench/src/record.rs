@@ -14,7 +14,7 @@ pub struct Sample {
     /// From the request's start (its scheduled time in an open-loop run) to the last byte.
     pub latency: Duration,
     /// From the start to the response's first byte on the socket.
-    pub ttfb: Option<Duration>,
+    pub ttfb: Duration,
     /// TCP's handshake, when this request opened a connection.
     pub connect: Option<Duration>,
     /// TLS's handshake, when this request opened an HTTPS connection.
@@ -24,7 +24,7 @@ pub struct Sample {
     /// From the last byte written to the first byte read: the server's time plus one round trip.
     pub wait: Option<Duration>,
     /// From the first byte read to the last.
-    pub body: Option<Duration>,
+    pub body: Duration,
     /// Payload bytes moved (object bytes sent or received).
     pub bytes: u64,
 }
@@ -102,15 +102,13 @@ impl Recorder {
         k.ok += 1;
         k.bytes += s.bytes;
         k.latency.record(nanos(s.latency));
-        if let Some(v) = s.ttfb {
-            k.ttfb.record(nanos(v));
-        }
+        k.ttfb.record(nanos(s.ttfb));
         for (name, v) in [
             ("connect", s.connect),
             ("tls", s.tls),
             ("send", s.send),
             ("wait", s.wait),
-            ("body", s.body),
+            ("body", Some(s.body)),
         ] {
             if let Some(v) = v {
                 k.phases.entry(name).or_default().record(nanos(v));

@@ -311,10 +311,10 @@ impl Worker {
         let (written, first) = conn.marks();
         let first = first.unwrap_or(end);
         sample.latency = end - start;
-        sample.ttfb = Some(first.saturating_duration_since(start));
+        sample.ttfb = first.saturating_duration_since(start);
         sample.send = written.map(|w| w.saturating_duration_since(handed));
         sample.wait = written.map(|w| first.saturating_duration_since(w));
-        sample.body = Some(end - first);
+        sample.body = end - first;
         sample.bytes = match op.kind {
             OpKind::Put => shared.settings.size,
             OpKind::Get => received,

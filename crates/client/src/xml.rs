@@ -144,7 +144,8 @@ pub fn complete_body<'a>(parts: impl IntoIterator<Item = (u32, &'a str, &'a str)
     s
 }
 
-fn escape(s: &str) -> String {
+/// `s` safe as XML (and HTML) text or attribute value.
+pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -187,6 +188,11 @@ mod tests {
             b"<ListBucketResult><Contents><Size>x</Size></Contents></ListBucketResult>"
         )
         .is_err());
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
     }
 
     #[test]

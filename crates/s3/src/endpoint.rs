@@ -87,6 +87,21 @@ impl Endpoint {
         })
     }
 
+    /// Whether requests go over TLS.
+    pub fn is_https(&self) -> bool {
+        self.scheme == "https"
+    }
+
+    /// The host to resolve and to name in TLS: a name, or an address (IPv6 without brackets).
+    pub fn connect_host(&self) -> &str {
+        self.host.trim_start_matches('[').trim_end_matches(']')
+    }
+
+    /// The port, or the scheme's default.
+    pub fn port_or_default(&self) -> u16 {
+        self.port.unwrap_or(if self.is_https() { 443 } else { 80 })
+    }
+
     fn is_ip(&self) -> bool {
         self.host.starts_with('[') || self.host.parse::<std::net::Ipv4Addr>().is_ok()
     }
@@ -398,6 +413,24 @@ mod tests {
             (b.host.as_str(), b.path_prefix.as_str()),
             ("[::1]:7070", "/bkt/")
         );
+    }
+
+    #[test]
+    fn where_to_connect() {
+        let at = |u: &str| {
+            Endpoint::parse(u).map(|e| {
+                (
+                    e.connect_host().to_owned(),
+                    e.port_or_default(),
+                    e.is_https(),
+                )
+            })
+        };
+        assert_eq!(at("http://h:81"), Ok(("h".into(), 81, false)));
+        assert_eq!(at("https://h"), Ok(("h".into(), 443, true)));
+        assert_eq!(at("http://[::1]:9"), Ok(("::1".into(), 9, false)));
+        assert_eq!(at("http://[::1]"), Ok(("::1".into(), 80, false)));
+        assert!(at("http://h:x").is_err());
     }
 
     #[test]

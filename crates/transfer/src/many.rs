@@ -18,6 +18,16 @@ pub struct Many {
     pub bytes: u64,
 }
 
+impl Many {
+    /// The total of objects of these sizes.
+    fn of(sizes: &[u64]) -> Self {
+        Self {
+            objects: sizes.len(),
+            bytes: sizes.iter().sum(),
+        }
+    }
+}
+
 /// Where `key` (below `prefix`) goes under `dir`; an error for keys that would leave `dir` or
 /// map ambiguously (`..`, `.`, empty segments), rather than writing somewhere unexpected.
 fn local_path(dir: &Path, prefix: &str, key: &str) -> Result<PathBuf, ClientError> {
@@ -80,10 +90,7 @@ pub async fn download_prefix(
         }
     })
     .await?;
-    Ok(Many {
-        objects: sizes.len(),
-        bytes: sizes.iter().sum(),
-    })
+    Ok(Many::of(&sizes))
 }
 
 /// Every regular file below `dir`, with its path relative to `dir` in `/` form.
@@ -152,10 +159,7 @@ pub async fn upload_directory(
         }
     })
     .await?;
-    Ok(Many {
-        objects: sizes.len(),
-        bytes: sizes.iter().sum(),
-    })
+    Ok(Many::of(&sizes))
 }
 
 #[cfg(test)]
