@@ -12,20 +12,21 @@
 #   SLIPSTREAM_TEST_CA         the PEM of the test CA that signed its certificate (made here)
 # With SLIPSTREAM_S3_NETNS=slipstream-s (after `scripts/wan up`), both servers run in that network
 # namespace on SLIPSTREAM_S3_HOST (default 10.77.0.2), on the far side of the emulated link.
+# SLIPSTREAM_S3_DATA=DIR keeps the servers' data under DIR (e.g. /dev/shm, a tmpfs) instead of $TMPDIR.
 # Usage: scripts/with-s3-server.sh COMMAND [ARGS...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 "$here/install-versitygw.sh"
 bin="$here/../.tools/bin/versitygw"
 
-data="$(mktemp -d)"
+data="$(mktemp -d -p "${SLIPSTREAM_S3_DATA:-${TMPDIR:-/tmp}}")"
 host=127.0.0.1
 in_ns=()
 if [ -n "${SLIPSTREAM_S3_NETNS:-}" ]; then
   host="${SLIPSTREAM_S3_HOST:-10.77.0.2}"
   in_ns=(ip netns exec "$SLIPSTREAM_S3_NETNS")
 fi
-tls="$(mktemp -d)"
+tls="$(mktemp -d -p "${SLIPSTREAM_S3_DATA:-${TMPDIR:-/tmp}}")"
 pid=""
 tls_pid=""
 stop() {

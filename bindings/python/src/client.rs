@@ -13,7 +13,9 @@ use pyo3::exceptions::{PyIOError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
-use slipstream_client::{ClientError, ClientOptions, CredentialSource, Resolved, S3Client};
+use slipstream_client::{
+    ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials, Resolved, S3Client,
+};
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{download_to_file, download_to_memory, upload_file, TransferOptions};
 
@@ -47,6 +49,48 @@ fn to_py(e: ClientError) -> PyErr {
     }
 }
 
+/// A Python callable that returns `(Credentials, expires_at)`, `expires_at` in Unix seconds or
+/// `None` for credentials that do not expire. The engine calls it (taking the GIL, on a
+/// blocking thread) at the first request and again five minutes before `expires_at`, so a long
+/// transfer keeps going across a refresh.
+struct Callback(Py<PyAny>);
+
+impl std::fmt::Debug for Callback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Callback(<a Python callable>)")
+    }
+}
+
+impl ProvideCredentials for Callback {
+    fn credentials(&self) -> Result<Expiring, ClientError> {
+        Python::attach(|py| {
+            let failed = |what: String| ClientError::Credentials(what);
+            let out = self
+                .0
+                .call0(py)
+                .map_err(|e| failed(format!("the credentials callable raised {e}")))?;
+            let (credentials, expires): (PyRef<'_, Credentials>, Option<f64>) =
+                out.extract(py).map_err(|_| {
+                    failed(
+                        "the credentials callable must return (Credentials, expires_at or None)"
+                            .into(),
+                    )
+                })?;
+            let expires = match expires {
+                Some(t) if t.is_finite() && t >= 0.0 => {
+                    Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t))
+                }
+                Some(t) => return Err(failed(format!("expires_at {t} is not a Unix time"))),
+                None => None,
+            };
+            Ok(Expiring {
+                credentials: credentials.inner.clone(),
+                expires,
+            })
+        })
+    }
+}
+
 /// Moves objects between S3 and files or memory; thread-safe.
 #[pyclass(frozen, subclass, module = "slipstream")]
 pub struct Client {
@@ -62,7 +106,7 @@ impl Client {
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: String,
-        credentials: &Credentials,
+        credentials: &Bound<'_, PyAny>,
         endpoint_url: Option<&str>,
         addressing: &str,
         part_size: u64,
@@ -81,8 +125,17 @@ impl Client {
             .map(Endpoint::parse)
             .transpose()
             .map_err(crate::value_error)?;
+        let credentials = if let Ok(fixed) = credentials.cast::<Credentials>() {
+            CredentialSource::Static(fixed.get().inner.clone())
+        } else if credentials.is_callable() {
+            CredentialSource::Provider(Arc::new(Callback(credentials.clone().unbind())))
+        } else {
+            return Err(PyValueError::new_err(
+                "credentials must be a Credentials or a callable returning (Credentials, expires_at)",
+            ));
+        };
         let config = Resolved {
-            credentials: CredentialSource::Static(credentials.inner.clone()),
+            credentials,
             region,
             endpoint,
             addressing: addressing_style(addressing)?,

@@ -88,3 +88,68 @@ def test_from_boto3_and_the_gil(server, s3):
         done.set()
         t.join()
     assert during > 1000, "another Python thread ran while the download did"
+
+
+def test_from_boto3_follows_botocore_refreshes(server, s3):
+    """Credentials that botocore refreshes reach the engine before they expire: with two minutes
+    left (inside both refresh windows) every request asks again, so a rotated key is used at once."""
+    import datetime
+
+    import botocore.session
+    from botocore.config import Config
+    from botocore.credentials import RefreshableCredentials
+
+    secret = {"value": server["secret_key"]}
+    calls = []
+
+    def refresh():
+        calls.append(1)
+        expiry = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=2)
+        return {"access_key": server["access_key"], "secret_key": secret["value"], "token": None, "expiry_time": expiry.isoformat()}
+
+    bucket = new_bucket(s3)
+    b = botocore.session.get_session().create_client(
+        "s3",
+        region_name=server["region"],
+        endpoint_url=server["endpoint"],
+        aws_access_key_id="unused",
+        aws_secret_access_key="unused",
+        config=Config(s3={"addressing_style": "path"}),
+    )
+    # What an assumed role or SSO profile gives botocore: credentials it refreshes itself.
+    b._request_signer._credentials = RefreshableCredentials.create_from_metadata(refresh(), refresh, "test")
+    c = slipstream.Client.from_boto3(b)
+    c.put_bytes(bucket, "k", b"v")
+    assert c.get_bytes(bucket, "k") == b"v"
+    assert len(calls) >= 3, "botocore was asked again for expiring credentials"
+    # The next refresh hands out a wrong secret: the engine signs with it, and S3 says so.
+    secret["value"] = "0" * 40
+    with pytest.raises(slipstream.S3Error) as e:
+        c.put_bytes(bucket, "k2", b"v")
+    assert e.value.code == "SignatureDoesNotMatch"
+
+
+def test_credentials_callable(server, s3):
+    bucket = new_bucket(s3)
+    asked = []
+
+    def fixed():
+        asked.append(1)
+        return slipstream.Credentials(server["access_key"], server["secret_key"]), None
+
+    c = slipstream.Client(region=server["region"], credentials=fixed, endpoint_url=server["endpoint"], addressing="path")
+    c.put_bytes(bucket, "k", b"v")
+    assert c.get_bytes(bucket, "k") == b"v"
+    assert asked == [1], "credentials without an expiry are fetched once"
+
+    def broken():
+        raise RuntimeError("vault is sealed")
+
+    bad = slipstream.Client(region=server["region"], credentials=broken, endpoint_url=server["endpoint"], addressing="path")
+    with pytest.raises(OSError, match="vault is sealed"):
+        bad.get_bytes(bucket, "k")
+    wrong = slipstream.Client(region=server["region"], credentials=lambda: "nope", endpoint_url=server["endpoint"], addressing="path")
+    with pytest.raises(OSError, match=r"must return \(Credentials"):
+        wrong.get_bytes(bucket, "k")
+    with pytest.raises(ValueError, match="Credentials or a callable"):
+        slipstream.Client(region=server["region"], credentials="AKID:secret")

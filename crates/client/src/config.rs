@@ -4,14 +4,17 @@
 //! - credentials: an explicit `--profile`'s files; else `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`
 //!   (+ `AWS_SESSION_TOKEN`); else the profile named by `AWS_PROFILE` (or `default`) in
 //!   `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`), then in `~/.aws/config` (`AWS_CONFIG_FILE`).
+//!   Within a profile: keys in the credentials file, then `credential_process`, then keys in the
+//!   config file. Without any: web identity, the container endpoint, instance metadata.
 //! - region: `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, then
 //!   `us-east-1` (what the AWS CLI uses for S3 when nothing is set).
 //! - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
 //!   `s3.endpoint_url` or `endpoint_url`.
 //! - addressing: the flag, else the profile's `s3.addressing_style`.
 //!
-//! Not yet: `credential_process`, SSO, web identity, ECS and IMDS (issue 5). The environment is
-//! passed in as [`Env`] so tests do not touch the process environment.
+//! Not yet: SSO profiles (`sso_session`; `credential_process` with the AWS CLI's
+//! `aws configure export-credentials` covers them). The environment is passed in as [`Env`] so
+//! tests do not touch the process environment.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -309,25 +312,38 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
         .config_path
         .as_ref()
         .map_or("~/.aws/config".into(), |p| p.display().to_string());
-    let from_files = || -> Result<Option<(Credentials, String)>, ConfigError> {
-        for (section, file) in [
-            (creds_section, &credentials_file),
-            (config_section, &config_file),
-        ] {
-            if let Some(s) = section {
-                let what = format!("profile {profile:?} in {file}");
-                if let Some(c) = credentials_from(s, &what)? {
-                    return Ok(Some((c, what)));
-                }
-            }
+    // botocore's order: keys in the credentials file, the profile's credential_process
+    // (from either file), keys in the config file.
+    let from_files = || -> Result<Option<(CredentialSource, String)>, ConfigError> {
+        let keys = |section: Option<&HashMap<String, String>>, file: &str| {
+            let what = format!("profile {profile:?} in {file}");
+            Ok::<_, ConfigError>(match section {
+                Some(s) => credentials_from(s, &what)?.map(|c| (CredentialSource::Static(c), what)),
+                None => None,
+            })
+        };
+        if let Some(found) = keys(creds_section, &credentials_file)? {
+            return Ok(Some(found));
         }
-        Ok(None)
+        let process = [creds_section, config_section]
+            .into_iter()
+            .flatten()
+            .find_map(|s| s.get("credential_process").filter(|c| !c.trim().is_empty()));
+        if let Some(command) = process {
+            let what = format!("credential_process of profile {profile:?}");
+            let command = command.clone();
+            return Ok(Some((CredentialSource::Process { command }, what)));
+        }
+        keys(config_section, &config_file)
     };
     let found = if explicit {
         from_files()?
     } else {
         match from_env()? {
-            Some(c) => Some((c, "environment variables".to_owned())),
+            Some(c) => Some((
+                CredentialSource::Static(c),
+                "environment variables".to_owned(),
+            )),
             None => from_files()?,
         }
     };
@@ -373,7 +389,7 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
         },
     };
     let (credentials, credential_source) = match found {
-        Some((c, what)) => (CredentialSource::Static(c), what),
+        Some(found) => found,
         None => match remote_source(env, config_section, &region)? {
             Some(source) => {
                 let what = source.describe().to_owned();
@@ -496,6 +512,40 @@ mod tests {
             resolve(&env, &Overrides::default()).unwrap().region,
             "ca-central-1"
         );
+    }
+
+    #[test]
+    fn credential_process_sits_between_the_two_files_keys() {
+        let proc_cfg = "[profile p]\ncredential_process = helper --profile 'my p'\naws_access_key_id = CFG\naws_secret_access_key = s\n";
+        let source = |creds: &str| {
+            let h = home(creds, proc_cfg);
+            let env = Env::new(&[("AWS_PROFILE", "p")], Some(h.path().into()));
+            resolve(&env, &Overrides::default()).unwrap()
+        };
+        // The config file's keys lose to the process...
+        let r = source("");
+        assert!(
+            matches!(&r.credentials, CredentialSource::Process { command } if command == "helper --profile 'my p'"),
+            "{:?}",
+            r.credentials
+        );
+        assert!(r.credential_source.contains("credential_process"));
+        // ...which loses to keys in the credentials file.
+        let r = source("[p]\naws_access_key_id = CREDKEY\naws_secret_access_key = s\n");
+        assert_eq!(
+            r.credentials.as_static().unwrap().access_key_id(),
+            "CREDKEY"
+        );
+        // A process in the credentials file counts too; the environment still wins.
+        let h = home("[default]\ncredential_process = other\n", "");
+        let r = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap();
+        assert!(matches!(r.credentials, CredentialSource::Process { .. }));
+        let env = Env::new(
+            &[("AWS_ACCESS_KEY_ID", "E"), ("AWS_SECRET_ACCESS_KEY", "s")],
+            Some(h.path().into()),
+        );
+        let r = resolve(&env, &Overrides::default()).unwrap();
+        assert_eq!(r.credentials.as_static().unwrap().access_key_id(), "E");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Where credentials come from beyond the environment and the shared files: web identity (STS
-//! `AssumeRoleWithWebIdentity`, as on EKS), the ECS container endpoint, and EC2 instance metadata
-//! (IMDSv2). These credentials expire, so [`CredentialCache`] keeps the current ones and fetches
-//! new ones five minutes before they expire, once, however many requests are waiting.
+//! `AssumeRoleWithWebIdentity`, as on EKS), the ECS container endpoint, EC2 instance metadata
+//! (IMDSv2), a profile's `credential_process`, and the caller's own provider. These credentials
+//! expire, so [`CredentialCache`] keeps the current ones and fetches new ones five minutes before
+//! they expire, once, however many requests are waiting.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,6 +58,21 @@ pub enum CredentialSource {
         /// `http://169.254.169.254` unless `AWS_EC2_METADATA_SERVICE_ENDPOINT` says otherwise.
         endpoint: String,
     },
+    /// A profile's `credential_process`: a command that prints the credentials as JSON.
+    Process {
+        /// The command line, split as a POSIX shell would (no shell runs it, as in botocore).
+        command: String,
+    },
+    /// The caller's own code, asked again before the credentials it gave expire (Python's
+    /// `Client.from_boto3` hands botocore's refreshing credentials over this way).
+    Provider(Arc<dyn ProvideCredentials>),
+}
+
+/// Credentials from the caller's code. `credentials` may block (it runs on a blocking thread)
+/// and is called again five minutes before the `expires` it returned.
+pub trait ProvideCredentials: Send + Sync + std::fmt::Debug {
+    /// The current credentials. Must not return secrets in its error message.
+    fn credentials(&self) -> Result<Expiring, ClientError>;
 }
 
 /// Credentials and when they stop working.
@@ -84,6 +100,8 @@ impl CredentialSource {
             CredentialSource::WebIdentity { .. } => "web identity (STS AssumeRoleWithWebIdentity)",
             CredentialSource::Container { .. } => "the container credential endpoint",
             CredentialSource::InstanceMetadata { .. } => "EC2 instance metadata (IMDSv2)",
+            CredentialSource::Process { .. } => "the profile's credential_process",
+            CredentialSource::Provider(_) => "the caller's credential provider",
         }
     }
 
@@ -197,8 +215,29 @@ impl CredentialSource {
                 .map_err(failed)?;
                 json_credentials(&body).map_err(failed)
             }
+            CredentialSource::Process { command } => {
+                let command = command.clone();
+                blocking(move || crate::process::run(&command))
+                    .await
+                    .map_err(failed)
+            }
+            CredentialSource::Provider(provider) => {
+                let provider = Arc::clone(provider);
+                blocking(move || provider.credentials())
+                    .await
+                    .map_err(failed)
+            }
         }
     }
+}
+
+/// Runs `f` where blocking is allowed, off the runtime's I/O threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ClientError> + Send + 'static,
+) -> Result<T, ClientError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ClientError::Credentials(format!("the credential fetch stopped: {e}")))?
 }
 
 /// One request without SigV4; the body of a 2xx answer.
@@ -257,14 +296,24 @@ fn expiry(text: &str) -> Result<SystemTime, ClientError> {
 fn json_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
     let v: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ClientError::Response(format!("the credentials are not JSON: {e}")))?;
+    credentials_in(&v, "Token")
+}
+
+/// The credentials in a JSON object; the session token is `token_field` (`Token` from
+/// ECS/IMDS, `SessionToken` from a `credential_process`).
+pub(crate) fn credentials_in(
+    v: &serde_json::Value,
+    token_field: &str,
+) -> Result<Expiring, ClientError> {
     let field = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
     let (Some(id), Some(secret)) = (field("AccessKeyId"), field("SecretAccessKey")) else {
         return Err(ClientError::Response(
             "the credentials lack AccessKeyId or SecretAccessKey".into(),
         ));
     };
-    let credentials = Credentials::new(id, secret, field("Token"))
-        .map_err(|e| ClientError::Response(e.to_string()))?;
+    let token = field(token_field).filter(|t| !t.is_empty());
+    let credentials =
+        Credentials::new(id, secret, token).map_err(|e| ClientError::Response(e.to_string()))?;
     let expires = field("Expiration").map(|e| expiry(&e)).transpose()?;
     Ok(Expiring {
         credentials,

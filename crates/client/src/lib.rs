@@ -21,11 +21,12 @@ mod error;
 mod http;
 mod ini;
 mod ops;
+mod process;
 pub mod tls;
 pub mod xml;
 
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
-pub use credentials::{CredentialSource, Expiring};
+pub use credentials::{CredentialSource, Expiring, ProvideCredentials};
 pub use error::ClientError;
 pub use http::{ClientOptions, S3Client};
 pub use ops::{CompletedPart, ObjectInfo};

@@ -1,6 +1,7 @@
 //! Web identity (STS), container (ECS) and instance metadata (IMDSv2) credentials, each served by
-//! a local test endpoint, then used for real requests against the local versitygw; expiring
-//! credentials are fetched again before they lapse, fresh ones are not.
+//! a local test endpoint, a `credential_process` script and a caller's provider, then used for
+//! real requests against the local versitygw; expiring credentials are fetched again before they
+//! lapse, fresh ones are not.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,7 +10,9 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use slipstream_client::{ClientOptions, CredentialSource, Resolved, S3Client};
+use slipstream_client::{
+    ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials, Resolved, S3Client,
+};
 use slipstream_s3::{AddressingStyle, Endpoint};
 
 /// What the endpoint saw: `METHOD target` plus the headers that matter here.
@@ -218,4 +221,63 @@ async fn web_identity_through_sts() {
     let err = c.create_bucket("creds-web").await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidToken"), "{err}");
     assert_eq!(count(&log, "GET /?Action=AssumeRoleWithWebIdentity"), 1);
+}
+
+#[tokio::test]
+async fn credential_process_is_run_again_before_expiry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, runs) = (dir.path().join("helper"), dir.path().join("runs"));
+    let (id, secret) = keys();
+    let exp = iso(SystemTime::now() + Duration::from_secs(120));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nprintf '%s' '{{\"Version\": 1, \"AccessKeyId\": \"{id}\", \"SecretAccessKey\": \"{secret}\", \"Expiration\": \"{exp}\"}}'\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let c = client(CredentialSource::Process {
+        command: format!("'{}' 'an arg'", script.display()),
+    });
+    use_it(&c, "creds-process").await;
+    // Two minutes left is inside the refresh window: run for each of the three requests, with
+    // the argument as one word.
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "an arg\nan arg\nan arg\n"
+    );
+    let failing = client(CredentialSource::Process {
+        command: "sh -c 'echo token expired, run aws sso login >&2; exit 1'".into(),
+    });
+    let err = failing.create_bucket("creds-process-2").await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("credential_process") && text.contains("aws sso login"),
+        "{text}"
+    );
+}
+
+/// Hands out the test keys, valid for an hour, and counts the calls.
+#[derive(Debug, Default)]
+struct Counting(Mutex<u32>);
+
+impl ProvideCredentials for Counting {
+    fn credentials(&self) -> Result<Expiring, ClientError> {
+        *self.0.lock().unwrap() += 1;
+        let (id, secret) = keys();
+        Ok(Expiring {
+            credentials: slipstream_sign::Credentials::new(id, secret, None).unwrap(),
+            expires: Some(SystemTime::now() + Duration::from_secs(3600)),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_callers_provider_is_asked_once_while_its_credentials_are_fresh() {
+    let provider = Arc::new(Counting::default());
+    let c = client(CredentialSource::Provider(provider.clone()));
+    use_it(&c, "creds-provider").await;
+    assert_eq!(*provider.0.lock().unwrap(), 1);
 }

@@ -39,8 +39,8 @@ class Client(_NativeClient):
     @classmethod
     def from_boto3(cls, client, **kw) -> "Client":
         """A client with the region, endpoint, addressing style and credentials of a boto3 S3
-        client. The credentials are read once, now: make a new Client after botocore refreshes
-        them (a Presigner from `Presigner.from_boto3` follows refreshes by itself)."""
+        client. Credentials that botocore refreshes (assumed roles, SSO, instance profiles) are
+        asked for again before they expire, also in the middle of a long transfer."""
         from slipstream._boto3 import client_settings
 
         return cls(**client_settings(client), **kw)

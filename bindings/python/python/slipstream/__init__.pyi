@@ -1,6 +1,6 @@
 import os
 from datetime import datetime
-from typing import Iterable, Literal, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Literal, Mapping, Optional, Sequence, Union
 
 _At = Union[datetime, str, None]
 
@@ -80,13 +80,17 @@ class S3Error(OSError):
     """The HTTP status."""
 
 class Client:
-    """Downloads and uploads with parallel parts over pooled connections; thread-safe."""
+    """Downloads and uploads with parallel parts over pooled connections; thread-safe.
+
+    ``credentials`` is a ``Credentials``, or a callable returning ``(Credentials, expires_at)``
+    (Unix seconds, or ``None`` for credentials that do not expire): it is called at the first
+    request and again five minutes before ``expires_at``, also during a long transfer."""
 
     def __init__(
         self,
         *,
         region: str,
-        credentials: Credentials,
+        credentials: Union[Credentials, Callable[[], tuple[Credentials, Optional[float]]]],
         endpoint_url: Optional[str] = None,
         addressing: Literal["auto", "virtual", "path"] = "auto",
         part_size: int = 8 << 20,

@@ -7,7 +7,7 @@ presigner is rebuilt only when they change.
 """
 
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from slipstream._slipstream import Credentials
@@ -113,16 +113,32 @@ def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapp
     return presigner.presign(method, key, expires_in=ExpiresIn, params=query, headers=headers)
 
 
+def _credentials_of(creds: Any) -> Callable[[], Tuple[Credentials, Optional[float]]]:
+    """A `Client` credentials callable over botocore credentials. The engine calls it at the
+    first request and again five minutes before the expiry it returns; by then botocore's own
+    refresh window (15 minutes) has passed, so `get_frozen_credentials` hands over new ones."""
+
+    def current() -> Tuple[Credentials, Optional[float]]:
+        frozen = creds.get_frozen_credentials()
+        expiry = getattr(creds, "_expiry_time", None)
+        return (
+            Credentials(frozen.access_key, frozen.secret_key, frozen.token),
+            expiry.timestamp() if expiry is not None else None,
+        )
+
+    return current
+
+
 def client_settings(client: Any) -> dict:
-    """`Client` keyword arguments matching a boto3 S3 client (credentials frozen now)."""
+    """`Client` keyword arguments matching a boto3 S3 client; its credentials are followed as
+    botocore refreshes them."""
     meta = client.meta
     creds = client._request_signer._credentials
     if creds is None:
         raise ValueError("the boto3 client has no credentials: configure them as for boto3")
-    frozen = creds.get_frozen_credentials()
     return {
         "region": meta.region_name or "us-east-1",
-        "credentials": Credentials(frozen.access_key, frozen.secret_key, frozen.token),
+        "credentials": _credentials_of(creds),
         "endpoint_url": None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url,
         "addressing": (meta.config.s3 or {}).get("addressing_style") or "auto",
     }
