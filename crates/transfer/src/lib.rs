@@ -128,30 +128,48 @@ pub(crate) fn parts(size: u64, part_size: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// The ranges of a download of `size` bytes with `concurrency` parts in flight. Small objects
-/// (under two parts per connection) get plain `part_size` parts. Larger ones get two changes
-/// that keep a long link full, both seen on the emulated 100 ms link (docs/BENCHMARKS.md):
-/// - the first `concurrency` parts grow from 1/c of a part to a whole one, so the connections
-///   do not all finish their first part (and wait a round trip for the next) at the same moment;
-/// - near the end each part is the remaining bytes over `concurrency` (guided self-scheduling),
-///   shrinking down to an eighth of a part, so the connections run out of work together instead
-///   of the last few full-size parts finishing alone at a fraction of the link.
+/// The ranges of a download of `size` bytes with `concurrency` parts in flight: see
+/// [`staggered_ranges`]; parts may shrink to an eighth of `part_size` at the end.
 pub(crate) fn download_ranges(size: u64, part_size: u64, concurrency: usize) -> Vec<(u64, u64)> {
     let step = part_size.max(1);
+    staggered_ranges(size, step, concurrency, (step / 8).max(1))
+}
+
+/// The ranges of a multipart upload of `size` bytes: see [`staggered_ranges`], with no part but
+/// the last under S3's 5 MiB minimum, and plain parts if staggering would pass 10,000 parts.
+pub(crate) fn upload_ranges(size: u64, part_size: u64, concurrency: usize) -> Vec<(u64, u64)> {
+    let step = part_size.max(MIN_PART_SIZE);
+    let ranges = staggered_ranges(size, step, concurrency, MIN_PART_SIZE);
+    if ranges.len() as u64 > MAX_PARTS {
+        return parts(size, step);
+    }
+    ranges
+}
+
+/// Ranges for `concurrency` connections that keep a long link full. Small objects (under two
+/// parts per connection) get plain `part_size` parts. Larger ones get two changes, both seen on
+/// the emulated 100 ms link (docs/BENCHMARKS.md):
+/// - the first `concurrency` parts grow from `min` to a whole part, so the connections do not
+///   all finish their first part (and wait a round trip for the next) at the same moment;
+/// - near the end each part is the remaining bytes over `concurrency` (guided self-scheduling),
+///   shrinking down to `min`, so the connections run out of work together instead of the last
+///   few full-size parts finishing alone at a fraction of the link.
+fn staggered_ranges(size: u64, step: u64, concurrency: usize, min: u64) -> Vec<(u64, u64)> {
     let c = (concurrency as u64).max(1);
+    let min = min.clamp(1, step);
     if size < 2 * c * step {
         return parts(size, step);
     }
-    let min = (step / 8).max(1);
     let mut out = Vec::new();
     let mut at = 0;
-    for k in 1..=c {
-        let len = (step * k / c).max(min);
+    for k in 0..c {
+        let len = min + (step - min) * k / (c - 1).max(1);
         out.push((at, at + len));
         at += len;
     }
     while at < size {
         let remaining = size - at;
+        // Only the last part can be under `min` (as S3 requires of uploads).
         let len = (remaining / c).clamp(min, step).min(remaining);
         out.push((at, at + len));
         at += len;
@@ -194,6 +212,31 @@ mod tests {
             // Not many more requests than plain parts.
             assert!(r.len() < parts(size, part).len() + 6 * c, "{}", r.len());
         }
+    }
+
+    #[test]
+    fn upload_ranges_keep_every_part_but_the_last_at_5_mib() {
+        let mib = 1 << 20;
+        for (size, part, c) in [
+            (1u64 << 30, 8 * mib, 16),
+            (200 * mib + 3, 5 * mib, 4),
+            (100 * mib, 64 * mib, 16),
+        ] {
+            let r = upload_ranges(size, part, c);
+            assert_eq!((r[0].0, r.last().map(|x| x.1)), (0, Some(size)));
+            assert!(r.windows(2).all(|w| w[0].1 == w[1].0), "contiguous");
+            let lens: Vec<u64> = r.iter().map(|(s, e)| e - s).collect();
+            assert!(lens[..lens.len() - 1].iter().all(|l| *l >= MIN_PART_SIZE));
+            assert!(lens.iter().all(|l| *l <= part.max(MIN_PART_SIZE)));
+        }
+        // 8 MiB parts of 1 GiB over 16 connections: staggered from 5 MiB, tapered at the end.
+        let r = upload_ranges(1 << 30, 8 * mib, 16);
+        let first: Vec<u64> = r[..16].iter().map(|(s, e)| e - s).collect();
+        assert!(first.windows(2).all(|w| w[0] < w[1]) && first[15] == 8 * mib, "{first:?}");
+        assert!(r[r.len() - 8..].iter().all(|(s, e)| e - s < 8 * mib));
+        // Past 10,000 parts the plain cut is kept.
+        let huge = upload_ranges(10_000 * 8 * mib, 8 * mib, 16);
+        assert_eq!(huge, parts(10_000 * 8 * mib, 8 * mib));
     }
 
     #[test]

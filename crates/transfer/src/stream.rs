@@ -7,16 +7,19 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
 use crate::download::{check_crc32c, fetch_part};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
-/// Downloads `bucket/key` into `out`, in order. At most `concurrency` parts are in flight or
-/// waiting to be written (the reorder window): a part starts only when the part
-/// `concurrency` places before it has been written, so memory stays at
-/// `concurrency x part_size` however large the object. The CRC32C (when the object has a
+/// Downloads `bucket/key` into `out`, in order. The window of parts fetched but not yet
+/// written holds `2 x concurrency` half-size parts (`concurrency x part_size` bytes, the same
+/// memory as `concurrency` whole parts), while at most `concurrency` requests are in flight: a
+/// part that arrives slowly holds back only half a part's bytes, and the other connections keep
+/// fetching the parts after it instead of waiting (over the 100 ms link in docs/BENCHMARKS.md,
+/// whole-part windows left the link idle behind a slow part). The CRC32C (when the object has a
 /// whole-object one) is checked at the end: with a stream, a mismatch is an error after the
 /// bytes were written, so callers must treat the output as invalid on error.
 pub async fn download_to_writer<W: AsyncWrite + Unpin>(
@@ -28,9 +31,13 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
 ) -> Result<Downloaded, ClientError> {
     let info = client.head_object(bucket, key).await?;
     opts.set_total(info.size);
-    let ranges = download_ranges(info.size, opts.part_size, opts.concurrency);
+    let concurrency = opts.concurrency.max(1);
+    let ranges = download_ranges(info.size, (opts.part_size / 2).max(1), concurrency);
+    let window = 2 * concurrency;
+    // Requests in flight; fair, so parts get connections in order.
+    let requests = Arc::new(Semaphore::new(concurrency));
     let pool = Arc::new(BufferPool::default());
-    let mut in_flight = VecDeque::new();
+    let mut in_window = AbortOnDrop(VecDeque::new());
     let mut next = 0;
     let mut crc = 0u32;
     let spawn = |i: usize| {
@@ -40,17 +47,20 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             key.to_owned(),
             info.etag.clone(),
         );
-        let (start, end) = ranges[i];
-        let pool = Arc::clone(&pool);
+        let (pool, requests, range) = (Arc::clone(&pool), Arc::clone(&requests), ranges[i]);
         tokio::spawn(async move {
-            fetch_part(&client, &bucket, &key, &etag, (start, end), Some(&pool)).await
+            let _request = requests
+                .acquire_owned()
+                .await
+                .map_err(|_| ClientError::Response("the download was stopped".into()))?;
+            fetch_part(&client, &bucket, &key, &etag, range, Some(&pool)).await
         })
     };
-    while next < ranges.len() && in_flight.len() < opts.concurrency.max(1) {
-        in_flight.push_back(spawn(next));
+    while next < ranges.len() && in_window.0.len() < window {
+        in_window.0.push_back(spawn(next));
         next += 1;
     }
-    while let Some(task) = in_flight.pop_front() {
+    while let Some(task) = in_window.0.pop_front() {
         let part = match task.await {
             Ok(Ok(part)) => part,
             Ok(Err(e)) => return Err(e),
@@ -61,10 +71,10 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             out.write_all(chunk).await?;
             opts.add_progress(chunk.len() as u64);
         }
-        // The next part starts once this one's buffer is free: the window holds `concurrency` parts.
+        // The next part enters the window once this one's buffer is free.
         part.recycle(&pool);
         if next < ranges.len() {
-            in_flight.push_back(spawn(next));
+            in_window.0.push_back(spawn(next));
             next += 1;
         }
     }
@@ -76,6 +86,18 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         etag: info.etag,
         crc32c_verified,
     })
+}
+
+/// The parts of a stream download; on an error (or the download being dropped) the parts
+/// still in the window are stopped rather than fetched for nobody.
+struct AbortOnDrop<T>(VecDeque<tokio::task::JoinHandle<T>>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
 }
 
 /// Downloads `bucket/key` into memory (parts in parallel).

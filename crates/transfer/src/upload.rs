@@ -10,7 +10,7 @@ use slipstream_client::{ClientError, CompletedPart, S3Client};
 
 use crate::cleanup::multipart_upload;
 use crate::pool::{for_each_part, BufferPool};
-use crate::{parts, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
+use crate::{upload_ranges, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 
 /// What a finished upload was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub async fn upload_file(
         .part_size
         .max(MIN_PART_SIZE)
         .max(size.div_ceil(MAX_PARTS));
-    let ranges = parts(size, part_size);
+    let ranges = upload_ranges(size, part_size, opts.concurrency);
     multipart_upload(&client, bucket, key, |upload_id| {
         send_parts(&client, bucket, key, upload_id, &ranges, &file, &opts)
     })
