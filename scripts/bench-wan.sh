@@ -4,7 +4,9 @@
 #   1. time to first byte of a 4 KiB GET: pooled vs fresh connections, HTTP, HTTPS TLS 1.3, 1.2;
 #   2. the Outposts-style table (PUT then HEAD of 4 KiB, 5 workers): pooled vs fresh HTTPS;
 #   3. a SIZE_MIB object down and up: one stream (curl), slipstream, s5cmd, boto3, the AWS CLI
-#      (scripts/bench-transfer.sh), each as a share of the line rate.
+#      (scripts/bench-transfer.sh), each as a share of the line rate;
+#   4. the uploads again against MinIO (scripts/with-minio.sh), which completes a multipart
+#      upload without copying the parts, as S3 does (versitygw copies them: seconds per GiB).
 # Takes the link down at the end.
 #   scripts/bench-wan.sh [RTT_MS] [RATE_MBIT] [SIZE_MIB] [RUNS] [OUTPOSTS_COUNT]
 set -euo pipefail
@@ -22,6 +24,12 @@ if [ "${BENCH_WAN_INNER:-}" != 1 ]; then
   scripts/wan check
   BENCH_WAN_INNER=1 SLIPSTREAM_S3_NETNS=slipstream-s \
     scripts/with-s3-server.sh "$0" "$RTT" "$RATE" "$SIZE_MIB" "$RUNS" "$OUTPOSTS"
+  echo
+  echo "### $SIZE_MIB MiB up at ${RTT} ms RTT and $RATE Mbit/s, to MinIO"
+  echo
+  SLIPSTREAM_S3_NETNS=slipstream-s CLIENT="scripts/wan exec client" ROWS=upload \
+    LINK_MB_S=$(awk -v r="$RATE" 'BEGIN { print r / 8 }') \
+    scripts/with-minio.sh scripts/bench-transfer.sh "$SIZE_MIB" "$RUNS"
   exit
 fi
 

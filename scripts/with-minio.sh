@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs a command with a local MinIO (single drive, temporary directory) started for it, and
+# always stops it afterwards. For the long-link upload figures only (scripts/bench-wan.sh):
+# MinIO completes a multipart upload without copying the parts, as S3 does, where versitygw's
+# posix backend copies them (see scripts/install-minio.sh). The command sees the same variables
+# as under scripts/with-s3-server.sh: SLIPSTREAM_TEST_ENDPOINT, SLIPSTREAM_TEST_REGION,
+# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY. SLIPSTREAM_S3_NETNS and SLIPSTREAM_S3_HOST work as there.
+# Usage: scripts/with-minio.sh COMMAND [ARGS...]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+"$here/install-minio.sh"
+bin="$here/../.tools/bin/minio"
+
+data="$(mktemp -d)"
+host=127.0.0.1
+in_ns=()
+if [ -n "${SLIPSTREAM_S3_NETNS:-}" ]; then
+  host="${SLIPSTREAM_S3_HOST:-10.77.0.2}"
+  in_ns=(ip netns exec "$SLIPSTREAM_S3_NETNS")
+fi
+pid=""
+stop() {
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$data"
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+rand() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' | cut -c1-"$1"; }
+export AWS_ACCESS_KEY_ID="SLIP$(rand 16 | tr a-f A-F)"
+export AWS_SECRET_ACCESS_KEY="$(rand 40)"
+export SLIPSTREAM_TEST_REGION=us-east-1
+unset AWS_SESSION_TOKEN AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 || true
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port="$(free_port)"
+console="$(free_port)"
+MINIO_ROOT_USER="$AWS_ACCESS_KEY_ID" MINIO_ROOT_PASSWORD="$AWS_SECRET_ACCESS_KEY" MINIO_BROWSER=off \
+  MINIO_REGION="$SLIPSTREAM_TEST_REGION" \
+  "${in_ns[@]}" "$bin" server "$data/drive" --address "$host:$port" --console-address "$host:$console" \
+  --quiet >"$data/log" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  if "${in_ns[@]}" curl -sf -o /dev/null "http://$host:$port/minio/health/ready"; then break; fi
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.05
+done
+"${in_ns[@]}" curl -sf -o /dev/null "http://$host:$port/minio/health/ready" \
+  || { echo "MinIO did not start:" >&2; cat "$data/log" >&2; exit 1; }
+export SLIPSTREAM_TEST_ENDPOINT="http://$host:$port"
+echo "MinIO on $SLIPSTREAM_TEST_ENDPOINT (pid $pid)" >&2
+set +e
+"$@"
+status=$?
+set -e
+exit "$status"
