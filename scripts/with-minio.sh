@@ -29,12 +29,8 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-rand() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' | cut -c1-"$1"; }
-export AWS_ACCESS_KEY_ID="SLIP$(rand 16 | tr a-f A-F)"
-export AWS_SECRET_ACCESS_KEY="$(rand 40)"
-export SLIPSTREAM_TEST_REGION=us-east-1
-unset AWS_SESSION_TOKEN AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 || true
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=test-credentials.sh
+. "$here/test-credentials.sh"
 port="$(free_port)"
 console="$(free_port)"
 MINIO_ROOT_USER="$AWS_ACCESS_KEY_ID" MINIO_ROOT_PASSWORD="$AWS_SECRET_ACCESS_KEY" MINIO_BROWSER=off \

@@ -52,7 +52,7 @@ def test_failures_leave_nothing_and_say_why(slipstream_bin, server, tmp_path):
     cli(slipstream_bin, server, "mb", f"s3://{bucket}")
     dest = tmp_path / "missing.bin"
     r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/missing.bin", str(dest), check=False)
-    assert r.returncode == 1 and b"NotFound" in r.stderr
+    assert r.returncode == 1 and b"NoSuchKey" in r.stderr
     assert list(tmp_path.iterdir()) == []
     r = cli(slipstream_bin, server, "cp", "nope", f"s3://{bucket}/k", "--part-size", "1MiB", check=False)
     assert r.returncode == 2 and b"5MiB" in r.stderr

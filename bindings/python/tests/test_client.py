@@ -50,8 +50,8 @@ def test_errors_are_typed_and_leave_no_file(server, s3, tmp_path):
     bucket = new_bucket(s3)
     with pytest.raises(slipstream.S3Error) as e:
         c.get_bytes(bucket, "missing")
-    # A whole-object read starts with HEAD, whose 404 has no body (so no NoSuchKey); a range is a GET.
-    assert e.value.code == "NotFound" and e.value.status == 404
+    # A whole-object read sends its first GET with the HEAD, so S3's own code comes back.
+    assert e.value.code == "NoSuchKey" and e.value.status == 404
     with pytest.raises(slipstream.S3Error) as e:
         c.get_bytes(bucket, "missing", range=(0, 10))
     assert e.value.code == "NoSuchKey" and e.value.status == 404

@@ -24,6 +24,11 @@ pub(crate) struct Part {
 }
 
 impl Part {
+    /// Its size in bytes.
+    pub fn len(&self) -> u64 {
+        self.chunks.iter().map(|c| c.len() as u64).sum()
+    }
+
     /// The CRC32C of the part, continuing `crc`.
     pub fn crc32c_append(&self, crc: u32) -> u32 {
         self.chunks
@@ -71,7 +76,7 @@ pub async fn download_to_file(
     dest: &Path,
     opts: TransferOptions,
 ) -> Result<Downloaded, ClientError> {
-    let info = client.head_object(bucket, key).await?;
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size), None).await?;
     let tmp = temporary_path(dest);
     let file = File::create(&tmp)?;
     // Removes the temporary file on every way out but success, including this future being
@@ -80,13 +85,20 @@ pub async fn download_to_file(
     file.set_len(info.size)?;
     let file = Arc::new(file);
     opts.set_total(info.size);
-    let ranges = download_ranges(info.size, opts.part_size, opts.concurrency);
+    first.write_at(&file, 0)?;
+    opts.add_progress(first.len());
+    let ranges = rest_ranges(info.size, first.len(), |n| {
+        download_ranges(n, opts.part_size, opts.concurrency)
+    });
     // Every part's length was checked on arrival and the file was sized up front, so the
     // combined CRC32C is all that is left to compare.
     let crcs = fetch_all(&client, bucket, key, &info.etag, &ranges, &file, &opts).await?;
-    let whole = crcs.iter().zip(&ranges).fold(0u32, |acc, (crc, (s, e))| {
-        crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
-    });
+    let whole = crcs
+        .iter()
+        .zip(&ranges)
+        .fold(first.crc32c_append(0), |acc, (crc, (s, e))| {
+            crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
+        });
     let crc32c_verified = check_crc32c(&info, whole)?;
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever
     // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
@@ -173,8 +185,131 @@ async fn fetch_all(
     .await
 }
 
-/// One range, pinned to `etag`, read whole. A body that breaks or stalls is fetched again
-/// (the request itself is retried inside the client).
+/// The size of the first range, asked for before the object's size is known: the smallest
+/// part [`download_ranges`] makes, so a small object comes whole in that first answer.
+pub(crate) fn first_len(part_size: u64) -> u64 {
+    (part_size / 8).max(1)
+}
+
+/// The ranges after the first `covered` bytes of an object of `size`, cut by `cut` as if the
+/// rest were an object of its own.
+pub(crate) fn rest_ranges(
+    size: u64,
+    covered: u64,
+    cut: impl Fn(u64) -> Vec<(u64, u64)>,
+) -> Vec<(u64, u64)> {
+    cut(size.saturating_sub(covered))
+        .into_iter()
+        .map(|(s, e)| (s + covered, e + covered))
+        .collect()
+}
+
+/// How a download begins: `HeadObject` (size, ETag, the whole-object CRC32C that only HEAD and
+/// whole-object GETs return) and a GET of the first `first_len` bytes, sent together, so a small
+/// object costs one round trip instead of two, and a missing one says `NoSuchKey`. Both must name
+/// the same ETag (else the object changed between them); the later parts are pinned to it.
+pub(crate) async fn start(
+    client: &S3Client,
+    bucket: &str,
+    key: &str,
+    first_len: u64,
+    pool: Option<&BufferPool>,
+) -> Result<(ObjectInfo, Part), ClientError> {
+    let (head, first) = tokio::join!(
+        client.head_object(bucket, key),
+        with_retries(client, || first_once(client, bucket, key, first_len, pool)),
+    );
+    let (part, etag) = match first {
+        Ok(found) => found,
+        // An empty object has no byte 0: S3 answers 416 to any range.
+        Err(ClientError::S3 { status: 416, .. }) => {
+            let info = head?;
+            if info.size != 0 {
+                return Err(ClientError::Response(format!(
+                    "{key}: the first range was refused, but the object has {} bytes",
+                    info.size
+                )));
+            }
+            return Ok((info, Part { chunks: Vec::new() }));
+        }
+        // GET's error names the cause (NoSuchKey, AccessDenied); HEAD's has no body.
+        Err(e) => return Err(e),
+    };
+    let info = head?;
+    if info.etag != etag {
+        return Err(changed(key, &info.etag));
+    }
+    if part.len() != first_len.min(info.size) {
+        return Err(ClientError::Response(format!(
+            "{key}: the first {} bytes arrived as {}",
+            first_len.min(info.size),
+            part.len()
+        )));
+    }
+    Ok((info, part))
+}
+
+fn changed(key: &str, etag: &str) -> ClientError {
+    ClientError::Response(format!(
+        "{key} changed during the download (its ETag is no longer {etag})"
+    ))
+}
+
+/// `f` again while it fails with a retryable error and the client's attempts last: a body
+/// that breaks or stalls after its headers (the request itself is retried inside the client).
+async fn with_retries<T, F, Fut>(client: &S3Client, mut f: F) -> Result<T, ClientError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ClientError>>,
+{
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match f().await {
+            Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
+                tokio::time::sleep(client.backoff(attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The first bytes, unpinned (the ETag is not known yet): the part and the ETag it came from.
+async fn first_once(
+    client: &S3Client,
+    bucket: &str,
+    key: &str,
+    first_len: u64,
+    pool: Option<&BufferPool>,
+) -> Result<(Part, String), ClientError> {
+    let response = client
+        .get_object(bucket, key, Some((0, first_len)), None)
+        .await?;
+    let etag = response
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    // `bytes 0-N/TOTAL` for a range; without one the server sent the whole object.
+    let want = match content_range_total(response.headers()) {
+        Some(total) => first_len.min(total),
+        None => response
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .ok_or_else(|| ClientError::Response("a GET without a Content-Length".into()))?,
+    };
+    let part = read_body(client, response, 0, want, pool).await?;
+    Ok((part, etag))
+}
+
+fn content_range_total(headers: &hyper::HeaderMap) -> Option<u64> {
+    let value = headers.get("content-range")?.to_str().ok()?;
+    value.rsplit_once('/')?.1.trim().parse().ok()
+}
+
+/// One range, pinned to `etag`, read whole, fetched again if its body breaks or stalls.
 pub(crate) async fn fetch_part(
     client: &S3Client,
     bucket: &str,
@@ -183,20 +318,13 @@ pub(crate) async fn fetch_part(
     (start, end): (u64, u64),
     pool: Option<&BufferPool>,
 ) -> Result<Part, ClientError> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        match fetch_once(client, bucket, key, etag, start, end, pool).await {
-            Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
-                tokio::time::sleep(client.backoff(attempt)).await;
-            }
-            Err(ClientError::S3 { status: 412, .. }) => {
-                return Err(ClientError::Response(format!(
-                    "{key} changed during the download (its ETag is no longer {etag})"
-                )))
-            }
-            other => return other,
-        }
+    match with_retries(client, || {
+        fetch_once(client, bucket, key, etag, start, end, pool)
+    })
+    .await
+    {
+        Err(ClientError::S3 { status: 412, .. }) => Err(changed(key, etag)),
+        other => other,
     }
 }
 
@@ -217,7 +345,19 @@ async fn fetch_once(
     let response = client
         .get_object(bucket, key, Some((start, end)), Some(etag))
         .await?;
-    let want = (end - start) as usize;
+    read_body(client, response, start, end - start, pool).await
+}
+
+/// Reads a GET's body of `want` bytes (those from `start`) into a part.
+async fn read_body(
+    client: &S3Client,
+    response: hyper::Response<hyper::body::Incoming>,
+    start: u64,
+    want: u64,
+    pool: Option<&BufferPool>,
+) -> Result<Part, ClientError> {
+    let end = start + want;
+    let want = want as usize;
     let mut body = response.into_body();
     let mut pooled = pool.map(|p| {
         let mut b = p.take();

@@ -232,7 +232,10 @@ mod tests {
         // 8 MiB parts of 1 GiB over 16 connections: staggered from 5 MiB, tapered at the end.
         let r = upload_ranges(1 << 30, 8 * mib, 16);
         let first: Vec<u64> = r[..16].iter().map(|(s, e)| e - s).collect();
-        assert!(first.windows(2).all(|w| w[0] < w[1]) && first[15] == 8 * mib, "{first:?}");
+        assert!(
+            first.windows(2).all(|w| w[0] < w[1]) && first[15] == 8 * mib,
+            "{first:?}"
+        );
         assert!(r[r.len() - 8..].iter().all(|(s, e)| e - s < 8 * mib));
         // Past 10,000 parts the plain cut is kept.
         let huge = upload_ranges(10_000 * 8 * mib, 8 * mib, 16);

@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
-use crate::download::{check_crc32c, fetch_part};
+use crate::download::{check_crc32c, fetch_part, first_len, rest_ranges, start};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -29,17 +29,25 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     out: &mut W,
     opts: TransferOptions,
 ) -> Result<Downloaded, ClientError> {
-    let info = client.head_object(bucket, key).await?;
-    opts.set_total(info.size);
     let concurrency = opts.concurrency.max(1);
-    let ranges = download_ranges(info.size, (opts.part_size / 2).max(1), concurrency);
+    let part_size = (opts.part_size / 2).max(1);
+    let pool = Arc::new(BufferPool::default());
+    let (info, first) = start(&client, bucket, key, first_len(part_size), Some(&pool)).await?;
+    opts.set_total(info.size);
+    let mut crc = first.crc32c_append(0);
+    for chunk in &first.chunks {
+        out.write_all(chunk).await?;
+        opts.add_progress(chunk.len() as u64);
+    }
+    let ranges = rest_ranges(info.size, first.len(), |n| {
+        download_ranges(n, part_size, concurrency)
+    });
+    first.recycle(&pool);
     let window = 2 * concurrency;
     // Requests in flight; fair, so parts get connections in order.
     let requests = Arc::new(Semaphore::new(concurrency));
-    let pool = Arc::new(BufferPool::default());
     let mut in_window = AbortOnDrop(VecDeque::new());
     let mut next = 0;
-    let mut crc = 0u32;
     let spawn = |i: usize| {
         let (client, bucket, key, etag) = (
             Arc::clone(&client),

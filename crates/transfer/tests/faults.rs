@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
-use slipstream_transfer::{download_to_file, upload_file, TransferOptions, MIN_PART_SIZE};
+use slipstream_transfer::{
+    download_to_file, download_to_writer, upload_file, TransferOptions, MIN_PART_SIZE,
+};
 
 use common::server;
 
@@ -175,34 +177,15 @@ async fn a_stalled_body_is_abandoned_and_fetched_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
     let (bucket, _) = object("k").await;
-    let replaced = Arc::new(AtomicBool::new(false));
-    let (r2, bucket2) = (Arc::clone(&replaced), bucket.clone());
-    // Before the first ranged GET goes out, someone overwrites the object.
+    let ranged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (r2, bucket2) = (Arc::clone(&ranged), bucket.clone());
+    // After the first bytes arrived (the first ranged GET, sent with the HEAD) and before the
+    // first part pinned to the ETag goes out, someone overwrites the object.
     let p = proxy::start(
         &server(),
         Arc::new(move |s: &Seen| {
-            if s.range.is_some() && !r2.swap(true, Ordering::SeqCst) {
-                let direct = client_for(&server());
-                let bucket = bucket2.clone();
-                std::thread::spawn(move || {
-                    tokio::runtime::Runtime::new().unwrap().block_on(async {
-                        direct
-                            .put_object(
-                                &bucket,
-                                "k",
-                                bytes::Bytes::from(
-                                    data(3 * MIN_PART_SIZE as usize + 1000)
-                                        .into_iter()
-                                        .rev()
-                                        .collect::<Vec<u8>>(),
-                                ),
-                            )
-                            .await
-                            .unwrap();
-                    })
-                })
-                .join()
-                .unwrap();
+            if s.range.is_some() && r2.fetch_add(1, Ordering::SeqCst) == 1 {
+                overwrite(&bucket2, 1);
             }
             Action::Forward
         }),
@@ -217,6 +200,71 @@ async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
         "{err}"
     );
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_replaced_between_the_head_and_the_first_bytes_is_an_error() {
+    let (bucket, _) = object("k").await;
+    let bucket2 = bucket.clone();
+    let heads = Arc::new(AtomicUsize::new(0));
+    // The HEAD and the first ranged GET go out together: the GET reads the old object, then the
+    // HEAD (held back a little) sees a new one. Their ETags disagree.
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "HEAD" {
+                std::thread::sleep(Duration::from_millis(300));
+                overwrite(&bucket2, heads.fetch_add(1, Ordering::SeqCst) as u8 + 1);
+            }
+            Action::Forward
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut out = Vec::new();
+    let err = download_to_writer(client_for(&p.endpoint), &bucket, "k", &mut out, opts())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("changed during the download"),
+        "{err}"
+    );
+    assert!(
+        out.is_empty(),
+        "nothing written before the object was known"
+    );
+    let dest = dir.path().join("out");
+    assert!(
+        download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
+            .await
+            .is_err()
+    );
+    assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+}
+
+/// Replaces `bucket/k` with bytes of its own for each `version`, from a thread of its own (proxy
+/// rules are synchronous).
+fn overwrite(bucket: &str, version: u8) {
+    let direct = client_for(&server());
+    let bucket = bucket.to_owned();
+    std::thread::spawn(move || {
+        tokio::runtime::Runtime::new().unwrap().block_on(async {
+            direct
+                .put_object(
+                    &bucket,
+                    "k",
+                    bytes::Bytes::from(
+                        data(3 * MIN_PART_SIZE as usize + 1000)
+                            .into_iter()
+                            .map(|b| b ^ version)
+                            .collect::<Vec<u8>>(),
+                    ),
+                )
+                .await
+                .unwrap();
+        })
+    })
+    .join()
+    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
