@@ -24,11 +24,6 @@ pub(crate) struct Part {
 }
 
 impl Part {
-    /// Its size in bytes.
-    pub fn len(&self) -> u64 {
-        self.chunks.iter().map(|c| c.len() as u64).sum()
-    }
-
     /// The CRC32C of the part, continuing `crc`.
     pub fn crc32c_append(&self, crc: u32) -> u32 {
         self.chunks
@@ -76,7 +71,7 @@ pub async fn download_to_file(
     dest: &Path,
     opts: TransferOptions,
 ) -> Result<Downloaded, ClientError> {
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size), None).await?;
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
     let tmp = temporary_path(dest);
     let file = File::create(&tmp)?;
     // Removes the temporary file on every way out but success, including this future being
@@ -85,20 +80,18 @@ pub async fn download_to_file(
     file.set_len(info.size)?;
     let file = Arc::new(file);
     opts.set_total(info.size);
-    first.write_at(&file, 0)?;
-    opts.add_progress(first.len());
-    let ranges = rest_ranges(info.size, first.len(), |n| {
+    let ranges = with_first(&first, info.size, |n| {
         download_ranges(n, opts.part_size, opts.concurrency)
     });
     // Every part's length was checked on arrival and the file was sized up front, so the
     // combined CRC32C is all that is left to compare.
-    let crcs = fetch_all(&client, bucket, key, &info.etag, &ranges, &file, &opts).await?;
-    let whole = crcs
-        .iter()
-        .zip(&ranges)
-        .fold(first.crc32c_append(0), |acc, (crc, (s, e))| {
-            crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
-        });
+    let crcs = fetch_all(
+        &client, bucket, key, &info.etag, first, &ranges, &file, &opts,
+    )
+    .await?;
+    let whole = crcs.iter().zip(&ranges).fold(0u32, |acc, (crc, (s, e))| {
+        crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
+    });
     let crc32c_verified = check_crc32c(&info, whole)?;
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever
     // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
@@ -152,11 +145,13 @@ fn temporary_path(dest: &Path) -> PathBuf {
 
 /// Fetches every range with `concurrency` tasks, writes each at its offset, and returns the
 /// CRC32C of each part.
+#[allow(clippy::too_many_arguments)]
 async fn fetch_all(
     client: &Arc<S3Client>,
     bucket: &str,
     key: &str,
     etag: &str,
+    first: Option<First>,
     ranges: &[(u64, u64)],
     file: &Arc<File>,
     opts: &TransferOptions,
@@ -164,12 +159,22 @@ async fn fetch_all(
     let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
     let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
+    let first = Arc::new(std::sync::Mutex::new(first));
     for_each_part(ranges.len(), concurrency, move |i| {
         let (client, file, progress) = (Arc::clone(&client), Arc::clone(&file), progress.clone());
         let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
         let (start, end) = ranges[i];
+        // Part 0 is the body of the GET sent with the HEAD, when there is one.
+        let opened = if i == 0 {
+            first.lock().ok().and_then(|mut f| f.take())
+        } else {
+            None
+        };
         async move {
-            let part = fetch_part(&client, &bucket, &key, &etag, (start, end), None).await?;
+            let part = match opened {
+                Some(first) => first.read(&client, &bucket, &key, &etag, None).await?,
+                None => fetch_part(&client, &bucket, &key, &etag, (start, end), None).await?,
+            };
             // Checksum and write off the runtime's threads, which keep serving the sockets.
             let crc = tokio::task::spawn_blocking(move || {
                 part.write_at(&file, start).map(|()| part.crc32c_append(0))
@@ -191,36 +196,67 @@ pub(crate) fn first_len(part_size: u64) -> u64 {
     (part_size / 8).max(1)
 }
 
-/// The ranges after the first `covered` bytes of an object of `size`, cut by `cut` as if the
-/// rest were an object of its own.
-pub(crate) fn rest_ranges(
+/// The ranges of an object of `size`: the first GET's bytes, then the rest cut by `cut` as if
+/// it were an object of its own.
+pub(crate) fn with_first(
+    first: &Option<First>,
     size: u64,
-    covered: u64,
     cut: impl Fn(u64) -> Vec<(u64, u64)>,
 ) -> Vec<(u64, u64)> {
-    cut(size.saturating_sub(covered))
-        .into_iter()
-        .map(|(s, e)| (s + covered, e + covered))
+    let covered = first.as_ref().map_or(0, |f| f.len);
+    let rest = cut(size.saturating_sub(covered));
+    first
+        .iter()
+        .map(|f| (0, f.len))
+        .chain(rest.into_iter().map(|(s, e)| (s + covered, e + covered)))
         .collect()
+}
+
+/// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
+/// is read as part 0, alongside the other parts. Waiting for that body before starting the
+/// others cost half a second over the 100 ms link: a new connection's slow start takes about
+/// seven round trips to bring 1 MiB.
+pub(crate) struct First {
+    response: hyper::Response<hyper::body::Incoming>,
+    pub len: u64,
+}
+
+impl First {
+    /// The first part; if the body breaks or stalls, the range again, pinned to `etag`.
+    pub(crate) async fn read(
+        self,
+        client: &S3Client,
+        bucket: &str,
+        key: &str,
+        etag: &str,
+        pool: Option<&BufferPool>,
+    ) -> Result<Part, ClientError> {
+        match read_body(client, self.response, 0, self.len, pool).await {
+            Err(e) if e.is_retryable() => {
+                fetch_part(client, bucket, key, etag, (0, self.len), pool).await
+            }
+            other => other,
+        }
+    }
 }
 
 /// How a download begins: `HeadObject` (size, ETag, the whole-object CRC32C that only HEAD and
 /// whole-object GETs return) and a GET of the first `first_len` bytes, sent together, so a small
 /// object costs one round trip instead of two, and a missing one says `NoSuchKey`. Both must name
 /// the same ETag (else the object changed between them); the later parts are pinned to it.
+/// `None`: the object is empty.
 pub(crate) async fn start(
     client: &S3Client,
     bucket: &str,
     key: &str,
     first_len: u64,
-    pool: Option<&BufferPool>,
-) -> Result<(ObjectInfo, Part), ClientError> {
-    let (head, first) = tokio::join!(
+) -> Result<(ObjectInfo, Option<First>), ClientError> {
+    let (head, get) = tokio::join!(
         client.head_object(bucket, key),
-        with_retries(client, || first_once(client, bucket, key, first_len, pool)),
+        client.get_object(bucket, key, Some((0, first_len)), None),
     );
-    let (part, etag) = match first {
-        Ok(found) => found,
+    let response = match get {
+        Ok(response) => response,
         // An empty object has no byte 0: S3 answers 416 to any range.
         Err(ClientError::S3 { status: 416, .. }) => {
             let info = head?;
@@ -230,23 +266,35 @@ pub(crate) async fn start(
                     info.size
                 )));
             }
-            return Ok((info, Part { chunks: Vec::new() }));
+            return Ok((info, None));
         }
         // GET's error names the cause (NoSuchKey, AccessDenied); HEAD's has no body.
         Err(e) => return Err(e),
     };
     let info = head?;
+    let headers = response.headers();
+    let etag = headers
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     if info.etag != etag {
         return Err(changed(key, &info.etag));
     }
-    if part.len() != first_len.min(info.size) {
+    // `bytes 0-N/TOTAL` for a range; without one the server sent the whole object.
+    let len = match content_range_total(headers) {
+        Some(total) => first_len.min(total),
+        None => headers
+            .get("content-length")
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .ok_or_else(|| ClientError::Response("a GET without a Content-Length".into()))?,
+    };
+    if len != first_len.min(info.size) {
         return Err(ClientError::Response(format!(
-            "{key}: the first {} bytes arrived as {}",
-            first_len.min(info.size),
-            part.len()
+            "{key}: the first GET brings {len} bytes, not {}",
+            first_len.min(info.size)
         )));
     }
-    Ok((info, part))
+    Ok((info, Some(First { response, len })))
 }
 
 fn changed(key: &str, etag: &str) -> ClientError {
@@ -272,36 +320,6 @@ where
             other => return other,
         }
     }
-}
-
-/// The first bytes, unpinned (the ETag is not known yet): the part and the ETag it came from.
-async fn first_once(
-    client: &S3Client,
-    bucket: &str,
-    key: &str,
-    first_len: u64,
-    pool: Option<&BufferPool>,
-) -> Result<(Part, String), ClientError> {
-    let response = client
-        .get_object(bucket, key, Some((0, first_len)), None)
-        .await?;
-    let etag = response
-        .headers()
-        .get("etag")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    // `bytes 0-N/TOTAL` for a range; without one the server sent the whole object.
-    let want = match content_range_total(response.headers()) {
-        Some(total) => first_len.min(total),
-        None => response
-            .headers()
-            .get("content-length")
-            .and_then(|v| v.to_str().ok()?.parse().ok())
-            .ok_or_else(|| ClientError::Response("a GET without a Content-Length".into()))?,
-    };
-    let part = read_body(client, response, 0, want, pool).await?;
-    Ok((part, etag))
 }
 
 fn content_range_total(headers: &hyper::HeaderMap) -> Option<u64> {

@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
-use crate::download::{check_crc32c, fetch_part, first_len, rest_ranges, start};
+use crate::download::{check_crc32c, fetch_part, first_len, start, with_first};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -32,23 +32,19 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     let concurrency = opts.concurrency.max(1);
     let part_size = (opts.part_size / 2).max(1);
     let pool = Arc::new(BufferPool::default());
-    let (info, first) = start(&client, bucket, key, first_len(part_size), Some(&pool)).await?;
+    let (info, first) = start(&client, bucket, key, first_len(part_size)).await?;
     opts.set_total(info.size);
-    let mut crc = first.crc32c_append(0);
-    for chunk in &first.chunks {
-        out.write_all(chunk).await?;
-        opts.add_progress(chunk.len() as u64);
-    }
-    let ranges = rest_ranges(info.size, first.len(), |n| {
+    let ranges = with_first(&first, info.size, |n| {
         download_ranges(n, part_size, concurrency)
     });
-    first.recycle(&pool);
+    let mut first = first;
     let window = 2 * concurrency;
     // Requests in flight; fair, so parts get connections in order.
     let requests = Arc::new(Semaphore::new(concurrency));
     let mut in_window = AbortOnDrop(VecDeque::new());
     let mut next = 0;
-    let spawn = |i: usize| {
+    let mut crc = 0u32;
+    let mut spawn = |i: usize| {
         let (client, bucket, key, etag) = (
             Arc::clone(&client),
             bucket.to_owned(),
@@ -56,12 +52,17 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             info.etag.clone(),
         );
         let (pool, requests, range) = (Arc::clone(&pool), Arc::clone(&requests), ranges[i]);
+        // Part 0 is the body of the GET sent with the HEAD, when there is one.
+        let opened = if i == 0 { first.take() } else { None };
         tokio::spawn(async move {
             let _request = requests
                 .acquire_owned()
                 .await
                 .map_err(|_| ClientError::Response("the download was stopped".into()))?;
-            fetch_part(&client, &bucket, &key, &etag, range, Some(&pool)).await
+            match opened {
+                Some(first) => first.read(&client, &bucket, &key, &etag, Some(&pool)).await,
+                None => fetch_part(&client, &bucket, &key, &etag, range, Some(&pool)).await,
+            }
         })
     };
     while next < ranges.len() && in_window.0.len() < window {

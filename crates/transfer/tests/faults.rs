@@ -94,6 +94,25 @@ async fn a_reset_in_the_middle_of_a_part_is_retried() {
     assert!(std::fs::read(&dest).unwrap() == body);
     assert!(resets.load(Ordering::SeqCst) >= 2);
     assert_eq!(files(dir.path()), ["out"]);
+    // To a stream: the first ranged GET (sent with the HEAD, read as part 0) breaks off.
+    let broke = Arc::new(AtomicBool::new(false));
+    let b = Arc::clone(&broke);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.range.is_some() && !b.swap(true, Ordering::SeqCst) {
+                Action::ResetAfter(100_000)
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let mut out = Vec::new();
+    download_to_writer(client_for(&p.endpoint), &bucket, "k", &mut out, opts())
+        .await
+        .unwrap();
+    assert!(broke.load(Ordering::SeqCst));
+    assert!(out == body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
