@@ -1,9 +1,10 @@
 //! The transfer engine: downloads and uploads that fill the link.
 //!
 //! One TCP stream cannot fill a long, fat link, so an object moves as parts over several pooled
-//! connections at once. Downloads learn the size and ETag first, then fetch ranges in parallel,
-//! each pinned to the ETag (`If-Match`) so an object replaced mid-download is an error rather
-//! than a file stitched from two versions; the file is written at offsets into a temporary file
+//! connections at once. Downloads learn the size and ETag from a HEAD sent together with the
+//! GET of the first bytes (one round trip for a small object), then fetch the other ranges in
+//! parallel, each pinned to the ETag (`If-Match`) so an object replaced mid-download is an
+//! error rather than a file stitched from two versions; the file is written at offsets into a temporary file
 //! that is renamed only once complete and checked. Uploads go in one `PutObject` below a
 //! threshold and as a multipart upload above it, parts read and sent in parallel, each with its
 //! CRC32C; an upload that fails is aborted so no parts linger.
