@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
@@ -14,14 +15,30 @@ use crate::download::{check_crc32c, fetch_part, first_len, start, with_first};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
+/// A first answer slower than this means a path where parts take many round trips.
+const LONG_PATH: Duration = Duration::from_millis(20);
+
+/// Into how many window parts each part's memory is cut, given how long the first answer took.
+/// On a long path a part takes many round trips and connections get unequal shares of the
+/// link, so one slow part holds back the window; smaller parts in a longer window (the same
+/// bytes) let the others keep going. Over the 100 ms link (docs/BENCHMARKS.md) a whole-part
+/// window reached 85% of the line rate, halves 88%, thirds 91%. On a short path the same cut
+/// costs CPU for three times the requests (loopback: 0.96 s with whole parts, 1.22 s with
+/// thirds, for 1 GiB), and nothing waits long there, so parts stay whole.
+fn window_split(first_answer: Duration) -> u64 {
+    if first_answer >= LONG_PATH {
+        3
+    } else {
+        1
+    }
+}
+
 /// Downloads `bucket/key` into `out`, in order. The window of parts fetched but not yet
-/// written holds `2 x concurrency` half-size parts (`concurrency x part_size` bytes, the same
-/// memory as `concurrency` whole parts), while at most `concurrency` requests are in flight: a
-/// part that arrives slowly holds back only half a part's bytes, and the other connections keep
-/// fetching the parts after it instead of waiting (over the 100 ms link in docs/BENCHMARKS.md,
-/// whole-part windows left the link idle behind a slow part). The CRC32C (when the object has a
-/// whole-object one) is checked at the end: with a stream, a mismatch is an error after the
-/// bytes were written, so callers must treat the output as invalid on error.
+/// written holds `concurrency x part_size` bytes, as `concurrency` whole parts on a short path,
+/// or `3 x concurrency` third-size parts on a long one ([`window_split`]), while at most
+/// `concurrency` requests are in flight. The CRC32C (when the object has a whole-object one) is
+/// checked at the end: with a stream, a mismatch is an error after the bytes were written, so
+/// callers must treat the output as invalid on error.
 pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
     bucket: &str,
@@ -30,15 +47,18 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     opts: TransferOptions,
 ) -> Result<Downloaded, ClientError> {
     let concurrency = opts.concurrency.max(1);
-    let part_size = (opts.part_size / 2).max(1);
     let pool = Arc::new(BufferPool::default());
-    let (info, first) = start(&client, bucket, key, first_len(part_size)).await?;
+    let asked = Instant::now();
+    // The first range fits the smallest cut; the split is chosen once it has answered.
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3)).await?;
+    let split = window_split(asked.elapsed());
+    let part_size = (opts.part_size / split).max(1);
     opts.set_total(info.size);
     let ranges = with_first(&first, info.size, |n| {
         download_ranges(n, part_size, concurrency)
     });
+    let window = split as usize * concurrency;
     let mut first = first;
-    let window = 2 * concurrency;
     // Requests in flight; fair, so parts get connections in order.
     let requests = Arc::new(Semaphore::new(concurrency));
     let mut in_window = AbortOnDrop(VecDeque::new());
@@ -235,4 +255,17 @@ async fn read_up_to<R: AsyncRead + Unpin>(
         }
     }
     Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_cut_smaller_only_on_a_long_path() {
+        assert_eq!(window_split(Duration::from_micros(400)), 1, "loopback");
+        assert_eq!(window_split(Duration::from_millis(19)), 1);
+        assert_eq!(window_split(Duration::from_millis(20)), 3);
+        assert_eq!(window_split(Duration::from_millis(205)), 3, "100 ms RTT");
+    }
 }
