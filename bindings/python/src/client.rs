@@ -63,8 +63,9 @@ impl std::fmt::Debug for Callback {
 
 impl ProvideCredentials for Callback {
     fn credentials(&self) -> Result<Expiring, ClientError> {
+        // The engine adds which source failed.
+        let failed = ClientError::Credentials;
         Python::attach(|py| {
-            let failed = |what: String| ClientError::Credentials(what);
             let out = self
                 .0
                 .call0(py)

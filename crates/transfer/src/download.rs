@@ -80,18 +80,24 @@ pub async fn download_to_file(
     file.set_len(info.size)?;
     let file = Arc::new(file);
     opts.set_total(info.size);
-    let ranges = with_first(&first, info.size, |n| {
-        download_ranges(n, opts.part_size, opts.concurrency)
-    });
+    let source = Arc::new(Source::new(
+        &client,
+        bucket,
+        key,
+        &info.etag,
+        first,
+        info.size,
+        |n| download_ranges(n, opts.part_size, opts.concurrency),
+    ));
     // Every part's length was checked on arrival and the file was sized up front, so the
     // combined CRC32C is all that is left to compare.
-    let crcs = fetch_all(
-        &client, bucket, key, &info.etag, first, &ranges, &file, &opts,
-    )
-    .await?;
-    let whole = crcs.iter().zip(&ranges).fold(0u32, |acc, (crc, (s, e))| {
-        crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
-    });
+    let crcs = fetch_all(&source, &file, &opts).await?;
+    let whole = crcs
+        .iter()
+        .zip(&source.ranges)
+        .fold(0u32, |acc, (crc, (s, e))| {
+            crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
+        });
     let crc32c_verified = check_crc32c(&info, whole)?;
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever
     // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
@@ -143,38 +149,20 @@ fn temporary_path(dest: &Path) -> PathBuf {
     ))
 }
 
-/// Fetches every range with `concurrency` tasks, writes each at its offset, and returns the
+/// Fetches every part with `concurrency` tasks, writes each at its offset, and returns the
 /// CRC32C of each part.
-#[allow(clippy::too_many_arguments)]
 async fn fetch_all(
-    client: &Arc<S3Client>,
-    bucket: &str,
-    key: &str,
-    etag: &str,
-    first: Option<First>,
-    ranges: &[(u64, u64)],
+    source: &Arc<Source>,
     file: &Arc<File>,
     opts: &TransferOptions,
 ) -> Result<Vec<u32>, ClientError> {
     let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
-    let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
-    let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), etag.to_owned());
-    let first = Arc::new(std::sync::Mutex::new(first));
-    for_each_part(ranges.len(), concurrency, move |i| {
-        let (client, file, progress) = (Arc::clone(&client), Arc::clone(&file), progress.clone());
-        let (bucket, key, etag) = (bucket.clone(), key.clone(), etag.clone());
-        let (start, end) = ranges[i];
-        // Part 0 is the body of the GET sent with the HEAD, when there is one.
-        let opened = if i == 0 {
-            first.lock().ok().and_then(|mut f| f.take())
-        } else {
-            None
-        };
+    let (source, file) = (Arc::clone(source), Arc::clone(file));
+    for_each_part(source.ranges.len(), concurrency, move |i| {
+        let (source, file, progress) = (Arc::clone(&source), Arc::clone(&file), progress.clone());
         async move {
-            let part = match opened {
-                Some(first) => first.read(&client, &bucket, &key, &etag, None).await?,
-                None => fetch_part(&client, &bucket, &key, &etag, (start, end), None).await?,
-            };
+            let part = source.part(i, None).await?;
+            let (start, end) = source.ranges[i];
             // Checksum and write off the runtime's threads, which keep serving the sockets.
             let crc = tokio::task::spawn_blocking(move || {
                 part.write_at(&file, start).map(|()| part.crc32c_append(0))
@@ -196,47 +184,85 @@ pub(crate) fn first_len(part_size: u64) -> u64 {
     (part_size / 8).max(1)
 }
 
-/// The ranges of an object of `size`: the first GET's bytes, then the rest cut by `cut` as if
-/// it were an object of its own.
-pub(crate) fn with_first(
-    first: &Option<First>,
-    size: u64,
-    cut: impl Fn(u64) -> Vec<(u64, u64)>,
-) -> Vec<(u64, u64)> {
-    let covered = first.as_ref().map_or(0, |f| f.len);
-    let rest = cut(size.saturating_sub(covered));
-    first
-        .iter()
-        .map(|f| (0, f.len))
-        .chain(rest.into_iter().map(|(s, e)| (s + covered, e + covered)))
-        .collect()
-}
-
 /// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
 /// is read as part 0, alongside the other parts. Waiting for that body before starting the
 /// others cost half a second over the 100 ms link: a new connection's slow start takes about
 /// seven round trips to bring 1 MiB.
 pub(crate) struct First {
     response: hyper::Response<hyper::body::Incoming>,
-    pub len: u64,
+    len: u64,
 }
 
-impl First {
-    /// The first part; if the body breaks or stalls, the range again, pinned to `etag`.
-    pub(crate) async fn read(
-        self,
-        client: &S3Client,
+/// Where the parts of one download come from: the object pinned to its ETag, its ranges, and
+/// the first GET's open response, which is part 0. Shared by the file and stream paths.
+pub(crate) struct Source {
+    client: Arc<S3Client>,
+    bucket: String,
+    key: String,
+    etag: String,
+    first: std::sync::Mutex<Option<First>>,
+    /// Part `i` is `ranges[i]`: the first GET's bytes, then the rest cut by the caller.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl Source {
+    /// The parts of an object of `size`: `first`'s bytes, then the rest cut by `cut` as if it
+    /// were an object of its own.
+    pub(crate) fn new(
+        client: &Arc<S3Client>,
         bucket: &str,
         key: &str,
         etag: &str,
+        first: Option<First>,
+        size: u64,
+        cut: impl Fn(u64) -> Vec<(u64, u64)>,
+    ) -> Self {
+        let covered = first.as_ref().map_or(0, |f| f.len);
+        let ranges = first
+            .iter()
+            .map(|f| (0, f.len))
+            .chain(
+                cut(size.saturating_sub(covered))
+                    .into_iter()
+                    .map(|(s, e)| (s + covered, e + covered)),
+            )
+            .collect();
+        Self {
+            client: Arc::clone(client),
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            etag: etag.to_owned(),
+            first: std::sync::Mutex::new(first),
+            ranges,
+        }
+    }
+
+    /// Part `i`, read whole. Part 0 is the first GET's body when there is one; a body that
+    /// breaks or stalls is fetched again, pinned to the ETag.
+    pub(crate) async fn part(
+        &self,
+        i: usize,
         pool: Option<&BufferPool>,
     ) -> Result<Part, ClientError> {
-        match read_body(client, self.response, 0, self.len, pool).await {
-            Err(e) if e.is_retryable() => {
-                fetch_part(client, bucket, key, etag, (0, self.len), pool).await
+        let opened = match i {
+            0 => self.first.lock().ok().and_then(|mut f| f.take()),
+            _ => None,
+        };
+        if let Some(first) = opened {
+            match read_body(&self.client, first.response, 0, first.len, pool).await {
+                Err(e) if e.is_retryable() => {}
+                other => return other,
             }
-            other => other,
         }
+        fetch_part(
+            &self.client,
+            &self.bucket,
+            &self.key,
+            &self.etag,
+            self.ranges[i],
+            pool,
+        )
+        .await
     }
 }
 
@@ -294,7 +320,8 @@ pub(crate) async fn start(
             first_len.min(info.size)
         )));
     }
-    Ok((info, Some(First { response, len })))
+    // A server that ignores the range on an empty object answers 200 with no body.
+    Ok((info, (len > 0).then_some(First { response, len })))
 }
 
 fn changed(key: &str, etag: &str) -> ClientError {
@@ -303,31 +330,13 @@ fn changed(key: &str, etag: &str) -> ClientError {
     ))
 }
 
-/// `f` again while it fails with a retryable error and the client's attempts last: a body
-/// that breaks or stalls after its headers (the request itself is retried inside the client).
-async fn with_retries<T, F, Fut>(client: &S3Client, mut f: F) -> Result<T, ClientError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, ClientError>>,
-{
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        match f().await {
-            Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
-                tokio::time::sleep(client.backoff(attempt)).await;
-            }
-            other => return other,
-        }
-    }
-}
-
 fn content_range_total(headers: &hyper::HeaderMap) -> Option<u64> {
     let value = headers.get("content-range")?.to_str().ok()?;
     value.rsplit_once('/')?.1.trim().parse().ok()
 }
 
-/// One range, pinned to `etag`, read whole, fetched again if its body breaks or stalls.
+/// One range, pinned to `etag`, read whole. A body that breaks or stalls is fetched again
+/// (the request itself is retried inside the client).
 pub(crate) async fn fetch_part(
     client: &S3Client,
     bucket: &str,
@@ -336,13 +345,16 @@ pub(crate) async fn fetch_part(
     (start, end): (u64, u64),
     pool: Option<&BufferPool>,
 ) -> Result<Part, ClientError> {
-    match with_retries(client, || {
-        fetch_once(client, bucket, key, etag, start, end, pool)
-    })
-    .await
-    {
-        Err(ClientError::S3 { status: 412, .. }) => Err(changed(key, etag)),
-        other => other,
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match fetch_once(client, bucket, key, etag, start, end, pool).await {
+            Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
+                tokio::time::sleep(client.backoff(attempt)).await;
+            }
+            Err(ClientError::S3 { status: 412, .. }) => return Err(changed(key, etag)),
+            other => return other,
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
-use crate::download::{check_crc32c, fetch_part, first_len, start, with_first};
+use crate::download::{check_crc32c, first_len, start, Source};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -54,38 +54,37 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     let split = window_split(asked.elapsed());
     let part_size = (opts.part_size / split).max(1);
     opts.set_total(info.size);
-    let ranges = with_first(&first, info.size, |n| {
-        download_ranges(n, part_size, concurrency)
-    });
+    let source = Arc::new(Source::new(
+        &client,
+        bucket,
+        key,
+        &info.etag,
+        first,
+        info.size,
+        |n| download_ranges(n, part_size, concurrency),
+    ));
     let window = split as usize * concurrency;
-    let mut first = first;
     // Requests in flight; fair, so parts get connections in order.
     let requests = Arc::new(Semaphore::new(concurrency));
     let mut in_window = AbortOnDrop(VecDeque::new());
     let mut next = 0;
     let mut crc = 0u32;
-    let mut spawn = |i: usize| {
-        let (client, bucket, key, etag) = (
-            Arc::clone(&client),
-            bucket.to_owned(),
-            key.to_owned(),
-            info.etag.clone(),
+    let spawn = |i: usize| {
+        let (source, pool, requests) = (
+            Arc::clone(&source),
+            Arc::clone(&pool),
+            Arc::clone(&requests),
         );
-        let (pool, requests, range) = (Arc::clone(&pool), Arc::clone(&requests), ranges[i]);
-        // Part 0 is the body of the GET sent with the HEAD, when there is one.
-        let opened = if i == 0 { first.take() } else { None };
         tokio::spawn(async move {
             let _request = requests
                 .acquire_owned()
                 .await
                 .map_err(|_| ClientError::Response("the download was stopped".into()))?;
-            match opened {
-                Some(first) => first.read(&client, &bucket, &key, &etag, Some(&pool)).await,
-                None => fetch_part(&client, &bucket, &key, &etag, range, Some(&pool)).await,
-            }
+            source.part(i, Some(&pool)).await
         })
     };
-    while next < ranges.len() && in_window.0.len() < window {
+    let count = source.ranges.len();
+    while next < count && in_window.0.len() < window {
         in_window.0.push_back(spawn(next));
         next += 1;
     }
@@ -102,7 +101,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
         }
         // The next part enters the window once this one's buffer is free.
         part.recycle(&pool);
-        if next < ranges.len() {
+        if next < count {
             in_window.0.push_back(spawn(next));
             next += 1;
         }
