@@ -1,9 +1,11 @@
 """`slipstream cp/ls/rm/head/mb` against the local versitygw: round trips, errors, exit codes."""
 
+import base64
 import json
 import os
 import uuid
 
+import awscrt.checksums
 import pytest
 
 from support import run_cli
@@ -45,6 +47,29 @@ def test_upload_list_head_download_remove(slipstream_bin, server, tmp_path):
     cli(slipstream_bin, server, "rm", f"s3://{bucket}/dir/big.bin")
     gone = cli(slipstream_bin, server, "head", f"s3://{bucket}/dir/big.bin", check=False)
     assert gone.returncode == 1 and b"NotFound" in gone.stderr
+
+
+def test_checksum_algorithm_is_sent_shown_and_checked(slipstream_bin, server, tmp_path):
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    data = os.urandom(11 * 1024 * 1024)
+    src = tmp_path / "big.bin"
+    src.write_bytes(data)
+    up = cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/big.bin", "--part-size", "5MiB",
+             "--checksum-algorithm", "crc64nvme", "--json")
+    assert json.loads(up.stdout)["checksum"] == "CRC64NVME"
+    head = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/big.bin").stdout)
+    expected = base64.b64encode(awscrt.checksums.crc64nvme(data).to_bytes(8, "big")).decode()
+    assert (head["checksum_algorithm"], head["checksum"]) == ("CRC64NVME", expected)
+    down = cli(slipstream_bin, server, "cp", f"s3://{bucket}/big.bin", str(tmp_path / "back"), "--json")
+    assert json.loads(down.stdout)["checksum"] == "CRC64NVME", "the download checked it"
+    assert (tmp_path / "back").read_bytes() == data
+    # The default, CRC32C, leaves a multipart object a checksum of part checksums: none to check.
+    cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/c.bin", "--part-size", "5MiB")
+    head = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/c.bin").stdout)
+    assert head["checksum_algorithm"] is None and head["checksum"] is None
+    r = cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/x", "--checksum-algorithm", "SHA1", check=False)
+    assert r.returncode == 2 and b"CRC64NVME" in r.stderr
 
 
 def test_failures_leave_nothing_and_say_why(slipstream_bin, server, tmp_path):

@@ -14,7 +14,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 use slipstream_client::{
-    ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials, Resolved, S3Client,
+    ChecksumAlgorithm, ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials,
+    Resolved, S3Client,
 };
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{download_to_file, download_to_memory, upload_file, TransferOptions};
@@ -103,7 +104,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None))]
+    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: String,
@@ -113,7 +114,9 @@ impl Client {
         part_size: u64,
         concurrency: usize,
         ca_bundle: Option<PathBuf>,
+        checksum_algorithm: &str,
     ) -> PyResult<Self> {
+        let checksum = algorithm(checksum_algorithm)?;
         if part_size < slipstream_transfer::MIN_PART_SIZE {
             return Err(PyValueError::new_err(
                 "part_size must be at least 5 MiB (5242880), S3's smallest part",
@@ -156,6 +159,7 @@ impl Client {
                 concurrency,
                 multipart_threshold: part_size,
                 progress: None,
+                checksum,
             },
         })
     }
@@ -172,9 +176,22 @@ impl Client {
         .map_err(to_py)
     }
 
-    /// Uploads the file at `path` to `bucket/key` (multipart when large); returns the size.
-    fn upload(&self, py: Python<'_>, path: PathBuf, bucket: &str, key: &str) -> PyResult<u64> {
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+    /// Uploads the file at `path` to `bucket/key` (multipart when large), every part with its
+    /// checksum (`checksum_algorithm`, else the client's); returns the size.
+    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None))]
+    fn upload(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        bucket: &str,
+        key: &str,
+        checksum_algorithm: Option<&str>,
+    ) -> PyResult<u64> {
+        let client = Arc::clone(&self.inner);
+        let opts = TransferOptions {
+            checksum: self.checksum(checksum_algorithm)?,
+            ..self.opts.clone()
+        };
         py.detach(|| {
             self.runtime
                 .block_on(upload_file(client, &path, bucket, key, opts))
@@ -206,22 +223,44 @@ impl Client {
         Ok(PyBytes::new(py, &data))
     }
 
-    /// Stores `data` (any `bytes`) as `bucket/key` in one request with its CRC32C; returns the
-    /// ETag. The bytes are sent from Python's own buffer, not copied.
+    /// Stores `data` (any `bytes`) as `bucket/key` in one request with its checksum
+    /// (`checksum_algorithm`, else the client's); returns the ETag. The bytes are sent from
+    /// Python's own buffer, not copied.
+    #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None))]
     fn put_bytes(
         &self,
         py: Python<'_>,
         bucket: &str,
         key: &str,
         data: PyBackedBytes,
+        checksum_algorithm: Option<&str>,
     ) -> PyResult<String> {
         let client = Arc::clone(&self.inner);
+        let checksum = self.checksum(checksum_algorithm)?;
         let body = Bytes::from_owner(data);
-        py.detach(|| self.runtime.block_on(client.put_object(bucket, key, body)))
-            .map_err(to_py)
+        py.detach(|| {
+            self.runtime
+                .block_on(client.put_object(bucket, key, body, checksum))
+        })
+        .map_err(to_py)
     }
 
     fn __repr__(&self) -> String {
         format!("Client({:?})", self.inner)
     }
+}
+
+impl Client {
+    /// The algorithm a call names, else the client's.
+    fn checksum(&self, name: Option<&str>) -> PyResult<ChecksumAlgorithm> {
+        name.map_or(Ok(self.opts.checksum), algorithm)
+    }
+}
+
+/// `"CRC64NVME"` and the like, or a `ValueError` that lists the choices.
+fn algorithm(name: &str) -> PyResult<ChecksumAlgorithm> {
+    name.parse()
+        .map_err(|e: slipstream_client::checksum::UnknownAlgorithm| {
+            PyValueError::new_err(e.to_string())
+        })
 }

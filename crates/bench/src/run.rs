@@ -361,7 +361,7 @@ async fn upload_fixtures(
         );
         async move {
             client
-                .put_object(&bucket, &key, payload)
+                .put_object(&bucket, &key, payload, Default::default())
                 .await
                 .map(drop)
                 .map_err(|e| format!("uploading the objects to read: {e}"))

@@ -2,6 +2,7 @@
 //! command modules, not here.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use slipstream_client::ChecksumAlgorithm;
 
 /// Slipstream: the fast path to S3.
 #[derive(Parser, Debug)]
@@ -47,8 +48,9 @@ Examples:
   slipstream cp --recursive ./photos s3://my-bucket/photos/ --objects 8
 
 Downloads are written to a hidden temporary file next to the destination and renamed only once
-every part arrived and the size (and the object's CRC32C, when it has one) matched. Uploads of
---part-size or more use a multipart upload, aborted if anything fails. Exit codes: 0 ok,
+every part arrived and the size (and the object's whole checksum, CRC64NVME, CRC32C or CRC32,
+when it has one) matched. Uploads of --part-size or more use a multipart upload, aborted if
+anything fails; S3 checks every part's checksum (--checksum-algorithm). Exit codes: 0 ok,
 1 the transfer failed, 2 flags or configuration.";
 
 /// `slipstream cp`.
@@ -63,6 +65,10 @@ pub struct CpArgs {
     /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB.
     #[arg(long, default_value = "8MiB", value_parser = parse_size)]
     pub part_size: u64,
+    /// The checksum S3 checks every uploaded part and object with: CRC32C, CRC64NVME (multipart
+    /// objects then keep a checksum of the whole object, which later downloads check) or CRC32.
+    #[arg(long, default_value = "CRC32C")]
+    pub checksum_algorithm: ChecksumAlgorithm,
     /// Parts in flight at once (per object with --recursive).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: u16,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use slipstream_client::{resolve, ClientError, ClientOptions, Env, S3Client};
+use slipstream_client::{resolve, ChecksumAlgorithm, ClientError, ClientOptions, Env, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_writer, upload_directory, upload_file,
@@ -52,6 +52,7 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         concurrency: usize::from(a.concurrency),
         multipart_threshold: a.part_size,
         progress,
+        checksum: a.checksum_algorithm,
     };
     let client = client(&a.connection)?;
     let rt = runtime()?;
@@ -61,6 +62,7 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         bytes,
         parts,
         objects,
+        checksum,
     } = rt.block_on(interruptible(copy(a, client, opts)))??;
     drop(bar);
     let seconds = started.elapsed().as_secs_f64();
@@ -68,9 +70,10 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
     if a.json {
         // With data on standard output, the summary goes to standard error.
         let line = format!(
-            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{},\"objects\":{}}}",
+            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{},\"objects\":{},\"checksum\":{}}}",
             parts.unwrap_or(0),
-            objects.unwrap_or(1)
+            objects.unwrap_or(1),
+            checksum.map_or("null".into(), |c| format!("\"{c}\""))
         );
         if a.destination == "-" {
             eprintln!("{line}");
@@ -92,6 +95,9 @@ struct Moved {
     bytes: u64,
     parts: Option<usize>,
     objects: Option<usize>,
+    /// What checked the data: the object's whole checksum on a download (none if it has
+    /// none), the algorithm S3 checked every part with on an upload.
+    checksum: Option<ChecksumAlgorithm>,
 }
 
 /// The transfer `cp` asked for, chosen by which side is `s3://` (or `-`).
@@ -100,18 +106,20 @@ async fn copy(a: &CpArgs, client: Arc<S3Client>, opts: TransferOptions) -> Resul
         a.source.starts_with("s3://"),
         a.destination.starts_with("s3://"),
     );
-    let moved = |what, bytes, parts| Moved {
+    let sent = Some(opts.checksum);
+    let moved = |what, bytes, parts, checksum| Moved {
         what,
         bytes,
         parts,
         objects: None,
+        checksum,
     };
     Ok(match (src_s3, dst_s3) {
         _ if a.recursive => {
             let (what, many) = cp_recursive(a, src_s3, dst_s3, client, opts).await?;
             Moved {
                 objects: Some(many.objects),
-                ..moved(what, many.bytes, None)
+                ..moved(what, many.bytes, None, None)
             }
         }
         (true, false) if a.destination == "-" => {
@@ -120,7 +128,7 @@ async fn copy(a: &CpArgs, client: Arc<S3Client>, opts: TransferOptions) -> Resul
             let done = download_to_writer(client, &src.bucket, &src.key, &mut stdout, opts)
                 .await
                 .map_err(failed)?;
-            moved("download", done.size, None)
+            moved("download", done.size, None, done.checksum_verified)
         }
         (false, true) if a.source == "-" => {
             let dst = object(&a.destination)?;
@@ -128,7 +136,7 @@ async fn copy(a: &CpArgs, client: Arc<S3Client>, opts: TransferOptions) -> Resul
             let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
                 .await
                 .map_err(failed)?;
-            moved("upload", done.size, Some(done.parts))
+            moved("upload", done.size, Some(done.parts), sent)
         }
         (true, false) => {
             let src = object(&a.source)?;
@@ -136,7 +144,7 @@ async fn copy(a: &CpArgs, client: Arc<S3Client>, opts: TransferOptions) -> Resul
             let done = download_to_file(client, &src.bucket, &src.key, &dest, opts)
                 .await
                 .map_err(failed)?;
-            moved("download", done.size, None)
+            moved("download", done.size, None, done.checksum_verified)
         }
         (false, true) => {
             let dst = s3(&a.destination)?;
@@ -153,14 +161,14 @@ async fn copy(a: &CpArgs, client: Arc<S3Client>, opts: TransferOptions) -> Resul
             let done = upload_file(client, path, &dst.bucket, &key, opts)
                 .await
                 .map_err(failed)?;
-            moved("upload", done.size, Some(done.parts))
+            moved("upload", done.size, Some(done.parts), sent)
         }
         (true, true) => {
             let (src, dst) = (object(&a.source)?, object(&a.destination)?);
             let done = copy_through(client, &src, &dst, opts)
                 .await
                 .map_err(failed)?;
-            moved("copy", done.size, Some(done.parts))
+            moved("copy", done.size, Some(done.parts), sent)
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
@@ -355,13 +363,18 @@ pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
         .block_on(client.head_object(&target.bucket, &target.key))
         .map_err(failed)?;
     let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    let (algorithm, value) = match &info.checksum {
+        Some(c) => (
+            format!("\"{}\"", c.algorithm),
+            format!("\"{}\"", quote(&c.value)),
+        ),
+        None => ("null".into(), "null".into()),
+    };
     println!(
-        "{{\"size\":{},\"etag\":\"{}\",\"last_modified\":\"{}\",\"crc32c\":{}}}",
+        "{{\"size\":{},\"etag\":\"{}\",\"last_modified\":\"{}\",\"checksum_algorithm\":{algorithm},\"checksum\":{value}}}",
         info.size,
         quote(&info.etag),
         quote(&info.last_modified),
-        info.crc32c
-            .map_or("null".to_owned(), |c| format!("\"{}\"", quote(&c)))
     );
     Ok(())
 }

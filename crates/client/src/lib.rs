@@ -10,7 +10,10 @@
 //!
 //! - [`tls`]: TLS configurations (roots, versions) for the pool and for hand-made connections.
 //!
-//! Not yet: credential_process and SSO profiles.
+//! - [`checksum`]: the CRCs S3 keeps with objects and parts.
+//!
+//! Not yet: SSO profiles (a `credential_process` running `aws configure export-credentials`
+//! covers them).
 #![forbid(unsafe_code)]
 
 pub mod checksum;
@@ -25,6 +28,7 @@ mod process;
 pub mod tls;
 pub mod xml;
 
+pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
 pub use credentials::{CredentialSource, Expiring, ProvideCredentials};
 pub use error::ClientError;

@@ -7,7 +7,7 @@ use hyper::header::HeaderMap;
 use hyper::{Method, Response};
 use slipstream_sign::encode::encode_query;
 
-use crate::checksum::crc32c_base64;
+use crate::checksum::{Checksum, ChecksumAlgorithm};
 use crate::http::Call;
 use crate::xml::{self, ListPage};
 use crate::{ClientError, S3Client};
@@ -21,9 +21,10 @@ pub struct ObjectInfo {
     pub etag: String,
     /// `Last-Modified`, as sent.
     pub last_modified: String,
-    /// The whole object's CRC32C, when it was uploaded in one piece with one (base64).
-    /// Multipart objects carry a checksum of part checksums (`…-N`), which is not this.
-    pub crc32c: Option<String>,
+    /// A checksum of the whole object (CRC64NVME, CRC32C or CRC32, the first the object has),
+    /// which a download can check. A composite checksum (of the part checksums, `…-N`, left by
+    /// a multipart upload with a 32-bit CRC) is not one and is left out.
+    pub checksum: Option<Checksum>,
 }
 
 /// A part of a multipart upload, as `CompleteMultipartUpload` needs it.
@@ -33,8 +34,12 @@ pub struct CompletedPart {
     pub number: u32,
     /// The ETag S3 returned for it.
     pub etag: String,
-    /// Its CRC32C (base64), which S3 checked on arrival.
-    pub crc32c: String,
+    /// Its checksum, which S3 checked on arrival.
+    pub algorithm: ChecksumAlgorithm,
+    /// The CRC of its bytes.
+    pub crc: u64,
+    /// Its length, to combine the CRCs of the parts into the whole object's.
+    pub size: u64,
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -42,6 +47,17 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
+}
+
+/// The first whole-object checksum among `headers` (see [`ObjectInfo::checksum`]).
+fn whole_checksum(headers: &HeaderMap) -> Option<Checksum> {
+    if header(headers, "x-amz-checksum-type").is_some_and(|t| t == "COMPOSITE") {
+        return None;
+    }
+    ChecksumAlgorithm::ALL.into_iter().find_map(|algorithm| {
+        let value = header(headers, algorithm.header()).filter(|v| !v.contains('-'))?;
+        Some(Checksum { algorithm, value })
+    })
 }
 
 async fn body_bytes(response: Response<Incoming>) -> Result<Bytes, ClientError> {
@@ -70,7 +86,7 @@ impl S3Client {
             size,
             etag: header(h, "etag").unwrap_or_default(),
             last_modified: header(h, "last-modified").unwrap_or_default(),
-            crc32c: header(h, "x-amz-checksum-crc32c").filter(|c| !c.contains('-')),
+            checksum: whole_checksum(h),
         })
     }
 
@@ -110,17 +126,18 @@ impl S3Client {
         body_bytes(self.get_object(bucket, key, range, None).await?).await
     }
 
-    /// `PutObject` of `body` in one request, with its CRC32C (S3 refuses it if the bytes differ).
-    /// Returns the ETag.
+    /// `PutObject` of `body` in one request, with its checksum (S3 refuses it if the bytes
+    /// differ). Returns the ETag.
     pub async fn put_object(
         &self,
         bucket: &str,
         key: &str,
         body: Bytes,
+        algorithm: ChecksumAlgorithm,
     ) -> Result<String, ClientError> {
         let r = self
             .send(&Call {
-                headers: vec![("x-amz-checksum-crc32c", crc32c_base64(&body))],
+                headers: vec![(algorithm.header(), algorithm.base64_of(&body))],
                 body,
                 ..Call::new(Method::PUT, bucket, Some(key))
             })
@@ -128,23 +145,30 @@ impl S3Client {
         Ok(header(r.headers(), "etag").unwrap_or_default())
     }
 
-    /// `CreateMultipartUpload` with CRC32C part checksums; returns the upload ID.
+    /// `CreateMultipartUpload` with part checksums of `algorithm` (and a whole-object checksum
+    /// when it is a [full-object](ChecksumAlgorithm::full_object) one); returns the upload ID.
     pub async fn create_multipart_upload(
         &self,
         bucket: &str,
         key: &str,
+        algorithm: ChecksumAlgorithm,
     ) -> Result<String, ClientError> {
+        let mut headers = vec![("x-amz-checksum-algorithm", algorithm.name().into())];
+        if algorithm.full_object() {
+            headers.push(("x-amz-checksum-type", "FULL_OBJECT".into()));
+        }
         let r = self
             .send(&Call {
                 query: "uploads=".into(),
-                headers: vec![("x-amz-checksum-algorithm", "CRC32C".into())],
+                headers,
                 ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;
         xml::upload_id(&body_bytes(r).await?)
     }
 
-    /// `UploadPart` number `number` (1 to 10,000) with its CRC32C.
+    /// `UploadPart` number `number` (1 to 10,000) with its checksum, of the algorithm the
+    /// upload was created with.
     pub async fn upload_part(
         &self,
         bucket: &str,
@@ -152,12 +176,13 @@ impl S3Client {
         upload_id: &str,
         number: u32,
         body: Bytes,
+        algorithm: ChecksumAlgorithm,
     ) -> Result<CompletedPart, ClientError> {
-        let crc32c = crc32c_base64(&body);
+        let (crc, size) = (algorithm.compute(&body), body.len() as u64);
         let r = self
             .send(&Call {
                 query: format!("partNumber={number}&uploadId={}", encode_query(upload_id)),
-                headers: vec![("x-amz-checksum-crc32c", crc32c.clone())],
+                headers: vec![(algorithm.header(), algorithm.encode(crc))],
                 body,
                 ..Call::new(Method::PUT, bucket, Some(key))
             })
@@ -168,11 +193,15 @@ impl S3Client {
         Ok(CompletedPart {
             number,
             etag,
-            crc32c,
+            algorithm,
+            crc,
+            size,
         })
     }
 
-    /// `CompleteMultipartUpload`. S3 may answer 200 with an error in the body: that is an error here.
+    /// `CompleteMultipartUpload` of `parts`, in order. For a full-object checksum it also sends
+    /// the whole object's, combined from the parts', which S3 checks against what it assembled.
+    /// S3 may answer 200 with an error in the body: that is an error here.
     pub async fn complete_multipart_upload(
         &self,
         bucket: &str,
@@ -180,12 +209,25 @@ impl S3Client {
         upload_id: &str,
         parts: &[CompletedPart],
     ) -> Result<(), ClientError> {
-        let list = parts
-            .iter()
-            .map(|p| (p.number, p.etag.as_str(), p.crc32c.as_str()));
+        let mut headers = Vec::new();
+        if let Some(alg) = parts.first().map(|p| p.algorithm) {
+            if alg.full_object() {
+                let whole = parts
+                    .iter()
+                    .skip(1)
+                    .fold(parts[0].crc, |acc, p| alg.combine(acc, p.crc, p.size));
+                headers.push(("x-amz-checksum-type", "FULL_OBJECT".into()));
+                headers.push((alg.header(), alg.encode(whole)));
+            }
+        }
+        let list = parts.iter().map(|p| {
+            let tag = p.algorithm.xml_tag();
+            (p.number, p.etag.as_str(), tag, p.algorithm.encode(p.crc))
+        });
         let r = self
             .send(&Call {
                 query: format!("uploadId={}", encode_query(upload_id)),
+                headers,
                 body: Bytes::from(xml::complete_body(list)),
                 ..Call::new(Method::POST, bucket, Some(key))
             })

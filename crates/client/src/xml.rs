@@ -130,13 +130,16 @@ pub fn list_page(body: &[u8]) -> Result<ListPage, ClientError> {
     Ok(page)
 }
 
-/// The body of `CompleteMultipartUpload`: each part's number, ETag and CRC32C.
-pub fn complete_body<'a>(parts: impl IntoIterator<Item = (u32, &'a str, &'a str)>) -> String {
+/// The body of `CompleteMultipartUpload`: each part's number, ETag, and checksum (the element
+/// named for the algorithm, `ChecksumCRC32C` and the like, and the base64 value).
+pub fn complete_body<'a>(
+    parts: impl IntoIterator<Item = (u32, &'a str, &'a str, String)>,
+) -> String {
     let mut s =
         String::from("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
-    for (n, etag, crc) in parts {
+    for (n, etag, tag, value) in parts {
         s.push_str(&format!(
-            "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag><ChecksumCRC32C>{crc}</ChecksumCRC32C></Part>",
+            "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag><{tag}>{value}</{tag}></Part>",
             escape(etag)
         ));
     }
@@ -197,7 +200,7 @@ mod tests {
 
     #[test]
     fn the_complete_body_escapes_etags() {
-        let body = complete_body([(1, "\"a&b\"", "AAAAAA==")]);
+        let body = complete_body([(1, "\"a&b\"", "ChecksumCRC32C", "AAAAAA==".into())]);
         assert!(body.contains("<PartNumber>1</PartNumber><ETag>&quot;a&amp;b&quot;</ETag><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C>"));
     }
 }

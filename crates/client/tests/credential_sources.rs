@@ -111,9 +111,14 @@ fn client(source: CredentialSource) -> S3Client {
 /// Two signed requests through `c`: both must be accepted by versitygw.
 async fn use_it(c: &S3Client, bucket: &str) {
     c.create_bucket(bucket).await.unwrap();
-    c.put_object(bucket, "k", bytes::Bytes::from_static(b"v"))
-        .await
-        .unwrap();
+    c.put_object(
+        bucket,
+        "k",
+        bytes::Bytes::from_static(b"v"),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(&c.get_bytes(bucket, "k", None).await.unwrap()[..], b"v");
 }
 

@@ -254,8 +254,8 @@ fn unsigned_chunks_with_a_checksum_trailer() {
     let data: Vec<u8> = (0..150_000u32).map(|i| (i * 7 % 256) as u8).collect();
     for corrupt in [false, true] {
         // The library's CRC32C and base64 form; versitygw recomputes the checksum itself.
-        let crc = crc32c::crc32c(&data) ^ u32::from(corrupt);
-        let sum = slipstream_client::checksum::encode(crc);
+        let alg = slipstream_client::ChecksumAlgorithm::Crc32c;
+        let sum = alg.encode(alg.compute(&data) ^ u64::from(corrupt));
         let chunk = 32 * 1024;
         let length = unsigned_encoded_length(
             data.len() as u64,

@@ -9,25 +9,28 @@ use std::sync::{Arc, Mutex};
 
 use std::future::Future;
 
-use slipstream_client::{ClientError, CompletedPart, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ClientError, CompletedPart, S3Client};
 use tokio::task::JoinHandle;
 
 static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
 
-/// A multipart upload's whole life: create it, let `send` upload the parts (given the upload
-/// ID), complete it with the parts `send` returns, and abort it if any step fails or the future
+/// A multipart upload's whole life: create it (parts checked with `algorithm`), let `send`
+/// upload the parts (given the upload ID), complete it with the parts `send` returns, and abort it if any step fails or the future
 /// is dropped.
 pub(crate) async fn multipart_upload<F, Fut>(
     client: &Arc<S3Client>,
     bucket: &str,
     key: &str,
+    algorithm: ChecksumAlgorithm,
     send: F,
 ) -> Result<Vec<CompletedPart>, ClientError>
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = Result<Vec<CompletedPart>, ClientError>>,
 {
-    let upload_id = client.create_multipart_upload(bucket, key).await?;
+    let upload_id = client
+        .create_multipart_upload(bucket, key, algorithm)
+        .await?;
     let guard = MultipartGuard::new(client, bucket, key, &upload_id);
     let completed = match send(upload_id.clone()).await {
         Ok(parts) => client

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
-use slipstream_client::{ClientError, ObjectInfo, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
 use crate::pool::{for_each_part, BufferPool};
 use crate::{download_ranges, TransferOptions};
@@ -24,11 +24,9 @@ pub(crate) struct Part {
 }
 
 impl Part {
-    /// The CRC32C of the part, continuing `crc`.
-    pub fn crc32c_append(&self, crc: u32) -> u32 {
-        self.chunks
-            .iter()
-            .fold(crc, |c, f| crc32c::crc32c_append(c, f))
+    /// The part's CRC.
+    pub fn crc(&self, algorithm: ChecksumAlgorithm) -> u64 {
+        algorithm.compute_chunks(self.chunks.iter().map(|c| &c[..]))
     }
 
     /// Writes the part at `offset` (positioned writes: parts land in any order).
@@ -56,14 +54,14 @@ pub struct Downloaded {
     pub size: u64,
     /// The ETag every part was pinned to.
     pub etag: String,
-    /// Whether the object carried a whole-object CRC32C and the file matched it (sizes are
-    /// always compared).
-    pub crc32c_verified: bool,
+    /// The whole-object checksum the data matched, if the object has one (sizes are always
+    /// compared).
+    pub checksum_verified: Option<ChecksumAlgorithm>,
 }
 
 /// Downloads `bucket/key` to `dest`. The data goes to a temporary file next to `dest`, renamed
 /// to `dest` only after every part arrived, the size matched and (when the object has one) the
-/// CRC32C matched; on any error the temporary file is removed and `dest` is untouched.
+/// checksum matched; on any error the temporary file is removed and `dest` is untouched.
 pub async fn download_to_file(
     client: Arc<S3Client>,
     bucket: &str,
@@ -90,15 +88,13 @@ pub async fn download_to_file(
         |n| download_ranges(n, opts.part_size, opts.concurrency),
     ));
     // Every part's length was checked on arrival and the file was sized up front, so the
-    // combined CRC32C is all that is left to compare.
-    let crcs = fetch_all(&source, &file, &opts).await?;
-    let whole = crcs
-        .iter()
-        .zip(&source.ranges)
-        .fold(0u32, |acc, (crc, (s, e))| {
-            crc32c::crc32c_combine(acc, *crc, (e - s) as usize)
-        });
-    let crc32c_verified = check_crc32c(&info, whole)?;
+    // combined checksum is all that is left to compare.
+    let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
+    let crcs = fetch_all(&source, &file, algorithm, &opts).await?;
+    let checksum_verified = check_checksum(&info, |alg| {
+        let parts = crcs.iter().zip(&source.ranges);
+        parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
+    })?;
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever
     // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
     std::fs::rename(&tmp, dest)?;
@@ -106,22 +102,29 @@ pub async fn download_to_file(
     Ok(Downloaded {
         size: info.size,
         etag: info.etag,
-        crc32c_verified,
+        checksum_verified,
     })
 }
 
-/// Whether the object's whole-object CRC32C (if it has one) is `crc`: `Ok(true)` checked,
-/// `Ok(false)` nothing to check, an error on a mismatch.
-pub(crate) fn check_crc32c(info: &ObjectInfo, crc: u32) -> Result<bool, ClientError> {
-    match &info.crc32c {
-        Some(expected) if *expected != slipstream_client::checksum::encode(crc) => {
-            Err(ClientError::Response(format!(
-                "the downloaded data's CRC32C does not match the object's ({expected})"
-            )))
-        }
-        Some(_) => Ok(true),
-        None => Ok(false),
+/// Checks the data against the object's whole-object checksum, if it has one (`crc` computes
+/// the data's CRC of that algorithm): `Ok(Some(algorithm))` checked, `Ok(None)` nothing to
+/// check, an error on a mismatch.
+pub(crate) fn check_checksum(
+    info: &ObjectInfo,
+    crc: impl FnOnce(ChecksumAlgorithm) -> u64,
+) -> Result<Option<ChecksumAlgorithm>, ClientError> {
+    let Some(expected) = &info.checksum else {
+        return Ok(None);
+    };
+    let alg = expected.algorithm;
+    let got = alg.encode(crc(alg));
+    if got != expected.value {
+        return Err(ClientError::Response(format!(
+            "the downloaded data's {alg} ({got}) does not match the object's ({})",
+            expected.value
+        )));
     }
+    Ok(Some(alg))
 }
 
 /// Deletes the path it holds when dropped, unless emptied first.
@@ -150,12 +153,13 @@ fn temporary_path(dest: &Path) -> PathBuf {
 }
 
 /// Fetches every part with `concurrency` tasks, writes each at its offset, and returns the
-/// CRC32C of each part.
+/// CRC of each part (0 when there is no `algorithm`: nothing to check it against).
 async fn fetch_all(
     source: &Arc<Source>,
     file: &Arc<File>,
+    algorithm: Option<ChecksumAlgorithm>,
     opts: &TransferOptions,
-) -> Result<Vec<u32>, ClientError> {
+) -> Result<Vec<u64>, ClientError> {
     let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
     let (source, file) = (Arc::clone(source), Arc::clone(file));
     for_each_part(source.ranges.len(), concurrency, move |i| {
@@ -165,7 +169,8 @@ async fn fetch_all(
             let (start, end) = source.ranges[i];
             // Checksum and write off the runtime's threads, which keep serving the sockets.
             let crc = tokio::task::spawn_blocking(move || {
-                part.write_at(&file, start).map(|()| part.crc32c_append(0))
+                let crc = algorithm.map_or(0, |alg| part.crc(alg));
+                part.write_at(&file, start).map(|()| crc)
             })
             .await
             .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
@@ -266,7 +271,7 @@ impl Source {
     }
 }
 
-/// How a download begins: `HeadObject` (size, ETag, the whole-object CRC32C that only HEAD and
+/// How a download begins: `HeadObject` (size, ETag, the whole-object checksum that only HEAD and
 /// whole-object GETs return) and a GET of the first `first_len` bytes, sent together, so a small
 /// object costs one round trip instead of two, and a missing one says `NoSuchKey`. Both must name
 /// the same ETag (else the object changed between them); the later parts are pinned to it.

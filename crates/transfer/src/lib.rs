@@ -7,7 +7,9 @@
 //! error rather than a file stitched from two versions; the file is written at offsets into a temporary file
 //! that is renamed only once complete and checked. Uploads go in one `PutObject` below a
 //! threshold and as a multipart upload above it, parts read and sent in parallel, each with its
-//! CRC32C; an upload that fails is aborted so no parts linger.
+//! checksum (CRC32C unless asked otherwise); an upload that fails is aborted so no parts linger.
+//! Downloads check the object's whole-object checksum (CRC64NVME, CRC32C or CRC32) when it has
+//! one, combining the CRCs of the parts.
 //!
 //! Memory is bounded by `concurrency x part_size`: a part is read (or received) whole, then
 //! written (or sent), and no more than `concurrency` parts are in flight.
@@ -15,6 +17,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use slipstream_client::ChecksumAlgorithm;
 
 mod cleanup;
 mod download;
@@ -88,6 +92,9 @@ pub struct TransferOptions {
     pub multipart_threshold: u64,
     /// Where to count the bytes moved, if anyone watches.
     pub progress: Option<Arc<Progress>>,
+    /// The checksum uploads send with every part and object (downloads check whichever the
+    /// object has).
+    pub checksum: ChecksumAlgorithm,
 }
 
 impl TransferOptions {
@@ -112,6 +119,7 @@ impl Default for TransferOptions {
             concurrency: 16,
             multipart_threshold: 8 << 20,
             progress: None,
+            checksum: ChecksumAlgorithm::default(),
         }
     }
 }

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
-use crate::download::{check_crc32c, first_len, start, Source};
+use crate::download::{check_checksum, first_len, start, Source};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -36,7 +36,7 @@ fn window_split(first_answer: Duration) -> u64 {
 /// Downloads `bucket/key` into `out`, in order. The window of parts fetched but not yet
 /// written holds `concurrency x part_size` bytes, as `concurrency` whole parts on a short path,
 /// or `3 x concurrency` third-size parts on a long one ([`window_split`]), while at most
-/// `concurrency` requests are in flight. The CRC32C (when the object has a whole-object one) is
+/// `concurrency` requests are in flight. The checksum (when the object has a whole-object one) is
 /// checked at the end: with a stream, a mismatch is an error after the bytes were written, so
 /// callers must treat the output as invalid on error.
 pub async fn download_to_writer<W: AsyncWrite + Unpin>(
@@ -68,7 +68,9 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     let requests = Arc::new(Semaphore::new(concurrency));
     let mut in_window = AbortOnDrop(VecDeque::new());
     let mut next = 0;
-    let mut crc = 0u32;
+    // The object's checksum, continued part by part in order.
+    let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
+    let mut crc = 0;
     let spawn = |i: usize| {
         let (source, pool, requests) = (
             Arc::clone(&source),
@@ -94,7 +96,10 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             Ok(Err(e)) => return Err(e),
             Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
         };
-        crc = part.crc32c_append(crc);
+        if let Some(alg) = algorithm {
+            let len = part.chunks.iter().map(|c| c.len() as u64).sum();
+            crc = alg.combine(crc, part.crc(alg), len);
+        }
         for chunk in &part.chunks {
             out.write_all(chunk).await?;
             opts.add_progress(chunk.len() as u64);
@@ -108,11 +113,11 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     }
     out.flush().await?;
     // The parts cover the object and each one's length was checked on arrival.
-    let crc32c_verified = check_crc32c(&info, crc)?;
+    let checksum_verified = check_checksum(&info, |_| crc)?;
     Ok(Downloaded {
         size: info.size,
         etag: info.etag,
-        crc32c_verified,
+        checksum_verified,
     })
 }
 
@@ -157,12 +162,12 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
     let first = read_up_to(input, part_size).await?;
     if first.len() < threshold {
         let size = first.len() as u64;
-        client.put_object(bucket, key, first).await?;
+        client.put_object(bucket, key, first, opts.checksum).await?;
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
     let mut size = 0;
-    let parts = multipart_upload(&client, bucket, key, |upload_id| {
+    let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
         send_stream(
             &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
         )
@@ -186,7 +191,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
     opts: &TransferOptions,
     size: &mut u64,
 ) -> Result<Vec<CompletedPart>, ClientError> {
-    let concurrency = opts.concurrency;
+    let (concurrency, algorithm) = (opts.concurrency, opts.checksum);
     let mut tasks = tokio::task::JoinSet::new();
     let mut done = Vec::new();
     let mut data = first;
@@ -212,7 +217,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
         let (len, progress) = (part.len() as u64, opts.progress.clone());
         tasks.spawn(async move {
             let sent = client
-                .upload_part(&bucket, &key, &upload_id, number, part)
+                .upload_part(&bucket, &key, &upload_id, number, part, algorithm)
                 .await;
             if let (Ok(_), Some(p)) = (&sent, &progress) {
                 p.add(len);

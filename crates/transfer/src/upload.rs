@@ -35,7 +35,7 @@ pub async fn upload_file(
     opts.set_total(size);
     if size < opts.multipart_threshold.max(1) {
         let data = read_at(&file, 0, size).await?;
-        client.put_object(bucket, key, data).await?;
+        client.put_object(bucket, key, data, opts.checksum).await?;
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
@@ -45,7 +45,7 @@ pub async fn upload_file(
         .max(MIN_PART_SIZE)
         .max(size.div_ceil(MAX_PARTS));
     let ranges = upload_ranges(size, part_size, opts.concurrency);
-    multipart_upload(&client, bucket, key, |upload_id| {
+    multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
         send_parts(&client, bucket, key, upload_id, &ranges, &file, &opts)
     })
     .await?;
@@ -87,7 +87,8 @@ async fn send_parts(
     file: &Arc<File>,
     opts: &TransferOptions,
 ) -> Result<Vec<CompletedPart>, ClientError> {
-    let (concurrency, progress) = (opts.concurrency, opts.progress.clone());
+    let (concurrency, progress, algorithm) =
+        (opts.concurrency, opts.progress.clone(), opts.checksum);
     let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
     let (bucket, key) = (bucket.to_owned(), key.to_owned());
     let pool = Arc::new(BufferPool::default());
@@ -100,7 +101,7 @@ async fn send_parts(
             let data = read_into(&file, start, end - start, pool.take()).await?;
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let sent = client
-                .upload_part(&bucket, &key, &upload_id, number, data.clone())
+                .upload_part(&bucket, &key, &upload_id, number, data.clone(), algorithm)
                 .await;
             pool.give(data);
             if let (Ok(_), Some(p)) = (&sent, &progress) {

@@ -1,6 +1,6 @@
 //! Faults between the engine and versitygw, injected by a proxy (tests/proxy): a connection
-//! reset in the middle of a part, a 503 storm, a stalled body, the object replaced during a
-//! download. The outcome is always a complete, verified file or an error with nothing left
+//! reset in the middle of a part, a 503 storm, a stalled body, a flipped bit, the object
+//! replaced during a download. The outcome is always a complete, verified file or an error with nothing left
 //! that looks complete.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -54,7 +54,12 @@ async fn object(key: &str) -> (String, Vec<u8>) {
     direct.create_bucket(&bucket).await.unwrap();
     let body = data(3 * MIN_PART_SIZE as usize + 1000);
     direct
-        .put_object(&bucket, key, bytes::Bytes::from(body.clone()))
+        .put_object(
+            &bucket,
+            key,
+            bytes::Bytes::from(body.clone()),
+            Default::default(),
+        )
         .await
         .unwrap();
     (bucket, body)
@@ -199,6 +204,37 @@ async fn a_stalled_body_is_abandoned_and_fetched_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bit_flipped_in_transit_fails_the_checksum_and_leaves_no_file() {
+    let (bucket, _) = object("k").await;
+    // Flip a bit in every part's answer but the first's (parts are at least 1000 bytes).
+    let p = proxy::start(
+        &server(),
+        Arc::new(|s: &Seen| match &s.range {
+            Some(r) if !r.starts_with("bytes=0-") => Action::Corrupt(1000),
+            _ => Action::Forward,
+        }),
+    );
+    let client = client_for(&p.endpoint);
+    let dir = tempfile::tempdir().unwrap();
+    let err = download_to_file(
+        Arc::clone(&client),
+        &bucket,
+        "k",
+        &dir.path().join("out"),
+        opts(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("CRC32C"), "{err}");
+    assert_eq!(files(dir.path()), Vec::<String>::new());
+    let mut out = Vec::new();
+    let err = download_to_writer(client, &bucket, "k", &mut out, opts())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("does not match"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
     let (bucket, _) = object("k").await;
     let ranged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -282,6 +318,7 @@ fn overwrite(bucket: &str, version: u8) {
                             .map(|b| b ^ version)
                             .collect::<Vec<u8>>(),
                     ),
+                    Default::default(),
                 )
                 .await
                 .unwrap();

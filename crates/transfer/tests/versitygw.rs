@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use slipstream_client::{ClientError, ClientOptions, S3Client};
+use slipstream_client::{Checksum, ChecksumAlgorithm, ClientError, ClientOptions, S3Client};
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_memory, download_to_writer, upload_directory,
     upload_file, upload_from_reader, TransferOptions, MIN_PART_SIZE,
@@ -90,8 +90,10 @@ async fn round_trips_around_the_part_size() {
             .await
             .unwrap();
         assert_eq!(down.size, len as u64);
-        // Single PUTs carry a whole-object CRC32C, which the download checks.
-        assert_eq!(down.crc32c_verified, len < part, "{len}: {info:?}");
+        // Single PUTs carry a whole-object CRC32C, which the download checks; multipart uploads
+        // with CRC32C have a checksum of the part checksums, which it cannot.
+        let checked = (len < part).then_some(ChecksumAlgorithm::Crc32c);
+        assert_eq!(down.checksum_verified, checked, "{len}: {info:?}");
         assert!(std::fs::read(&dest).unwrap() == body, "{len} bytes differ");
         assert_only(dir.path(), &["src", "dest"]);
         if len > 0 && len <= part + 1 {
@@ -102,6 +104,64 @@ async fn round_trips_around_the_part_size() {
                 .await
                 .unwrap();
             assert!(middle[..] == body[len / 2..]);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_checksum_algorithm_goes_up_with_the_data_and_is_checked_coming_down() {
+    let client = client();
+    let bucket = bucket(&client).await;
+    let part = MIN_PART_SIZE as usize;
+    let dir = tempfile::tempdir().unwrap();
+    for algorithm in ChecksumAlgorithm::ALL {
+        let opts = TransferOptions {
+            part_size: MIN_PART_SIZE,
+            concurrency: 3,
+            multipart_threshold: MIN_PART_SIZE,
+            checksum: algorithm,
+            ..TransferOptions::default()
+        };
+        for (len, from_stream) in [
+            (part - 1, false),
+            (2 * part + 1, false),
+            (2 * part + 1, true),
+        ] {
+            let body = data(len, len as u64 + algorithm as u64);
+            let key = format!("{algorithm}/{len}/{from_stream}");
+            let src = dir.path().join("src");
+            std::fs::write(&src, &body).unwrap();
+            let up = if from_stream {
+                let mut input = &body[..];
+                upload_from_reader(Arc::clone(&client), &mut input, &bucket, &key, opts.clone())
+                    .await
+            } else {
+                upload_file(Arc::clone(&client), &src, &bucket, &key, opts.clone()).await
+            };
+            assert_eq!(up.unwrap().parts, if len < part { 0 } else { 3 });
+            // A single PUT keeps the checksum it was sent with; a multipart upload keeps one
+            // of the whole object only with CRC64NVME (the 32-bit CRCs are composite).
+            let whole = len < part || algorithm.full_object();
+            let info = client.head_object(&bucket, &key).await.unwrap();
+            let expected = whole.then(|| Checksum {
+                algorithm,
+                value: algorithm.base64_of(&body),
+            });
+            assert_eq!(info.checksum, expected, "{key}");
+            let checked = whole.then_some(algorithm);
+            let dest = dir.path().join("dest");
+            let down = download_to_file(Arc::clone(&client), &bucket, &key, &dest, opts.clone())
+                .await
+                .unwrap();
+            assert_eq!(down.checksum_verified, checked, "{key}");
+            assert!(std::fs::read(&dest).unwrap() == body, "{key}: file differs");
+            let mut out = Vec::new();
+            let down =
+                download_to_writer(Arc::clone(&client), &bucket, &key, &mut out, opts.clone())
+                    .await
+                    .unwrap();
+            assert_eq!(down.checksum_verified, checked, "{key}");
+            assert!(out == body, "{key}: stream differs");
         }
     }
 }
@@ -135,7 +195,12 @@ async fn list_pages_and_delete() {
     let keys = ["a/1", "a/2 ü", "a/b/3", "b/4"];
     for k in keys {
         client
-            .put_object(&bucket, k, bytes::Bytes::from(k.as_bytes().to_vec()))
+            .put_object(
+                &bucket,
+                k,
+                bytes::Bytes::from(k.as_bytes().to_vec()),
+                Default::default(),
+            )
             .await
             .unwrap();
     }
@@ -164,9 +229,19 @@ async fn list_pages_and_delete() {
 async fn an_aborted_upload_leaves_nothing() {
     let client = client();
     let bucket = bucket(&client).await;
-    let id = client.create_multipart_upload(&bucket, "mp").await.unwrap();
+    let id = client
+        .create_multipart_upload(&bucket, "mp", Default::default())
+        .await
+        .unwrap();
     client
-        .upload_part(&bucket, "mp", &id, 1, bytes::Bytes::from(data(1000, 3)))
+        .upload_part(
+            &bucket,
+            "mp",
+            &id,
+            1,
+            bytes::Bytes::from(data(1000, 3)),
+            Default::default(),
+        )
         .await
         .unwrap();
     client

@@ -3,6 +3,8 @@ from datetime import datetime
 from typing import Callable, Iterable, Literal, Mapping, Optional, Sequence, Union
 
 _At = Union[datetime, str, None]
+ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
+"""S3's names for the CRCs uploads can send (any case is accepted)."""
 
 class Credentials:
     """An access key pair and optional session token. ``repr`` never shows the secret or token."""
@@ -96,10 +98,20 @@ class Client:
         part_size: int = 8 << 20,
         concurrency: int = 16,
         ca_bundle: Optional[Union[str, "os.PathLike[str]"]] = None,
+        checksum_algorithm: ChecksumAlgorithm = "CRC32C",
     ) -> None: ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
     def download(self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"]) -> int: ...
-    def upload(self, path: Union[str, "os.PathLike[str]"], bucket: str, key: str) -> int: ...
+    def upload(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        bucket: str,
+        key: str,
+        *,
+        checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+    ) -> int: ...
     def get_bytes(self, bucket: str, key: str, range: Optional[tuple[int, int]] = None) -> bytes: ...
-    def put_bytes(self, bucket: str, key: str, data: bytes) -> str: ...
+    def put_bytes(
+        self, bucket: str, key: str, data: bytes, *, checksum_algorithm: Optional[ChecksumAlgorithm] = None
+    ) -> str: ...

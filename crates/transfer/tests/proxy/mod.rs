@@ -1,6 +1,6 @@
 //! A fault-injecting HTTP/1.1 proxy between the client and versitygw, for tests: it relays
 //! requests and responses and, per request, may reset the connection partway through a body,
-//! stall it, answer 503 itself, or run a hook before forwarding.
+//! stall it, flip a bit of it, or answer 503 itself.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -21,6 +21,9 @@ pub enum Action {
     StallAfter(usize, Duration),
     /// Answer `503 SlowDown` without asking the server.
     SlowDown,
+    /// Relay it all, with one bit of the body byte at this offset flipped (what TCP's checksum
+    /// can miss, or a broken middlebox or server could do).
+    Corrupt(usize),
 }
 
 /// The request as the proxy saw it.
@@ -181,6 +184,11 @@ fn serve(
             let n = from_server.read(&mut buf[..want])?;
             if n == 0 {
                 return Ok(());
+            }
+            if let Action::Corrupt(at) = action {
+                if (sent..sent + n).contains(&at) {
+                    buf[at - sent] ^= 1;
+                }
             }
             to_client.write_all(&buf[..n])?;
             sent += n;
