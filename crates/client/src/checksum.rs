@@ -76,16 +76,14 @@ impl ChecksumAlgorithm {
         crc_fast::checksum(self.crc(), data)
     }
 
-    /// The CRC of `data` split in chunks (a response body as it arrived).
-    pub fn compute_chunks<'a>(self, chunks: impl IntoIterator<Item = &'a [u8]>) -> u64 {
-        let mut digest = crc_fast::Digest::new(self.crc());
-        for c in chunks {
-            digest.update(c);
-        }
-        digest.finalize()
+    /// A CRC to feed with data that arrives in order, piece by piece.
+    pub fn start(self) -> Crc {
+        Crc(crc_fast::Digest::new(self.crc()))
     }
 
-    /// The CRC of `a` followed by `b`, from their CRCs and the length of `b`.
+    /// The CRC of `a` followed by `b`, from their CRCs and the length of `b`: for pieces that
+    /// arrive out of order. It costs 50 µs (CRC32C) to 200 µs (CRC64NVME), the time to compute
+    /// the CRC of 0.5 to 2 MB: per part, not per frame; [`Crc`] for data in order.
     pub fn combine(self, crc_a: u64, crc_b: u64, len_b: u64) -> u64 {
         crc_fast::checksum_combine(self.crc(), crc_a, crc_b, len_b)
     }
@@ -109,6 +107,22 @@ impl ChecksumAlgorithm {
             Self::Crc32c => CrcAlgorithm::Crc32Iscsi,
             Self::Crc64Nvme => CrcAlgorithm::Crc64Nvme,
         }
+    }
+}
+
+/// A CRC computed over data fed in order ([`ChecksumAlgorithm::start`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Crc(crc_fast::Digest);
+
+impl Crc {
+    /// Adds the next bytes.
+    pub fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+
+    /// The CRC of everything fed so far.
+    pub fn value(&self) -> u64 {
+        self.0.finalize()
     }
 }
 
@@ -196,8 +210,9 @@ mod tests {
             let (a, b) = data.split_at(3_333);
             let combined = alg.combine(alg.compute(a), alg.compute(b), b.len() as u64);
             assert_eq!(combined, alg.compute(&data), "{alg}");
-            let chunks = data.chunks(1000);
-            assert_eq!(alg.compute_chunks(chunks), alg.compute(&data), "{alg}");
+            let mut crc = alg.start();
+            data.chunks(1000).for_each(|c| crc.update(c));
+            assert_eq!(crc.value(), alg.compute(&data), "{alg}");
         }
     }
 

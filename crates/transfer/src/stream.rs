@@ -68,9 +68,8 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     let requests = Arc::new(Semaphore::new(concurrency));
     let mut in_window = AbortOnDrop(VecDeque::new());
     let mut next = 0;
-    // The object's checksum, continued part by part in order.
-    let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
-    let mut crc = 0;
+    // The object's checksum, fed part by part in order.
+    let mut crc = info.checksum.as_ref().map(|c| c.algorithm.start());
     let spawn = |i: usize| {
         let (source, pool, requests) = (
             Arc::clone(&source),
@@ -82,7 +81,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
                 .acquire_owned()
                 .await
                 .map_err(|_| ClientError::Response("the download was stopped".into()))?;
-            source.part(i, Some(&pool)).await
+            source.part(i, &pool).await
         })
     };
     let count = source.ranges.len();
@@ -96,14 +95,11 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             Ok(Err(e)) => return Err(e),
             Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
         };
-        if let Some(alg) = algorithm {
-            let len = part.chunks.iter().map(|c| c.len() as u64).sum();
-            crc = alg.combine(crc, part.crc(alg), len);
+        if let Some(c) = crc.as_mut() {
+            c.update(&part.data);
         }
-        for chunk in &part.chunks {
-            out.write_all(chunk).await?;
-            opts.add_progress(chunk.len() as u64);
-        }
+        out.write_all(&part.data).await?;
+        opts.add_progress(part.data.len() as u64);
         // The next part enters the window once this one's buffer is free.
         part.recycle(&pool);
         if next < count {
@@ -113,7 +109,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     }
     out.flush().await?;
     // The parts cover the object and each one's length was checked on arrival.
-    let checksum_verified = check_checksum(&info, |_| crc)?;
+    let checksum_verified = check_checksum(&info, |_| crc.map_or(0, |c| c.value()))?;
     Ok(Downloaded {
         size: info.size,
         etag: info.etag,
