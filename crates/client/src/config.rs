@@ -202,6 +202,65 @@ fn credentials_from(
     }
 }
 
+/// An SSO profile's source: `sso_account_id` and `sso_role_name`, with `sso_session` naming an
+/// `[sso-session NAME]` section that holds `sso_start_url` and `sso_region` (or, in the legacy
+/// form, those two in the profile itself). `None` when the profile has no SSO settings.
+fn sso_source(
+    env: &Env,
+    files: &Files,
+    section: Option<&HashMap<String, String>>,
+    profile: &str,
+    config_file: &str,
+) -> Result<Option<CredentialSource>, ConfigError> {
+    let Some(section) = section else {
+        return Ok(None);
+    };
+    let get = |s: &HashMap<String, String>, k: &str| s.get(k).filter(|v| !v.is_empty()).cloned();
+    let (session, legacy_url) = (get(section, "sso_session"), get(section, "sso_start_url"));
+    if session.is_none() && legacy_url.is_none() {
+        return Ok(None);
+    }
+    let what = format!("profile {profile:?} in {config_file}");
+    let needed = |s: &HashMap<String, String>, k: &str, place: &str| {
+        get(s, k).ok_or_else(|| ConfigError::Invalid(format!("{place} has no {k}")))
+    };
+    let (region, cache_key) = match &session {
+        Some(name) => {
+            let place = format!("[sso-session {name}] in {config_file}");
+            let s = files
+                .config
+                .get(&format!("sso-session {name}"))
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!("{what} names {place}, which is missing"))
+                })?;
+            needed(s, "sso_start_url", &place)?;
+            (needed(s, "sso_region", &place)?, name.clone())
+        }
+        None => (
+            needed(section, "sso_region", &what)?,
+            legacy_url.unwrap_or_default(),
+        ),
+    };
+    let account_id = needed(section, "sso_account_id", &what)?;
+    let role_name = needed(section, "sso_role_name", &what)?;
+    let aws_dir = env
+        .home
+        .as_ref()
+        .map(|h| h.join(".aws"))
+        .ok_or_else(|| ConfigError::Invalid(format!("{what} uses SSO, but HOME is not set")))?;
+    let portal = env.var("AWS_ENDPOINT_URL_SSO").map_or_else(
+        || format!("https://portal.sso.{region}.amazonaws.com"),
+        str::to_owned,
+    );
+    Ok(Some(CredentialSource::Sso {
+        token_file: crate::sso::token_path(&aws_dir, &cache_key),
+        portal,
+        account_id,
+        role_name,
+        login: format!("aws sso login --profile {profile}"),
+    }))
+}
+
 /// The credential sources after the environment and the files, in the AWS CLI's order: web
 /// identity (environment, then the profile's `role_arn` and `web_identity_token_file`), the
 /// container endpoint, then instance metadata unless `AWS_EC2_METADATA_DISABLED` is `true`.
@@ -312,9 +371,13 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
         .config_path
         .as_ref()
         .map_or("~/.aws/config".into(), |p| p.display().to_string());
-    // botocore's order: keys in the credentials file, the profile's credential_process
-    // (from either file), keys in the config file.
+    // botocore's order: an SSO profile, keys in the credentials file, the profile's
+    // credential_process (from either file), keys in the config file.
     let from_files = || -> Result<Option<(CredentialSource, String)>, ConfigError> {
+        if let Some(source) = sso_source(env, &files, config_section, &profile, &config_file)? {
+            let what = format!("the SSO session of profile {profile:?}");
+            return Ok(Some((source, what)));
+        }
         let keys = |section: Option<&HashMap<String, String>>, file: &str| {
             let what = format!("profile {profile:?} in {file}");
             Ok::<_, ConfigError>(match section {
@@ -512,6 +575,67 @@ mod tests {
             resolve(&env, &Overrides::default()).unwrap().region,
             "ca-central-1"
         );
+    }
+
+    #[test]
+    fn sso_profiles_in_both_forms_and_their_mistakes() {
+        let config = "[profile new]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = Reader\n\
+            [sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-central-1\n\
+            [profile old]\nsso_start_url = https://old.awsapps.com/start\nsso_region = us-east-2\nsso_account_id = 2\nsso_role_name = R\n\
+            [profile broken]\nsso_session = nowhere\nsso_account_id = 1\nsso_role_name = R\n\
+            [profile norole]\nsso_session = corp\nsso_account_id = 1\n";
+        // SSO comes before the credentials file, as in botocore.
+        let h = home(
+            "[new]\naws_access_key_id = K\naws_secret_access_key = s\n",
+            config,
+        );
+        let at = |profile: &str, vars: &[(&str, &str)]| {
+            let mut vars = vars.to_vec();
+            vars.push(("AWS_PROFILE", profile));
+            resolve(
+                &Env::new(&vars, Some(h.path().into())),
+                &Overrides::default(),
+            )
+        };
+        let cache = h.path().join(".aws/sso/cache");
+        match at("new", &[]).unwrap().credentials {
+            CredentialSource::Sso {
+                token_file,
+                portal,
+                account_id,
+                role_name,
+                login,
+            } => {
+                // Named by the SHA-1 of the session's name (Python's hashlib agrees).
+                let name = "ee0bfd2552fbd840c02cc48b6e823320543c450f.json";
+                assert_eq!(token_file, cache.join(name));
+                assert_eq!(portal, "https://portal.sso.eu-central-1.amazonaws.com");
+                assert_eq!(
+                    (account_id.as_str(), role_name.as_str()),
+                    ("111122223333", "Reader")
+                );
+                assert_eq!(login, "aws sso login --profile new");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The legacy form: the cache is named by the start URL; the portal can be overridden.
+        match at("old", &[("AWS_ENDPOINT_URL_SSO", "http://127.0.0.1:9")])
+            .unwrap()
+            .credentials
+        {
+            CredentialSource::Sso {
+                token_file, portal, ..
+            } => {
+                let name = "33d5ca4bf3b1a62edb96b47f7c203034a43ac435.json";
+                assert_eq!(token_file, cache.join(name));
+                assert_eq!(portal, "http://127.0.0.1:9");
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = at("broken", &[]).unwrap_err().to_string();
+        assert!(err.contains("[sso-session nowhere]"), "{err}");
+        let err = at("norole", &[]).unwrap_err().to_string();
+        assert!(err.contains("sso_role_name"), "{err}");
     }
 
     #[test]

@@ -58,6 +58,20 @@ pub enum CredentialSource {
         /// `http://169.254.169.254` unless `AWS_EC2_METADATA_SERVICE_ENDPOINT` says otherwise.
         endpoint: String,
     },
+    /// An IAM Identity Center (SSO) profile: the portal's role credentials for the token that
+    /// `aws sso login` cached (re-read at each refresh, so a new login is picked up).
+    Sso {
+        /// The cached token: `~/.aws/sso/cache/SHA1.json`.
+        token_file: PathBuf,
+        /// `https://portal.sso.REGION.amazonaws.com` unless `AWS_ENDPOINT_URL_SSO` says otherwise.
+        portal: String,
+        /// `sso_account_id`.
+        account_id: String,
+        /// `sso_role_name`.
+        role_name: String,
+        /// The command that logs in again, for the error when the token has expired.
+        login: String,
+    },
     /// A profile's `credential_process`: a command that prints the credentials as JSON.
     Process {
         /// The command line, split as a POSIX shell would (no shell runs it, as in botocore).
@@ -100,6 +114,7 @@ impl CredentialSource {
             CredentialSource::WebIdentity { .. } => "web identity (STS AssumeRoleWithWebIdentity)",
             CredentialSource::Container { .. } => "the container credential endpoint",
             CredentialSource::InstanceMetadata { .. } => "EC2 instance metadata (IMDSv2)",
+            CredentialSource::Sso { .. } => "the profile's SSO session (IAM Identity Center)",
             CredentialSource::Process { .. } => "the profile's credential_process",
             CredentialSource::Provider(_) => "the caller's credential provider",
         }
@@ -215,6 +230,27 @@ impl CredentialSource {
                 .map_err(failed)?;
                 json_credentials(&body).map_err(failed)
             }
+            CredentialSource::Sso {
+                token_file,
+                portal,
+                account_id,
+                role_name,
+                login,
+            } => {
+                let token = crate::sso::cached_token(token_file, SystemTime::now(), login)
+                    .map_err(failed)?;
+                let url = format!(
+                    "{}/federation/credentials?account_id={}&role_name={}",
+                    portal.trim_end_matches('/'),
+                    encode_query(account_id),
+                    encode_query(role_name)
+                );
+                let auth = [("x-amz-sso_bearer_token", token)];
+                let body = get(http, Method::GET, &url, &auth, Duration::from_secs(30))
+                    .await
+                    .map_err(failed)?;
+                crate::sso::role_credentials(&body).map_err(failed)
+            }
             CredentialSource::Process { command } => {
                 let command = command.clone();
                 blocking(move || crate::process::run(&command))
@@ -279,7 +315,7 @@ async fn get(
     Ok(body)
 }
 
-fn expiry(text: &str) -> Result<SystemTime, ClientError> {
+pub(crate) fn expiry(text: &str) -> Result<SystemTime, ClientError> {
     // `2026-11-22T12:00:00Z`, sometimes with fractional seconds (dropped: refreshes come early).
     let whole = match (text.get(..19), text.find('.')) {
         (Some(head), Some(19)) => format!("{head}Z"),

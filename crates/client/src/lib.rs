@@ -12,8 +12,8 @@
 //!
 //! - [`checksum`]: the CRCs S3 keeps with objects and parts.
 //!
-//! Not yet: SSO profiles (a `credential_process` running `aws configure export-credentials`
-//! covers them).
+//! SSO profiles use the token `aws sso login` cached; logging in and refreshing that token are
+//! left to the AWS CLI.
 #![forbid(unsafe_code)]
 
 pub mod checksum;
@@ -25,6 +25,7 @@ mod http;
 mod ini;
 mod ops;
 mod process;
+mod sso;
 pub mod tls;
 pub mod xml;
 

@@ -1,5 +1,5 @@
-//! Web identity (STS), container (ECS) and instance metadata (IMDSv2) credentials, each served by
-//! a local test endpoint, a `credential_process` script and a caller's provider, then used for
+//! Web identity (STS), container (ECS), instance metadata (IMDSv2) and SSO portal credentials,
+//! each served by a local test endpoint, a `credential_process` script and a caller's provider, then used for
 //! real requests against the local versitygw; expiring credentials are fetched again before they
 //! lapse, fresh ones are not.
 // Test helpers panic on failure by design: that is how a test reports it.
@@ -226,6 +226,72 @@ async fn web_identity_through_sts() {
     let err = c.create_bucket("creds-web").await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidToken"), "{err}");
     assert_eq!(count(&log, "GET /?Action=AssumeRoleWithWebIdentity"), 1);
+}
+
+#[tokio::test]
+async fn an_sso_profile_through_the_portal_with_the_cached_token() {
+    let (url, log) = serve(|req, headers| {
+        let ok = req == "GET /federation/credentials?account_id=111122223333&role_name=S3%20Reader"
+            && header(headers, "x-amz-sso_bearer_token") == Some("cached-access-token");
+        if !ok {
+            return (
+                401,
+                r#"{"message":"Session token not found or invalid"}"#.into(),
+            );
+        }
+        // Real role credentials carry a session token, which versitygw (no STS of its own)
+        // would refuse; without one the request below shows they were used.
+        let (id, secret) = keys();
+        let ms = (SystemTime::now() + Duration::from_secs(3600))
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        let body = format!(
+            r#"{{"roleCredentials":{{"accessKeyId":"{id}","secretAccessKey":"{secret}","expiration":{ms}}}}}"#
+        );
+        (200, body)
+    });
+    let home = tempfile::tempdir().unwrap();
+    let aws = home.path().join(".aws");
+    std::fs::create_dir_all(aws.join("sso/cache")).unwrap();
+    std::fs::write(
+        aws.join("config"),
+        "[profile dev]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = S3 Reader\n\
+         [sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n",
+    )
+    .unwrap();
+    // As `aws sso login` leaves it: named by the SHA-1 of the session's name.
+    let token = aws.join("sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json");
+    let write_token = |expires: SystemTime| {
+        let json = format!(
+            r#"{{"startUrl":"https://corp.awsapps.com/start","region":"eu-west-1","accessToken":"cached-access-token","expiresAt":"{}"}}"#,
+            iso(expires)
+        );
+        std::fs::write(&token, json).unwrap();
+    };
+    write_token(SystemTime::now() + Duration::from_secs(3600));
+    let env = slipstream_client::Env::new(
+        &[("AWS_PROFILE", "dev"), ("AWS_ENDPOINT_URL_SSO", &url)],
+        Some(home.path().into()),
+    );
+    let resolved = slipstream_client::resolve(&env, &Default::default()).unwrap();
+    assert!(
+        resolved.credential_source.contains("SSO"),
+        "{}",
+        resolved.credential_source
+    );
+    let c = client(resolved.credentials.clone());
+    use_it(&c, "creds-sso").await;
+    assert_eq!(count(&log, "GET /federation/credentials"), 1);
+    // An expired login is an error that says what to run, before any request to the portal.
+    write_token(SystemTime::now() - Duration::from_secs(60));
+    let c = client(resolved.credentials);
+    let err = c.create_bucket("creds-sso-2").await.unwrap_err();
+    assert!(
+        err.to_string().contains("aws sso login --profile dev"),
+        "{err}"
+    );
+    assert_eq!(count(&log, "GET /federation/credentials"), 1);
 }
 
 #[tokio::test]
