@@ -258,6 +258,12 @@ fn sso_source(
         account_id,
         role_name,
         login: format!("aws sso login --profile {profile}"),
+        oidc: session.map(|_| {
+            env.var("AWS_ENDPOINT_URL_SSO_OIDC").map_or_else(
+                || format!("https://oidc.{region}.amazonaws.com"),
+                str::to_owned,
+            )
+        }),
     }))
 }
 
@@ -605,7 +611,12 @@ mod tests {
                 account_id,
                 role_name,
                 login,
+                oidc,
             } => {
+                assert_eq!(
+                    oidc.as_deref(),
+                    Some("https://oidc.eu-central-1.amazonaws.com")
+                );
                 // Named by the SHA-1 of the session's name (Python's hashlib agrees).
                 let name = "ee0bfd2552fbd840c02cc48b6e823320543c450f.json";
                 assert_eq!(token_file, cache.join(name));
@@ -624,8 +635,12 @@ mod tests {
             .credentials
         {
             CredentialSource::Sso {
-                token_file, portal, ..
+                token_file,
+                portal,
+                oidc,
+                ..
             } => {
+                assert_eq!(oidc, None, "legacy profiles cannot refresh");
                 let name = "33d5ca4bf3b1a62edb96b47f7c203034a43ac435.json";
                 assert_eq!(token_file, cache.join(name));
                 assert_eq!(portal, "http://127.0.0.1:9");

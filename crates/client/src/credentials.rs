@@ -71,6 +71,10 @@ pub enum CredentialSource {
         role_name: String,
         /// The command that logs in again, for the error when the token has expired.
         login: String,
+        /// For an `sso-session`: the SSO OIDC endpoint that refreshes the token
+        /// (`https://oidc.REGION.amazonaws.com`, or `AWS_ENDPOINT_URL_SSO_OIDC`). Legacy
+        /// profiles cannot refresh.
+        oidc: Option<String>,
     },
     /// A profile's `credential_process`: a command that prints the credentials as JSON.
     Process {
@@ -236,8 +240,10 @@ impl CredentialSource {
                 account_id,
                 role_name,
                 login,
+                oidc,
             } => {
-                let token = crate::sso::cached_token(token_file, SystemTime::now(), login)
+                let token = crate::sso::access_token(http, token_file, oidc.as_deref(), login)
+                    .await
                     .map_err(failed)?;
                 let url = format!(
                     "{}/federation/credentials?account_id={}&role_name={}",
@@ -276,7 +282,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ClientError::Credentials(format!("the credential fetch stopped: {e}")))?
 }
 
-/// One request without SigV4; the body of a 2xx answer.
+/// One request without SigV4 and without a body; the body of a 2xx answer.
 async fn get(
     http: &Http,
     method: Method,
@@ -284,12 +290,25 @@ async fn get(
     headers: &[(&str, String)],
     timeout: Duration,
 ) -> Result<Bytes, ClientError> {
+    request(http, method, url, headers, Bytes::new(), timeout).await
+}
+
+/// One request without SigV4; the body of a 2xx answer. Error messages name the URL and the
+/// status, never the request's headers or body (which may hold tokens).
+pub(crate) async fn request(
+    http: &Http,
+    method: Method,
+    url: &str,
+    headers: &[(&str, String)],
+    body: Bytes,
+    timeout: Duration,
+) -> Result<Bytes, ClientError> {
     let mut builder = Request::builder().method(method).uri(url);
     for (n, v) in headers {
         builder = builder.header(*n, v.as_str());
     }
     let request = builder
-        .body(Full::new(Bytes::new()))
+        .body(Full::new(body))
         .map_err(|e| ClientError::Request(e.to_string()))?;
     let response = tokio::time::timeout(timeout, http.request(request))
         .await
@@ -392,7 +411,8 @@ fn sts_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
 pub(crate) enum CredentialCache {
     Fixed(Arc<Signer>),
     Refreshing {
-        source: CredentialSource,
+        /// Boxed: the SSO variant is large, and fixed credentials are the common case.
+        source: Box<CredentialSource>,
         region: String,
         current: tokio::sync::Mutex<Option<(Arc<Signer>, Option<SystemTime>)>>,
     },
@@ -411,7 +431,7 @@ impl CredentialCache {
         Ok(match source {
             CredentialSource::Static(c) => CredentialCache::Fixed(s3_signer(c, region)?),
             source => CredentialCache::Refreshing {
-                source,
+                source: Box::new(source),
                 region: region.to_owned(),
                 current: tokio::sync::Mutex::new(None),
             },

@@ -18,9 +18,10 @@ use slipstream_s3::{AddressingStyle, Endpoint};
 /// What the endpoint saw: `METHOD target` plus the headers that matter here.
 type Log = Arc<Mutex<Vec<String>>>;
 
-/// A one-response-per-connection HTTP server; `answer(request line, headers)` gives (status, body).
+/// A one-response-per-connection HTTP server; `answer(request line, headers, body)` gives
+/// (status, body).
 fn serve(
-    answer: impl Fn(&str, &[(String, String)]) -> (u16, String) + Send + 'static,
+    answer: impl Fn(&str, &[(String, String)], &str) -> (u16, String) + Send + 'static,
 ) -> (String, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -43,9 +44,12 @@ fn serve(
                 let (n, v) = h.split_once(':').unwrap();
                 headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
             }
+            let len = header(&headers, "content-length").map_or(0, |n| n.parse().unwrap());
+            let mut body = vec![0; len];
+            std::io::Read::read_exact(&mut reader, &mut body).unwrap();
             let request = line.trim_end().trim_end_matches(" HTTP/1.1").to_owned();
             log2.lock().unwrap().push(request.clone());
-            let (status, body) = answer(&request, &headers);
+            let (status, body) = answer(&request, &headers, &String::from_utf8(body).unwrap());
             let _ = write!(
                 conn,
                 "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -132,7 +136,7 @@ fn count(log: &Log, prefix: &str) -> usize {
 
 #[tokio::test]
 async fn instance_metadata_v2_with_its_session_token() {
-    let (url, log) = serve(|req, headers| match req {
+    let (url, log) = serve(|req, headers, _| match req {
         "PUT /latest/api/token"
             if header(headers, "x-aws-ec2-metadata-token-ttl-seconds").is_some() =>
         {
@@ -163,7 +167,7 @@ async fn instance_metadata_v2_with_its_session_token() {
 #[tokio::test]
 async fn container_credentials_with_an_authorization_token_and_early_refresh() {
     let (url, log) = serve(
-        |req, headers| match (req, header(headers, "authorization")) {
+        |req, headers, _| match (req, header(headers, "authorization")) {
             ("GET /v2/credentials/abc", Some("Bearer secret-token")) => {
                 (200, json(Duration::from_secs(120)))
             }
@@ -199,7 +203,7 @@ async fn web_identity_through_sts() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "eyJ.oidc+token/=\n").unwrap();
-    let (url, log) = serve(|req, _| {
+    let (url, log) = serve(|req, _, _| {
         let ok = req.starts_with("GET /?Action=AssumeRoleWithWebIdentity&")
             && req.contains("&RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fweb&")
             && req.contains("&RoleSessionName=sess&")
@@ -230,9 +234,28 @@ async fn web_identity_through_sts() {
 
 #[tokio::test]
 async fn an_sso_profile_through_the_portal_with_the_cached_token() {
-    let (url, log) = serve(|req, headers| {
+    // Set once the test refreshes: the portal then refuses the old token.
+    let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let revoked2 = Arc::clone(&revoked);
+    let (url, log) = serve(move |req, headers, body| {
+        if req == "POST /token" {
+            // SSO OIDC CreateToken with the cached refresh token and client registration.
+            let v: serde_json::Value = serde_json::from_str(body).unwrap();
+            let ok = v["grantType"] == "refresh_token"
+                && v["refreshToken"] == "refresh-1"
+                && (v["clientId"] == "cid" && v["clientSecret"] == "csecret");
+            return match ok {
+                true => (200, r#"{"accessToken":"refreshed-access-token","expiresIn":28800,"refreshToken":"refresh-2","tokenType":"Bearer"}"#.into()),
+                false => (400, r#"{"error":"invalid_grant"}"#.into()),
+            };
+        }
+        let token = header(headers, "x-amz-sso_bearer_token");
         let ok = req == "GET /federation/credentials?account_id=111122223333&role_name=S3%20Reader"
-            && header(headers, "x-amz-sso_bearer_token") == Some("cached-access-token");
+            && match token {
+                Some("cached-access-token") => !revoked2.load(std::sync::atomic::Ordering::SeqCst),
+                Some("refreshed-access-token") => true,
+                _ => false,
+            };
         if !ok {
             return (
                 401,
@@ -262,16 +285,25 @@ async fn an_sso_profile_through_the_portal_with_the_cached_token() {
     .unwrap();
     // As `aws sso login` leaves it: named by the SHA-1 of the session's name.
     let token = aws.join("sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json");
-    let write_token = |expires: SystemTime| {
+    // `refresh`: the refresh token the CLI keeps with its client registration, if any.
+    let write_token = |expires: SystemTime, refresh: Option<&str>| {
+        let registration = refresh.map_or(String::new(), |r| {
+            let until = iso(SystemTime::now() + Duration::from_secs(86_400));
+            format!(r#","clientId":"cid","clientSecret":"csecret","refreshToken":"{r}","registrationExpiresAt":"{until}""#)
+        });
         let json = format!(
-            r#"{{"startUrl":"https://corp.awsapps.com/start","region":"eu-west-1","accessToken":"cached-access-token","expiresAt":"{}"}}"#,
+            r#"{{"startUrl":"https://corp.awsapps.com/start","region":"eu-west-1","accessToken":"cached-access-token","expiresAt":"{}"{registration}}}"#,
             iso(expires)
         );
         std::fs::write(&token, json).unwrap();
     };
-    write_token(SystemTime::now() + Duration::from_secs(3600));
+    write_token(SystemTime::now() + Duration::from_secs(3600), None);
     let env = slipstream_client::Env::new(
-        &[("AWS_PROFILE", "dev"), ("AWS_ENDPOINT_URL_SSO", &url)],
+        &[
+            ("AWS_PROFILE", "dev"),
+            ("AWS_ENDPOINT_URL_SSO", &url),
+            ("AWS_ENDPOINT_URL_SSO_OIDC", &url),
+        ],
         Some(home.path().into()),
     );
     let resolved = slipstream_client::resolve(&env, &Default::default()).unwrap();
@@ -283,15 +315,45 @@ async fn an_sso_profile_through_the_portal_with_the_cached_token() {
     let c = client(resolved.credentials.clone());
     use_it(&c, "creds-sso").await;
     assert_eq!(count(&log, "GET /federation/credentials"), 1);
-    // An expired login is an error that says what to run, before any request to the portal.
-    write_token(SystemTime::now() - Duration::from_secs(60));
-    let c = client(resolved.credentials);
-    let err = c.create_bucket("creds-sso-2").await.unwrap_err();
+    // An expired login without a refresh token is an error that says what to run, before any
+    // request to the portal.
+    write_token(SystemTime::now() - Duration::from_secs(60), None);
+    let err = client(resolved.credentials.clone())
+        .create_bucket("creds-sso-2")
+        .await
+        .unwrap_err();
     assert!(
         err.to_string().contains("aws sso login --profile dev"),
         "{err}"
     );
     assert_eq!(count(&log, "GET /federation/credentials"), 1);
+    // Within 15 minutes of expiry, with a refresh token: refreshed through SSO OIDC, the new
+    // token used (the old one is refused now) and written back with the CLI's fields kept.
+    write_token(
+        SystemTime::now() + Duration::from_secs(300),
+        Some("refresh-1"),
+    );
+    revoked.store(true, std::sync::atomic::Ordering::SeqCst);
+    use_it(&client(resolved.credentials.clone()), "creds-sso-3").await;
+    assert_eq!(count(&log, "POST /token"), 1);
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&token).unwrap()).unwrap();
+    assert_eq!(saved["accessToken"], "refreshed-access-token");
+    assert_eq!(saved["refreshToken"], "refresh-2");
+    assert_eq!(saved["startUrl"], "https://corp.awsapps.com/start");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&token).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the token file stays private");
+    // A refresh the server refuses, on an expired token: the same clear error.
+    write_token(SystemTime::now() - Duration::from_secs(60), Some("revoked"));
+    let err = client(resolved.credentials)
+        .create_bucket("creds-sso-4")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("aws sso login --profile dev"),
+        "{err}"
+    );
+    assert_eq!(count(&log, "POST /token"), 2);
 }
 
 #[tokio::test]
