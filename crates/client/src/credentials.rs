@@ -11,16 +11,12 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::{Method, Request};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
 use slipstream_sign::encode::encode_query;
 use slipstream_sign::{Credentials, Settings, Signer, SigningTime};
 
 use crate::ClientError;
 
-pub(crate) type Http =
-    Client<HttpsConnector<HttpConnector<crate::dns::SpreadResolver>>, Full<Bytes>>;
+pub(crate) use crate::http::Http;
 
 /// Refresh this long before expiry, so no request is signed with credentials about to lapse.
 const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);

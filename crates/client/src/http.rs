@@ -21,6 +21,13 @@ use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBas
 
 use crate::credentials::CredentialCache;
 use crate::dns::SpreadResolver;
+use crate::warm::Warm;
+
+/// The pool's connector: TCP (spread over DNS answers), TLS when the endpoint is HTTPS, and
+/// connections opened ahead of need.
+pub(crate) type Connector = Warm<HttpsConnector<HttpConnector<SpreadResolver>>>;
+/// The pool.
+pub(crate) type Http = Client<Connector, Full<Bytes>>;
 use crate::{xml, ClientError, Resolved};
 
 /// Connection and retry settings.
@@ -86,7 +93,9 @@ impl<'a> Call<'a> {
 
 /// An S3 client: signed operations over a connection pool. Cheap to share (`Arc` it).
 pub struct S3Client {
-    http: Client<HttpsConnector<HttpConnector<SpreadResolver>>, Full<Bytes>>,
+    http: Http,
+    /// The pool's connector, for [`S3Client::preconnect`].
+    warm: Connector,
     credentials: CredentialCache,
     region: String,
     endpoint: Option<Endpoint>,
@@ -107,15 +116,31 @@ impl S3Client {
     /// A client for the configuration the AWS chain resolved.
     pub fn new(config: &Resolved, options: ClientOptions) -> Result<Self, ClientError> {
         let credentials = CredentialCache::new(config.credentials.clone(), &config.region)?;
-        let http = http_client(&options, config.ca_bundle.as_deref())?;
+        let (http, warm) = pool(&options, config.ca_bundle.as_deref())?;
         Ok(Self {
             http,
+            warm,
             credentials,
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
             options,
         })
+    }
+
+    /// Starts opening `n` connections to `bucket`'s endpoint in the background, for a transfer
+    /// that is about to need them (parts after `CreateMultipartUpload`): they connect and
+    /// handshake while the first request is on its way, which saves the parts a round trip
+    /// (two with TLS) before their first byte. Unused ones are closed after 10 s. Nothing is
+    /// opened when this client dialled that endpoint within the idle timeout: its pool then
+    /// likely has connections to reuse.
+    pub fn preconnect(&self, bucket: &str, n: usize) {
+        let Ok((base, _)) = self.target(bucket, None) else {
+            return;
+        };
+        if let Ok(uri) = base.origin.parse() {
+            self.warm.open(&uri, n, self.options.idle_timeout);
+        }
     }
 
     /// Where `bucket` lives, and the path of `key` (or of the bucket itself).
@@ -239,7 +264,15 @@ impl S3Client {
 pub(crate) fn http_client(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
-) -> Result<Client<HttpsConnector<HttpConnector<SpreadResolver>>, Full<Bytes>>, ClientError> {
+) -> Result<Http, ClientError> {
+    pool(options, ca_bundle).map(|(http, _)| http)
+}
+
+/// The pool and its connector (which shares the pool's shelf of connections opened ahead).
+fn pool(
+    options: &ClientOptions,
+    ca_bundle: Option<&Path>,
+) -> Result<(Http, Connector), ClientError> {
     let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
@@ -252,10 +285,12 @@ pub(crate) fn http_client(
         .https_or_http()
         .enable_http1()
         .wrap_connector(tcp);
-    Ok(Client::builder(TokioExecutor::new())
+    let warm = Warm::new(https);
+    let http = Client::builder(TokioExecutor::new())
         .pool_idle_timeout(options.idle_timeout)
         .pool_max_idle_per_host(options.max_idle_connections)
-        .build(https))
+        .build(warm.clone());
+    Ok((http, warm))
 }
 
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.

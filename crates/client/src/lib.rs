@@ -27,6 +27,7 @@ mod ops;
 mod process;
 mod sso;
 pub mod tls;
+mod warm;
 pub mod xml;
 
 pub use checksum::{Checksum, ChecksumAlgorithm};

@@ -163,6 +163,8 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
         return Ok(Uploaded { size, parts: 0 });
     }
     let mut size = 0;
+    // As for files: the parts' connections open during CreateMultipartUpload.
+    client.preconnect(bucket, opts.concurrency.saturating_sub(1));
     let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
         send_stream(
             &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,

@@ -45,6 +45,9 @@ pub async fn upload_file(
         .max(MIN_PART_SIZE)
         .max(size.div_ceil(MAX_PARTS));
     let ranges = upload_ranges(size, part_size, opts.concurrency);
+    // The parts' connections open while CreateMultipartUpload is on its way (that request
+    // takes one of its own, which the parts reuse).
+    client.preconnect(bucket, opts.concurrency.min(ranges.len()).saturating_sub(1));
     multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
         send_parts(&client, bucket, key, upload_id, &ranges, &file, &opts)
     })
