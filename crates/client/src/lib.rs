@@ -5,15 +5,14 @@
 //! - [`S3Client`]: signed S3 operations over a pool of kept-alive connections, with retries
 //!   (full-jitter backoff) and S3's error codes kept.
 //!
-//! - [`credentials`]: web identity (STS), container (ECS) and instance metadata (IMDSv2)
-//!   credentials, cached and refreshed before they expire.
+//! - [`credentials`]: web identity (STS), container (ECS), instance metadata (IMDSv2), SSO
+//!   (the token `aws sso login` cached, refreshed through SSO OIDC) and `credential_process`
+//!   credentials, cached and refreshed before they expire. Logging in to SSO needs a browser
+//!   and is left to the AWS CLI.
 //!
 //! - [`tls`]: TLS configurations (roots, versions) for the pool and for hand-made connections.
 //!
 //! - [`checksum`]: the CRCs S3 keeps with objects and parts.
-//!
-//! SSO profiles use the token `aws sso login` cached; logging in and refreshing that token are
-//! left to the AWS CLI.
 #![forbid(unsafe_code)]
 
 pub mod checksum;
