@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::future::Future;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +10,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
+use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, BufferPool};
 use crate::{download_ranges, TransferOptions};
 
@@ -60,7 +60,7 @@ pub async fn download_to_file(
     // dropped (Ctrl-C in the CLI, a caller's timeout).
     let mut guard = RemoveOnDrop(Some(tmp.clone()));
     file.set_len(info.size)?;
-    let file = Arc::new(file);
+    let file = Arc::new(OffsetWriter::new(file));
     opts.set_total(info.size);
     let source = Arc::new(Source::new(
         &client,
@@ -140,7 +140,7 @@ fn temporary_path(dest: &Path) -> PathBuf {
 /// returns the CRC of each part (0 when there is no `algorithm`: nothing to check it against).
 async fn fetch_all(
     source: &Arc<Source>,
-    file: &Arc<File>,
+    file: &Arc<OffsetWriter>,
     algorithm: Option<ChecksumAlgorithm>,
     opts: &TransferOptions,
 ) -> Result<Vec<u64>, ClientError> {
@@ -235,7 +235,7 @@ impl Source {
     pub(crate) async fn write_part(
         &self,
         i: usize,
-        file: &Arc<File>,
+        file: &Arc<OffsetWriter>,
         algorithm: Option<ChecksumAlgorithm>,
     ) -> Result<u64, ClientError> {
         let client = &*self.client;
@@ -431,7 +431,7 @@ async fn write_body(
     response: hyper::Response<Incoming>,
     start: u64,
     want: u64,
-    file: &Arc<File>,
+    file: &Arc<OffsetWriter>,
     algorithm: Option<ChecksumAlgorithm>,
 ) -> Result<u64, ClientError> {
     let mut body = response.into_body();
@@ -452,7 +452,7 @@ async fn write_body(
                 start + written,
             );
             crc = tokio::task::spawn_blocking(move || {
-                write_frames(&file, &frames, at, crc.as_mut()).map(|()| crc)
+                file.write(&frames, at, crc.as_mut()).map(|()| crc)
             })
             .await
             .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
@@ -467,22 +467,4 @@ async fn write_body(
         return Err(short(start, got, want));
     }
     Ok(crc.map_or(0, |c| c.value()))
-}
-
-/// Writes `frames` one after another from `offset`, feeding them to `crc` while they are hot.
-fn write_frames(
-    file: &File,
-    frames: &[Bytes],
-    offset: u64,
-    mut crc: Option<&mut slipstream_client::checksum::Crc>,
-) -> std::io::Result<()> {
-    let mut at = offset;
-    for f in frames {
-        if let Some(c) = crc.as_mut() {
-            c.update(f);
-        }
-        file.write_all_at(f, at)?;
-        at += f.len() as u64;
-    }
-    Ok(())
 }

@@ -23,6 +23,7 @@ use slipstream_client::ChecksumAlgorithm;
 mod cleanup;
 mod download;
 mod many;
+mod offset_writer;
 mod pool;
 mod stream;
 mod upload;
