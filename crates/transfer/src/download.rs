@@ -10,6 +10,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
+use crate::memory::fill_body;
 use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, BufferPool};
 use crate::{download_ranges, TransferOptions};
@@ -245,6 +246,21 @@ impl Source {
         .await
     }
 
+    /// Part `i` received into `place` (exactly its length), frame by frame as it arrives;
+    /// returns its CRC (0 without an `algorithm`). A retry overwrites the same place.
+    pub(crate) async fn fill_part(
+        &self,
+        i: usize,
+        place: &std::sync::Mutex<bytes::BytesMut>,
+        algorithm: Option<ChecksumAlgorithm>,
+    ) -> Result<u64, ClientError> {
+        let client = &*self.client;
+        self.read(i, |response, start, len| {
+            fill_body(client, response, start, len, place, algorithm)
+        })
+        .await
+    }
+
     /// Part `i`'s body through `take` (given the response, the part's start and length). Part 0
     /// is the first GET's body when there is one; a body that breaks or stalls is fetched again,
     /// pinned to the ETag (the request itself is retried inside the client).
@@ -364,7 +380,7 @@ const WRITE_BATCH: usize = 1 << 20;
 
 /// The next frame of `body` with data: `None` at the end; an error if it breaks, stalls, or
 /// brings more than `want` bytes in all (`got` counts them).
-async fn next_chunk(
+pub(crate) async fn next_chunk(
     client: &S3Client,
     body: &mut Incoming,
     got: &mut u64,
@@ -394,7 +410,7 @@ async fn next_chunk(
     }
 }
 
-fn short(start: u64, got: u64, want: u64) -> ClientError {
+pub(crate) fn short(start: u64, got: u64, want: u64) -> ClientError {
     ClientError::Network(format!(
         "bytes {start}-{}: {got} of {want} bytes arrived",
         start + want - 1

@@ -23,6 +23,7 @@ use slipstream_client::ChecksumAlgorithm;
 mod cleanup;
 mod download;
 mod many;
+mod memory;
 mod offset_writer;
 mod pool;
 mod stream;
@@ -31,7 +32,8 @@ mod upload;
 pub use cleanup::finish_cleanups;
 pub use download::{download_to_file, Downloaded};
 pub use many::{download_prefix, upload_directory, Many};
-pub use stream::{download_to_memory, download_to_writer, upload_from_reader};
+pub use memory::download_to_memory;
+pub use stream::{download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a

@@ -129,18 +129,6 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// Downloads `bucket/key` into memory (parts in parallel).
-pub async fn download_to_memory(
-    client: Arc<S3Client>,
-    bucket: &str,
-    key: &str,
-    opts: TransferOptions,
-) -> Result<Bytes, ClientError> {
-    let mut out = Vec::new();
-    download_to_writer(client, bucket, key, &mut out, opts).await?;
-    Ok(Bytes::from(out))
-}
-
 /// Uploads everything `input` yields to `bucket/key`: a single `PutObject` if it ends before
 /// `multipart_threshold` bytes, a multipart upload otherwise, with up to `concurrency` parts
 /// sent while the next is read (memory: `(concurrency + 1) x part_size`). The size is unknown

@@ -15,7 +15,8 @@ use std::time::Duration;
 use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_transfer::{
-    download_to_file, download_to_writer, upload_file, TransferOptions, MIN_PART_SIZE,
+    download_to_file, download_to_memory, download_to_writer, upload_file, TransferOptions,
+    MIN_PART_SIZE,
 };
 
 use common::server;
@@ -228,7 +229,11 @@ async fn a_bit_flipped_in_transit_fails_the_checksum_and_leaves_no_file() {
     assert!(err.to_string().contains("CRC32C"), "{err}");
     assert_eq!(files(dir.path()), Vec::<String>::new());
     let mut out = Vec::new();
-    let err = download_to_writer(client, &bucket, "k", &mut out, opts())
+    let err = download_to_writer(Arc::clone(&client), &bucket, "k", &mut out, opts())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("does not match"), "{err}");
+    let err = download_to_memory(client, &bucket, "k", opts())
         .await
         .unwrap_err();
     assert!(err.to_string().contains("does not match"), "{err}");

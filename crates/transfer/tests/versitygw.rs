@@ -162,6 +162,10 @@ async fn each_checksum_algorithm_goes_up_with_the_data_and_is_checked_coming_dow
                     .unwrap();
             assert_eq!(down.checksum_verified, checked, "{key}");
             assert!(out == body, "{key}: stream differs");
+            let mem = download_to_memory(Arc::clone(&client), &bucket, &key, opts.clone())
+                .await
+                .unwrap();
+            assert!(mem[..] == body[..], "{key}: memory differs");
         }
     }
 }
