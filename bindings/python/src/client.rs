@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use pyo3::exceptions::{PyIOError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyIOError, PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
@@ -18,7 +18,7 @@ use slipstream_client::{
     Resolved, S3Client,
 };
 use slipstream_s3::Endpoint;
-use slipstream_transfer::{download_to_file, download_to_memory, upload_file, TransferOptions};
+use slipstream_transfer::{download_to_file, upload_file, MemoryDownload, TransferOptions};
 
 use crate::{addressing_style, Credentials};
 
@@ -210,17 +210,30 @@ impl Client {
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        let data = py
-            .detach(|| {
-                self.runtime.block_on(async {
-                    match range {
-                        Some(r) => client.get_bytes(bucket, key, Some(r)).await,
-                        None => download_to_memory(client, bucket, key, opts).await,
-                    }
+        if let Some(r) = range {
+            let data = py
+                .detach(|| {
+                    self.runtime
+                        .block_on(client.get_bytes(bucket, key, Some(r)))
                 })
+                .map_err(to_py)?;
+            return Ok(PyBytes::new(py, &data));
+        }
+        // The whole object goes straight into the `bytes` Python will own: its size first,
+        // then the parts fill it with the GIL released (no second buffer, no copy).
+        let download = py
+            .detach(|| {
+                self.runtime
+                    .block_on(MemoryDownload::start(client, bucket, key, opts))
             })
             .map_err(to_py)?;
-        Ok(PyBytes::new(py, &data))
+        let size = usize::try_from(download.size())
+            .map_err(|_| PyMemoryError::new_err(format!("{key}: too large for memory")))?;
+        PyBytes::new_with(py, size, |buf| {
+            py.detach(|| self.runtime.block_on(download.read_into(buf)))
+                .map(|_| ())
+                .map_err(to_py)
+        })
     }
 
     /// Stores `data` (any `bytes`) as `bucket/key` in one request with its checksum

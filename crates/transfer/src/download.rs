@@ -251,7 +251,7 @@ impl Source {
     pub(crate) async fn fill_part(
         &self,
         i: usize,
-        place: &std::sync::Mutex<bytes::BytesMut>,
+        place: &std::sync::Mutex<&mut [u8]>,
         algorithm: Option<ChecksumAlgorithm>,
     ) -> Result<u64, ClientError> {
         let client = &*self.client;

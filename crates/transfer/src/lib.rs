@@ -32,7 +32,7 @@ mod upload;
 pub use cleanup::finish_cleanups;
 pub use download::{download_to_file, Downloaded};
 pub use many::{download_prefix, upload_directory, Many};
-pub use memory::download_to_memory;
+pub use memory::{download_to_memory, MemoryDownload};
 pub use stream::{download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};
 

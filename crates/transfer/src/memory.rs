@@ -1,22 +1,24 @@
-//! Downloads into memory: every part received straight into its place in one buffer.
+//! Downloads into memory: every part received straight into its place in the caller's buffer.
 //!
 //! Going through the in-order stream path (a window of part buffers, then appended to a
-//! growing `Vec`) copied each byte twice more than needed, plus the `Vec`'s regrowth. Here
-//! the object's buffer is allocated once at its size and cut into the parts' places
-//! (`BytesMut::split_to`: independent owners of one allocation, so each part's task fills its
-//! own without locks between parts or `unsafe`), and the places are joined back without a copy
-//! (`BytesMut::unsplit` of neighbours). Memory is the object's size, which the caller asked to
-//! hold anyway, and nothing else.
+//! growing `Vec`) copied each byte twice more than needed, plus the `Vec`'s regrowth, and a
+//! caller that wants the bytes in a buffer of its own (Python's `bytes`) paid one copy more.
+//! Here a download is started first ([`MemoryDownload::start`]: size, ETag, the first bytes on
+//! their way), so the caller can allocate exactly the object's size, and then
+//! [`MemoryDownload::read_into`] cuts that buffer into the parts' places and fills them in
+//! parallel. The parts run as futures of the calling task, not spawned tasks, since they
+//! borrow the buffer; the sockets are still served by the runtime's threads, and the one copy
+//! per byte left runs on the caller's.
 
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
 use hyper::body::Incoming;
-use slipstream_client::{ChecksumAlgorithm, ClientError, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
 use crate::download::{check_checksum, first_len, next_chunk, short, start, Source};
-use crate::pool::for_each_part;
-use crate::{download_ranges, TransferOptions};
+use crate::{download_ranges, Downloaded, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum
 /// when the object has one.
@@ -26,70 +28,103 @@ pub async fn download_to_memory(
     key: &str,
     opts: TransferOptions,
 ) -> Result<Bytes, ClientError> {
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
-    let size = usize::try_from(info.size).map_err(|_| {
-        ClientError::Response(format!("{key}: {} bytes do not fit in memory", info.size))
+    let download = MemoryDownload::start(client, bucket, key, opts).await?;
+    let size = usize::try_from(download.size()).map_err(|_| {
+        ClientError::Response(format!(
+            "{key}: {} bytes do not fit in memory",
+            download.size()
+        ))
     })?;
-    opts.set_total(info.size);
-    let source = Arc::new(Source::new(
-        &client,
-        bucket,
-        key,
-        &info.etag,
-        first,
-        info.size,
-        |n| download_ranges(n, opts.part_size, opts.concurrency),
-    ));
-    let mut whole = BytesMut::zeroed(size);
-    let places: Arc<Vec<Mutex<BytesMut>>> = Arc::new(
-        source
-            .ranges
-            .iter()
-            .map(|(s, e)| Mutex::new(whole.split_to((e - s) as usize)))
-            .collect(),
-    );
-    let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
-    let crcs = {
-        let (source, places, progress) = (
-            Arc::clone(&source),
-            Arc::clone(&places),
-            opts.progress.clone(),
-        );
-        for_each_part(source.ranges.len(), opts.concurrency, move |i| {
-            let (source, places, progress) =
-                (Arc::clone(&source), Arc::clone(&places), progress.clone());
-            async move {
-                let crc = source.fill_part(i, &places[i], algorithm).await?;
-                if let Some(p) = progress {
-                    let (start, end) = source.ranges[i];
-                    p.add(end - start);
-                }
-                Ok(crc)
-            }
-        })
-        .await?
-    };
-    check_checksum(&info, |alg| {
-        let parts = crcs.iter().zip(&source.ranges);
-        parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
-    })?;
-    // Every task that held a place has ended with `for_each_part`.
-    let places = Arc::try_unwrap(places)
-        .map_err(|_| ClientError::Response("a part was still being received".into()))?;
-    let mut data = BytesMut::new();
-    for place in places {
-        data.unsplit(place.into_inner().unwrap_or_else(|p| p.into_inner()));
-    }
+    let mut data = BytesMut::zeroed(size);
+    download.read_into(&mut data).await?;
     Ok(data.freeze())
 }
 
-/// Copies a GET's body of `want` bytes (those from `start`) into `place`.
+/// A download into memory whose size is known and whose bytes are still to come.
+pub struct MemoryDownload {
+    info: ObjectInfo,
+    source: Source,
+    opts: TransferOptions,
+}
+
+impl MemoryDownload {
+    /// Learns the object's size and ETag; its first bytes are already being sent.
+    pub async fn start(
+        client: Arc<S3Client>,
+        bucket: &str,
+        key: &str,
+        opts: TransferOptions,
+    ) -> Result<Self, ClientError> {
+        let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
+        opts.set_total(info.size);
+        let source = Source::new(&client, bucket, key, &info.etag, first, info.size, |n| {
+            download_ranges(n, opts.part_size, opts.concurrency)
+        });
+        Ok(Self { info, source, opts })
+    }
+
+    /// The object's size: what [`MemoryDownload::read_into`] needs.
+    pub fn size(&self) -> u64 {
+        self.info.size
+    }
+
+    /// Receives the object into `buf`, which must be exactly [`MemoryDownload::size`] long,
+    /// with up to `concurrency` parts at once. On an error `buf` holds part of the object.
+    pub async fn read_into(self, buf: &mut [u8]) -> Result<Downloaded, ClientError> {
+        if buf.len() as u64 != self.info.size {
+            return Err(ClientError::Response(format!(
+                "a buffer of {} bytes for an object of {}",
+                buf.len(),
+                self.info.size
+            )));
+        }
+        let Self { info, source, opts } = self;
+        let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
+        // The buffer cut into the parts' places, in part order.
+        let mut places = Vec::with_capacity(source.ranges.len());
+        let mut rest = buf;
+        for (s, e) in &source.ranges {
+            let (place, after) = rest.split_at_mut((e - s) as usize);
+            places.push(place);
+            rest = after;
+        }
+        let (source, progress) = (&source, &opts.progress);
+        let parts = places.into_iter().enumerate().map(|(i, place)| async move {
+            let crc = source.fill_part(i, &Mutex::new(place), algorithm).await?;
+            if let Some(p) = progress {
+                let (start, end) = source.ranges[i];
+                p.add(end - start);
+            }
+            Ok::<_, ClientError>((i, crc))
+        });
+        // Unordered: a slow part must not keep the next ones from starting. After the first
+        // error no new part starts, and those running are dropped.
+        let mut crcs: Vec<(usize, u64)> = stream::iter(parts)
+            .buffer_unordered(opts.concurrency.max(1))
+            .try_collect()
+            .await?;
+        crcs.sort_unstable_by_key(|c| c.0);
+        let crcs: Vec<u64> = crcs.into_iter().map(|c| c.1).collect();
+        let checksum_verified = check_checksum(&info, |alg| {
+            let parts = crcs.iter().zip(&source.ranges);
+            parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
+        })?;
+        Ok(Downloaded {
+            size: info.size,
+            etag: info.etag,
+            checksum_verified,
+        })
+    }
+}
+
+/// Copies a GET's body of `want` bytes (those from `start`) into `place`, exactly that long;
+/// returns the body's CRC (0 without an `algorithm`).
 pub(crate) async fn fill_body(
     client: &S3Client,
     response: hyper::Response<Incoming>,
     start: u64,
     want: u64,
-    place: &Mutex<BytesMut>,
+    place: &Mutex<&mut [u8]>,
     algorithm: Option<ChecksumAlgorithm>,
 ) -> Result<u64, ClientError> {
     let mut body = response.into_body();
