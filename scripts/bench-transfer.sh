@@ -80,3 +80,11 @@ measure "boto3 upload_file" - $PY -c "$BOTO
 c.upload_file('$WORK/src','$BUCKET','b')"
 download "boto3 download_file" "$WORK/d3" $PY -c "$BOTO
 c.download_file('$BUCKET','b','$WORK/d3')"
+# Into memory from Python: the object as one `bytes` (the process, import included).
+SLIP="import os, slipstream
+c=slipstream.Client(region='$SLIPSTREAM_TEST_REGION',endpoint_url='$SLIPSTREAM_TEST_ENDPOINT',addressing='path',
+  credentials=slipstream.Credentials(os.environ['AWS_ACCESS_KEY_ID'],os.environ['AWS_SECRET_ACCESS_KEY']))"
+download "Python slipstream get_bytes" - $PY -c "$SLIP
+assert len(c.get_bytes('$BUCKET','s')) == $((SIZE_MIB << 20))"
+download "boto3 get_object().read()" - $PY -c "$BOTO
+assert len(c.get_object(Bucket='$BUCKET',Key='b')['Body'].read()) == $((SIZE_MIB << 20))"

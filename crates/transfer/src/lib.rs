@@ -11,8 +11,9 @@
 //! Downloads check the object's whole-object checksum (CRC64NVME, CRC32C or CRC32) when it has
 //! one, combining the CRCs of the parts.
 //!
-//! Memory is bounded by `concurrency x part_size`: a part is read (or received) whole, then
-//! written (or sent), and no more than `concurrency` parts are in flight.
+//! Memory is bounded by `concurrency x part_size`: no more than `concurrency` parts are in
+//! flight, each held at most whole (file downloads hold a 1 MiB batch of frames at a time). A
+//! download into memory holds the object itself, once: parts land in their place in it.
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

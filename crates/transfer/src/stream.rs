@@ -11,12 +11,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
-use crate::download::{check_checksum, first_len, start, Source};
+use crate::download::{check_checksum, first_len, start, Source, LONG_PATH};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
-
-/// A first answer slower than this means a path where parts take many round trips.
-const LONG_PATH: Duration = Duration::from_millis(20);
 
 /// Into how many window parts each part's memory is cut, given how long the first answer took.
 /// On a long path a part takes many round trips and connections get unequal shares of the
