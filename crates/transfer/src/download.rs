@@ -104,7 +104,7 @@ pub(crate) const LONG_PATH: Duration = Duration::from_millis(20);
 /// of server CPU for 1 GiB with 16 x 8 MiB, 0.65-0.69 s with 8 x 16 MiB). So a short path gets
 /// half the connections with parts twice as long: a file download holds a 1 MiB batch per part,
 /// not the part, so its memory does not grow.
-fn file_cut(first_answer: Duration, opts: &TransferOptions) -> (u64, usize) {
+pub(crate) fn file_cut(first_answer: Duration, opts: &TransferOptions) -> (u64, usize) {
     if first_answer >= LONG_PATH || opts.concurrency < 2 {
         (opts.part_size, opts.concurrency)
     } else {

@@ -11,14 +11,15 @@
 //! per byte left runs on the caller's.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use hyper::body::Incoming;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
-use crate::download::{check_checksum, first_len, next_chunk, short, start, Source};
-use crate::{download_ranges, Downloaded, TransferOptions};
+use crate::download::{check_checksum, file_cut, first_len, next_chunk, short, start, Source};
+use crate::{download_ranges, Downloaded, Progress, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum
 /// when the object has one.
@@ -44,7 +45,8 @@ pub async fn download_to_memory(
 pub struct MemoryDownload {
     info: ObjectInfo,
     source: Source,
-    opts: TransferOptions,
+    concurrency: usize,
+    progress: Option<Arc<Progress>>,
 }
 
 impl MemoryDownload {
@@ -55,12 +57,20 @@ impl MemoryDownload {
         key: &str,
         opts: TransferOptions,
     ) -> Result<Self, ClientError> {
+        let asked = Instant::now();
         let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
         opts.set_total(info.size);
+        // As for files (the object is held whole anyway, so longer parts cost no memory).
+        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
         let source = Source::new(&client, bucket, key, &info.etag, first, info.size, |n| {
-            download_ranges(n, opts.part_size, opts.concurrency)
+            download_ranges(n, part_size, concurrency)
         });
-        Ok(Self { info, source, opts })
+        Ok(Self {
+            info,
+            source,
+            concurrency,
+            progress: opts.progress,
+        })
     }
 
     /// The object's size: what [`MemoryDownload::read_into`] needs.
@@ -78,7 +88,12 @@ impl MemoryDownload {
                 self.info.size
             )));
         }
-        let Self { info, source, opts } = self;
+        let Self {
+            info,
+            source,
+            concurrency,
+            progress,
+        } = self;
         let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
         // The buffer cut into the parts' places, in part order.
         let mut places = Vec::with_capacity(source.ranges.len());
@@ -88,7 +103,7 @@ impl MemoryDownload {
             places.push(place);
             rest = after;
         }
-        let (source, progress) = (&source, &opts.progress);
+        let (source, progress) = (&source, &progress);
         let parts = places.into_iter().enumerate().map(|(i, place)| async move {
             let crc = source.fill_part(i, &Mutex::new(place), algorithm).await?;
             if let Some(p) = progress {
@@ -100,7 +115,7 @@ impl MemoryDownload {
         // Unordered: a slow part must not keep the next ones from starting. After the first
         // error no new part starts, and those running are dropped.
         let mut crcs: Vec<(usize, u64)> = stream::iter(parts)
-            .buffer_unordered(opts.concurrency.max(1))
+            .buffer_unordered(concurrency.max(1))
             .try_collect()
             .await?;
         crcs.sort_unstable_by_key(|c| c.0);
