@@ -11,7 +11,7 @@ use std::sync::Arc;
 use slipstream_client::{Checksum, ChecksumAlgorithm, ClientError, ClientOptions, S3Client};
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_memory, download_to_writer, upload_directory,
-    upload_file, upload_from_reader, TransferOptions, MIN_PART_SIZE,
+    upload_file, upload_from_reader, MemoryDownload, TransferOptions, MIN_PART_SIZE,
 };
 
 fn client() -> Arc<S3Client> {
@@ -168,6 +168,35 @@ async fn each_checksum_algorithm_goes_up_with_the_data_and_is_checked_coming_dow
             assert!(mem[..] == body[..], "{key}: memory differs");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_download_fills_a_buffer_of_its_size_and_refuses_others() {
+    let client = client();
+    let bucket = bucket(&client).await;
+    let opts = TransferOptions {
+        part_size: MIN_PART_SIZE,
+        concurrency: 3,
+        multipart_threshold: MIN_PART_SIZE,
+        checksum: ChecksumAlgorithm::Crc64Nvme,
+        ..TransferOptions::default()
+    };
+    let body = data(3 * MIN_PART_SIZE as usize + 5, 7);
+    let mut input = &body[..];
+    upload_from_reader(Arc::clone(&client), &mut input, &bucket, "m", opts.clone())
+        .await
+        .unwrap();
+    let start = || MemoryDownload::start(Arc::clone(&client), &bucket, "m", opts.clone());
+    let download = start().await.unwrap();
+    assert_eq!(download.size(), body.len() as u64);
+    let mut short = vec![0; body.len() - 1];
+    let err = download.read_into(&mut short).await.unwrap_err();
+    assert!(err.to_string().contains("a buffer of"), "{err}");
+    let mut buf = vec![0; body.len()];
+    let done = start().await.unwrap().read_into(&mut buf).await.unwrap();
+    assert!(buf == body, "the buffer differs");
+    assert_eq!(done.size, body.len() as u64);
+    assert_eq!(done.checksum_verified, Some(ChecksumAlgorithm::Crc64Nvme));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
