@@ -70,7 +70,8 @@ pub struct CpArgs {
     #[arg(long, default_value = "CRC32C")]
     pub checksum_algorithm: ChecksumAlgorithm,
     /// Parts in flight at once (per object with --recursive); downloads from a nearby server
-    /// (first answer within 20 ms) use half as many, with parts twice as long.
+    /// (first answer within 20 ms) and file uploads to a far one (CreateMultipartUpload 20 ms
+    /// or more) use half as many, with parts twice as long.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: u16,
     /// Copy every object under a prefix to a directory, or every file below a directory to a prefix.
