@@ -69,8 +69,8 @@ pub async fn upload_file(
 /// long path the last parts decide the end: none may be under 5 MiB, so the connections finish
 /// their last parts up to one 5 MiB part's time apart, at a `1/concurrency` share of the link,
 /// while the link idles. Half the connections with parts twice as long halve that tail (100 ms
-/// RTT, 500 Mbit/s, 1 GiB to MinIO, 15 alternated runs each: 16 x 8 MiB 19.40 s median,
-/// 8 x 16 MiB 19.14 s; docs/BENCHMARKS.md). Downloads keep every connection there: their last
+/// RTT, 500 Mbit/s, 1 GiB to MinIO, alternated runs: 16 x 8 MiB 19.40 s median of 15,
+/// 8 x 16 MiB 19.16 s median of 11; docs/BENCHMARKS.md). Downloads keep every connection there: their last
 /// parts shrink to an eighth of a part, so more connections only speed up the start. Memory
 /// (`concurrency x part_size`) is the same either way.
 pub(crate) fn upload_cut(create_took: Duration, size: u64, opts: &TransferOptions) -> (u64, usize) {
