@@ -4,13 +4,14 @@ use std::fs::File;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
+use crate::cut::file_cut;
 use crate::memory::fill_body;
 use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, BufferPool};
@@ -92,24 +93,6 @@ pub async fn download_to_file(
         etag: info.etag,
         checksum_verified,
     })
-}
-
-/// A first answer slower than this means a path where parts take many round trips.
-pub(crate) const LONG_PATH: Duration = Duration::from_millis(20);
-
-/// Part size and connections for a file download, given how long the first answer took. A
-/// long path needs `concurrency` connections to fill it. On a short one a few connections
-/// already move data as fast as the CPUs copy it, and each request and connection costs the
-/// server CPU the client then lacks (loopback, versitygw on the same two cores: 0.71-0.81 s
-/// of server CPU for 1 GiB with 16 x 8 MiB, 0.65-0.69 s with 8 x 16 MiB). So a short path gets
-/// half the connections with parts twice as long: a file download holds a 1 MiB batch per part,
-/// not the part, so its memory does not grow.
-pub(crate) fn file_cut(first_answer: Duration, opts: &TransferOptions) -> (u64, usize) {
-    if first_answer >= LONG_PATH || opts.concurrency < 2 {
-        (opts.part_size, opts.concurrency)
-    } else {
-        (opts.part_size.saturating_mul(2), opts.concurrency / 2)
-    }
 }
 
 /// Checks the data against the object's whole-object checksum, if it has one (`crc` computes
@@ -505,35 +488,4 @@ async fn write_body(
         return Err(short(start, got, want));
     }
     Ok(crc.map_or(0, |c| c.value()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_short_path_gets_half_the_connections_and_twice_the_part() {
-        let opts = TransferOptions::default();
-        let (part, c) = (opts.part_size, opts.concurrency);
-        assert_eq!(
-            file_cut(Duration::from_micros(400), &opts),
-            (2 * part, c / 2),
-            "loopback"
-        );
-        assert_eq!(
-            file_cut(Duration::from_millis(20), &opts),
-            (part, c),
-            "a long path"
-        );
-        assert_eq!(
-            file_cut(Duration::from_millis(205), &opts),
-            (part, c),
-            "100 ms RTT"
-        );
-        let one = TransferOptions {
-            concurrency: 1,
-            ..opts
-        };
-        assert_eq!(file_cut(Duration::ZERO, &one), (part, 1));
-    }
 }

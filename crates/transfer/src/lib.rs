@@ -22,6 +22,7 @@ use std::sync::Arc;
 use slipstream_client::ChecksumAlgorithm;
 
 mod cleanup;
+mod cut;
 mod download;
 mod many;
 mod memory;

@@ -18,7 +18,8 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use hyper::body::Incoming;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
-use crate::download::{check_checksum, file_cut, first_len, next_chunk, short, start, Source};
+use crate::cut::file_cut;
+use crate::download::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::{download_ranges, Downloaded, Progress, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum

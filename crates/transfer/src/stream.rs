@@ -11,7 +11,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
-use crate::download::{check_checksum, first_len, start, Source, LONG_PATH};
+use crate::cut::LONG_PATH;
+use crate::download::{check_checksum, first_len, start, Source};
 use crate::pool::BufferPool;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 

@@ -4,15 +4,15 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use slipstream_client::{ClientError, CompletedPart, S3Client};
 
 use crate::cleanup::multipart_upload;
-use crate::download::LONG_PATH;
+use crate::cut::{upload_cut, LONG_PATH};
 use crate::pool::{for_each_part, BufferPool};
-use crate::{upload_ranges, TransferOptions, MAX_PARTS, MIN_PART_SIZE};
+use crate::{upload_ranges, TransferOptions};
 
 /// What a finished upload was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,39 +48,25 @@ pub async fn upload_file(
     let connections = connections.min(size.div_ceil(part_size) as usize);
     client.preconnect(bucket, connections.saturating_sub(1));
     let asked = Instant::now();
-    let mut parts = 0;
-    let (client, file) = (&client, &file);
-    multipart_upload(client, bucket, key, opts.checksum, |upload_id| {
+    let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
         let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
         let ranges = upload_ranges(size, part_size, concurrency);
-        parts = ranges.len();
-        let opts = TransferOptions {
+        send_parts(
+            &client,
+            bucket,
+            key,
+            upload_id,
+            ranges,
             concurrency,
-            ..opts.clone()
-        };
-        async move { send_parts(client, bucket, key, upload_id, &ranges, file, &opts).await }
+            &file,
+            &opts,
+        )
     })
     .await?;
-    Ok(Uploaded { size, parts })
-}
-
-/// Part size and connections for a multipart upload of `size` bytes, given how long
-/// CreateMultipartUpload took. Parts are at least 5 MiB and few enough for S3's 10,000. On a
-/// long path the last parts decide the end: none may be under 5 MiB, so the connections finish
-/// their last parts up to one 5 MiB part's time apart, at a `1/concurrency` share of the link,
-/// while the link idles. Half the connections with parts twice as long halve that tail (100 ms
-/// RTT, 500 Mbit/s, 1 GiB to MinIO, alternated runs: 16 x 8 MiB 19.40 s median of 15,
-/// 8 x 16 MiB 19.16 s median of 11; docs/BENCHMARKS.md). Downloads keep every connection there: their last
-/// parts shrink to an eighth of a part, so more connections only speed up the start. Memory
-/// (`concurrency x part_size`) is the same either way.
-pub(crate) fn upload_cut(create_took: Duration, size: u64, opts: &TransferOptions) -> (u64, usize) {
-    let (part_size, concurrency) = if create_took < LONG_PATH || opts.concurrency < 2 {
-        (opts.part_size, opts.concurrency)
-    } else {
-        (opts.part_size.saturating_mul(2), opts.concurrency / 2)
-    };
-    let part_size = part_size.max(MIN_PART_SIZE).max(size.div_ceil(MAX_PARTS));
-    (part_size, concurrency)
+    Ok(Uploaded {
+        size,
+        parts: parts.len(),
+    })
 }
 
 async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, ClientError> {
@@ -106,18 +92,19 @@ async fn read_into(
 }
 
 /// Reads and uploads every range with `concurrency` tasks; the parts in order.
+#[allow(clippy::too_many_arguments)]
 async fn send_parts(
     client: &Arc<S3Client>,
     bucket: &str,
     key: &str,
     upload_id: String,
-    ranges: &[(u64, u64)],
+    ranges: Vec<(u64, u64)>,
+    concurrency: usize,
     file: &Arc<File>,
     opts: &TransferOptions,
 ) -> Result<Vec<CompletedPart>, ClientError> {
-    let (concurrency, progress, algorithm) =
-        (opts.concurrency, opts.progress.clone(), opts.checksum);
-    let (client, file, ranges) = (Arc::clone(client), Arc::clone(file), ranges.to_vec());
+    let (progress, algorithm) = (opts.progress.clone(), opts.checksum);
+    let (client, file) = (Arc::clone(client), Arc::clone(file));
     let (bucket, key) = (bucket.to_owned(), key.to_owned());
     let pool = Arc::new(BufferPool::default());
     for_each_part(ranges.len(), concurrency, move |i| {
@@ -139,46 +126,4 @@ async fn send_parts(
         }
     })
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_long_path_uploads_on_half_the_connections_with_twice_the_part() {
-        let opts = TransferOptions::default();
-        let (part, c) = (opts.part_size, opts.concurrency);
-        let gib = 1 << 30;
-        let cut = |took| upload_cut(took, gib, &opts);
-        assert_eq!(cut(Duration::from_micros(400)), (part, c), "loopback");
-        assert_eq!(cut(Duration::from_millis(19)), (part, c));
-        assert_eq!(cut(Duration::from_millis(20)), (2 * part, c / 2));
-        assert_eq!(
-            cut(Duration::from_millis(205)),
-            (2 * part, c / 2),
-            "100 ms RTT"
-        );
-        let one = TransferOptions {
-            concurrency: 1,
-            ..opts.clone()
-        };
-        assert_eq!(upload_cut(Duration::from_secs(1), gib, &one), (part, 1));
-    }
-
-    #[test]
-    fn upload_parts_stay_within_s3_limits_after_the_cut() {
-        let small = TransferOptions {
-            part_size: 1 << 20,
-            ..TransferOptions::default()
-        };
-        let (part, _) = upload_cut(Duration::ZERO, 1 << 30, &small);
-        assert_eq!(part, MIN_PART_SIZE, "no part under 5 MiB");
-        // 5 TiB, S3's largest object: 10,000 parts at most, on either path.
-        let huge = 5 << 40;
-        for took in [Duration::ZERO, Duration::from_millis(205)] {
-            let (part, c) = upload_cut(took, huge, &TransferOptions::default());
-            assert!(upload_ranges(huge, part, c).len() as u64 <= MAX_PARTS);
-        }
-    }
 }
