@@ -52,6 +52,15 @@ else
   echo "|---|---:|---:|---:|"
 fi
 measure "slipstream upload" - "$BIN" cp "$WORK/src" "s3://$BUCKET/s" "${S3ARGS[@]}" --quiet
+# Over the long link, the upload again under a loss-based congestion control (we are the sender):
+# reno, which every Linux allows, and cubic where this user may choose it.
+if [ "$LINK_MB_S" != 0 ]; then
+  for cc in reno cubic; do
+    if "${WRAP[@]}" "$BIN" ls "s3://$BUCKET" "${S3ARGS[@]}" --tcp-congestion "$cc" > /dev/null 2>&1; then
+      measure "slipstream upload, --tcp-congestion $cc" - "$BIN" cp "$WORK/src" "s3://$BUCKET/s-$cc" "${S3ARGS[@]}" --quiet --tcp-congestion "$cc"
+    fi
+  done
+fi
 # download ROW...: measure ROW unless only uploads are wanted.
 download() { [ "${ROWS:-all}" = upload ] || measure "$@"; }
 download "slipstream download to a file" "$WORK/d1" "$BIN" cp "s3://$BUCKET/s" "$WORK/d1" "${S3ARGS[@]}" --quiet

@@ -104,7 +104,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C"))]
+    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: String,
@@ -115,6 +115,7 @@ impl Client {
         concurrency: usize,
         ca_bundle: Option<PathBuf>,
         checksum_algorithm: &str,
+        tcp_congestion: Option<String>,
     ) -> PyResult<Self> {
         let checksum = algorithm(checksum_algorithm)?;
         if part_size < slipstream_transfer::MIN_PART_SIZE {
@@ -146,7 +147,11 @@ impl Client {
             credential_source: "Python".into(),
             ca_bundle,
         };
-        let inner = S3Client::new(&config, ClientOptions::default()).map_err(to_py)?;
+        let options = ClientOptions {
+            tcp_congestion,
+            ..ClientOptions::default()
+        };
+        let inner = S3Client::new(&config, options).map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()

@@ -2,6 +2,10 @@
 
 import base64
 import os
+import pathlib
+import shutil
+import subprocess
+import sys
 import threading
 import uuid
 import zlib
@@ -98,6 +102,40 @@ def test_errors_are_typed_and_leave_no_file(server, s3, tmp_path):
         make_client(server, part_size=1024)
     with pytest.raises(TypeError):
         c.put_bytes(bucket, "k", "not bytes")
+
+
+def connections_to(endpoint: str) -> list[str]:
+    """`ss -ti`'s lines for the established TCP connections to `endpoint`'s port."""
+    port = endpoint.rsplit(":", 1)[1].rstrip("/")
+    out = subprocess.run(
+        ["ss", "-tinH", "state", "established", f"( dport = :{port} )"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return out.splitlines()
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("ss") is None, reason="Linux, with ss"
+)
+def test_tcp_congestion_reaches_the_connections_and_a_bad_name_fails_at_once(
+    server, s3, tmp_path
+):
+    # reno: always built into Linux and allowed without privileges; not this host's default.
+    default = pathlib.Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    assert default != "reno", "the test needs a host whose default is not reno"
+    c = make_client(server, part_size=5 << 20, concurrency=3, tcp_congestion="reno")
+    bucket = new_bucket(s3)
+    data = os.urandom((12 << 20) + 1)
+    src = tmp_path / "src"
+    src.write_bytes(data)
+    assert c.upload(src, bucket, "k") == len(data)
+    assert c.get_bytes(bucket, "k") == data
+    # The client's pooled connections stay open (idle) for 15 s: they run reno.
+    assert any(" reno " in f" {line} " for line in connections_to(server["endpoint"]))
+    with pytest.raises(ValueError, match='"no-such-cc" refused: this host does not have it'):
+        make_client(server, tcp_congestion="no-such-cc")
 
 
 def test_from_boto3_and_the_gil(server, s3):

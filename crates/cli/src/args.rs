@@ -62,6 +62,8 @@ pub struct CpArgs {
     pub destination: String,
     #[command(flatten)]
     pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
     /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB.
     #[arg(long, default_value = "8MiB", value_parser = parse_size)]
     pub part_size: u64,
@@ -95,6 +97,8 @@ pub struct ObjectArgs {
     pub target: String,
     #[command(flatten)]
     pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
     /// `ls`: every object under the prefix, without grouping by `/`.
     #[arg(long)]
     pub recursive: bool,
@@ -220,6 +224,16 @@ pub struct Connection {
     /// Trust only the PEM certificates in this file for HTTPS (also AWS_CA_BUNDLE).
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<std::path::PathBuf>,
+}
+
+/// How the commands that move objects use their connections.
+#[derive(Args, Debug, Clone)]
+pub struct Transport {
+    /// TCP congestion control for our connections (cubic, reno, bbr...; Linux), else the
+    /// host's. Uploads send with it: on a long clean link a loss-based one (cubic, reno) keeps
+    /// it fuller than BBR. Unprivileged programs may use only the host's allowed list.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -12,15 +12,18 @@ use slipstream_transfer::{
     upload_from_reader, TransferOptions, MIN_PART_SIZE,
 };
 
-use crate::args::{Connection, CpArgs, ObjectArgs};
+use crate::args::{Connection, CpArgs, ObjectArgs, Transport};
 use crate::progress::Bar;
 use crate::Failure;
 
-fn client(c: &Connection) -> Result<Arc<S3Client>, Failure> {
+fn client(c: &Connection, t: &Transport) -> Result<Arc<S3Client>, Failure> {
     let resolved =
         resolve(&Env::from_process(), &c.overrides()).map_err(|e| Failure::usage(e.to_string()))?;
-    let client = S3Client::new(&resolved, ClientOptions::default())
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let options = ClientOptions {
+        tcp_congestion: t.tcp_congestion.clone(),
+        ..ClientOptions::default()
+    };
+    let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;
     Ok(Arc::new(client))
 }
 
@@ -54,7 +57,7 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
         progress,
         checksum: a.checksum_algorithm,
     };
-    let client = client(&a.connection)?;
+    let client = client(&a.connection, &a.transport)?;
     let rt = runtime()?;
     let started = Instant::now();
     let Moved {
@@ -320,7 +323,7 @@ fn local_destination(dest: &Path, key: &str) -> PathBuf {
 /// `slipstream ls`.
 pub fn ls(a: &ObjectArgs) -> Result<(), Failure> {
     let target = s3(&a.target)?;
-    let client = client(&a.connection)?;
+    let client = client(&a.connection, &a.transport)?;
     runtime()?.block_on(async {
         let mut token = None;
         loop {
@@ -349,7 +352,7 @@ pub fn rm(a: &ObjectArgs) -> Result<(), Failure> {
     if target.key.is_empty() {
         return Err(Failure::usage("rm needs s3://bucket/key"));
     }
-    let client = client(&a.connection)?;
+    let client = client(&a.connection, &a.transport)?;
     runtime()?
         .block_on(client.delete_object(&target.bucket, &target.key))
         .map_err(failed)
@@ -358,7 +361,7 @@ pub fn rm(a: &ObjectArgs) -> Result<(), Failure> {
 /// `slipstream head`: one JSON object.
 pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
     let target = s3(&a.target)?;
-    let client = client(&a.connection)?;
+    let client = client(&a.connection, &a.transport)?;
     let info = runtime()?
         .block_on(client.head_object(&target.bucket, &target.key))
         .map_err(failed)?;
@@ -382,7 +385,7 @@ pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
 /// `slipstream mb`.
 pub fn mb(a: &ObjectArgs) -> Result<(), Failure> {
     let target = s3(&a.target)?;
-    let client = client(&a.connection)?;
+    let client = client(&a.connection, &a.transport)?;
     runtime()?
         .block_on(client.create_bucket(&target.bucket))
         .map_err(failed)

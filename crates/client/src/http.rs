@@ -19,13 +19,14 @@ use hyper_util::rt::TokioExecutor;
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
 
+use crate::congestion::WithCongestion;
 use crate::credentials::CredentialCache;
 use crate::dns::SpreadResolver;
 use crate::warm::Warm;
 
-/// The pool's connector: TCP (spread over DNS answers), TLS when the endpoint is HTTPS, and
-/// connections opened ahead of need.
-pub(crate) type Connector = Warm<HttpsConnector<HttpConnector<SpreadResolver>>>;
+/// The pool's connector: TCP (spread over DNS answers, under the congestion control asked
+/// for), TLS when the endpoint is HTTPS, and connections opened ahead of need.
+pub(crate) type Connector = Warm<HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
 /// The pool.
 pub(crate) type Http = Client<Connector, Full<Bytes>>;
 use crate::{xml, ClientError, Resolved};
@@ -48,6 +49,11 @@ pub struct ClientOptions {
     pub max_attempts: u32,
     /// The first backoff's upper bound; doubled per attempt, capped at 10 s (full jitter).
     pub backoff_base: Duration,
+    /// The TCP congestion control of every connection (`"cubic"`, `"reno"`, `"bbr"`...), else
+    /// the host's. We are the sender on uploads; on a long clean link where the host's default
+    /// (BBR) leaves gaps, a loss-based one fills it (see `congestion.rs`). Checked when the
+    /// client is built: a name the host lacks or refuses is an error then.
+    pub tcp_congestion: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -60,6 +66,7 @@ impl Default for ClientOptions {
             stall_timeout: Duration::from_secs(30),
             max_attempts: 5,
             backoff_base: Duration::from_millis(100),
+            tcp_congestion: None,
         }
     }
 }
@@ -277,6 +284,9 @@ fn pool(
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
+    let congestion = options.tcp_congestion.as_deref();
+    congestion.map(crate::congestion::check).transpose()?;
+    let tcp = WithCongestion::new(tcp, congestion);
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,

@@ -17,6 +17,7 @@
 
 pub mod checksum;
 pub mod config;
+mod congestion;
 pub mod credentials;
 mod dns;
 mod error;

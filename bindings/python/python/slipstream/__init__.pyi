@@ -99,7 +99,13 @@ class Client:
         concurrency: int = 16,
         ca_bundle: Optional[Union[str, "os.PathLike[str]"]] = None,
         checksum_algorithm: ChecksumAlgorithm = "CRC32C",
-    ) -> None: ...
+        tcp_congestion: Optional[str] = None,
+    ) -> None:
+        """``tcp_congestion`` names the TCP congestion control of the client's connections
+        (``"cubic"``, ``"reno"``...; Linux), else the host's: uploads send with it, and on a long
+        clean link a loss-based one keeps the link fuller than BBR. A name the host lacks or
+        refuses raises ``ValueError`` here."""
+        ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
     def download(self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"]) -> int: ...
