@@ -32,11 +32,15 @@ pub(crate) struct WithCongestion<C> {
 }
 
 impl<C> WithCongestion<C> {
-    pub(crate) fn new(inner: C, algorithm: Option<&str>) -> Self {
-        Self {
+    /// Fails when this host will not give us `algorithm` (see [`check`]).
+    pub(crate) fn new(inner: C, algorithm: Option<&str>) -> Result<Self, ClientError> {
+        if let Some(name) = algorithm {
+            check(name)?;
+        }
+        Ok(Self {
             inner,
             algorithm: algorithm.map(Arc::from),
-        }
+        })
     }
 }
 
@@ -71,7 +75,7 @@ where
 
 /// Whether this host lets us use `name`, tried on a socket of our own so that a misspelt or
 /// refused name fails when the client is built, not at its first request.
-pub(crate) fn check(name: &str) -> Result<(), ClientError> {
+fn check(name: &str) -> Result<(), ClientError> {
     let refused = |e: io::Error| {
         // The kernel's errno says which; its text ("No such file or directory") would not.
         let why = match e.kind() {
@@ -135,7 +139,7 @@ mod tests {
             .unwrap();
         // reno is always built in and always allowed, even without privileges.
         for (algorithm, want) in [(Some("reno"), Some("reno")), (None, None)] {
-            let mut connector = WithCongestion::new(HttpConnector::new(), algorithm);
+            let mut connector = WithCongestion::new(HttpConnector::new(), algorithm).unwrap();
             let stream = connector.call(uri.clone()).await.unwrap();
             let used = socket2::SockRef::from(stream.inner())
                 .tcp_congestion()

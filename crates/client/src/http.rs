@@ -284,9 +284,7 @@ fn pool(
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
-    let congestion = options.tcp_congestion.as_deref();
-    congestion.map(crate::congestion::check).transpose()?;
-    let tcp = WithCongestion::new(tcp, congestion);
+    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,
