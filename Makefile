@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := target/release/slipstream
 
-.PHONY: demo test lint bench bench-python fuzz setup venv versitygw build python test-with-server
+.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv versitygw build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one
 ## with curl, then move 1 GiB up and down with slipstream cp, then time GETs with slipstream bench
@@ -13,25 +13,29 @@ demo: setup build
 	scripts/with-s3-server.sh scripts/demo.sh
 
 ## test: lint, then every test (unit, vectors, differential, integration, bench smoke) against a
-## local S3 server, then a short run of each fuzz target
-test: setup lint build
+## local S3 server, then a short run of each fuzz target. All but the set-up runs where nothing
+## beside the repository can be read (scripts/hermetic.sh), as in a fresh clone.
+test: setup
+	scripts/hermetic.sh $(MAKE) --no-print-directory test-hermetic
+
+test-hermetic: lint build
 	scripts/with-s3-server.sh $(MAKE) --no-print-directory test-with-server
 	scripts/fuzz.sh 20
 
 test-with-server: python
-	cargo test --workspace --exclude slipstream-sign-bench --exclude slipstream-python
+	cargo test --locked --workspace --exclude slipstream-sign-bench --exclude slipstream-python
 	$(PY) -m pytest -q tests bindings/python/tests
-	cargo bench -q -p slipstream-sign-bench --bench presign -- --test
+	cargo bench --locked -q -p slipstream-sign-bench --bench presign -- --test
 
 ## lint: formatting, clippy with warnings as errors, and the pure crates' dependency check
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --locked --workspace --all-targets -- -D warnings
 	scripts/check-pure-deps.sh
 
 ## bench: Criterion benches of signing with rusty-s3 and aws-sigv4 as anchors, then the CLI rate
 bench: build
-	cargo bench -p slipstream-sign-bench --bench presign
+	cargo bench --locked -p slipstream-sign-bench --bench presign
 	scripts/bench-cli.sh
 
 ## bench-python: the Python package against boto3, fast-s3-url, libpresign, obstore and awscrt
@@ -56,7 +60,7 @@ versitygw:
 	scripts/install-versitygw.sh
 
 build:
-	cargo build --release -p slipstream-cli -p slipstream-wan
+	cargo build --locked --release -p slipstream-cli -p slipstream-wan
 
 ## python: build the `slipstream` Python package (PyO3, maturin) and install it into .venv
 ## (--force-reinstall: pip does not notice changed Rust sources and would keep a stale build)

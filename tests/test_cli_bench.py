@@ -152,7 +152,14 @@ def test_compare_prints_ratios(slipstream_bin, server, tmp_path):
     assert page.read_text().count("<polyline") == 4
     r = run_cli(slipstream_bin, "bench", "compare", str(a), str(b))
     lines = [l for l in r.stdout.decode().splitlines() if l.startswith("head latency p50")]
-    assert len(lines) == 1 and lines[0].endswith("x")
+    assert len(lines) == 1, r.stdout.decode()
+    # The row shows each run's p50 (as its report has it, to 3 decimals) and B/A of them.
+    a_ms, b_ms, ratio = lines[0].removeprefix("head latency p50").split()
+    want_a = json.loads(a.read_text())["operations"]["head"]["latency_ms"]["p50"]
+    want_b = json.loads(b.read_text())["operations"]["head"]["latency_ms"]["p50"]
+    assert float(a_ms) == pytest.approx(want_a, abs=0.0005), (lines[0], want_a)
+    assert float(b_ms) == pytest.approx(want_b, abs=0.0005), (lines[0], want_b)
+    assert ratio.endswith("x") and float(ratio[:-1]) == pytest.approx(want_b / want_a, abs=0.006)
     r = run_cli(slipstream_bin, "bench", "compare", str(a), str(page), check=False)
     assert r.returncode == 2 and b"not a bench --json report" in r.stderr
 
