@@ -4,17 +4,17 @@
 //! - credentials: an explicit `--profile`'s files; else `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`
 //!   (+ `AWS_SESSION_TOKEN`); else the profile named by `AWS_PROFILE` (or `default`) in
 //!   `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`), then in `~/.aws/config` (`AWS_CONFIG_FILE`).
-//!   Within a profile: keys in the credentials file, then `credential_process`, then keys in the
-//!   config file. Without any: web identity, the container endpoint, instance metadata.
+//!   Within a profile: an SSO session (`sso_session`, or the legacy `sso_start_url` form: role
+//!   credentials from the IAM Identity Center portal for the token `aws sso login` cached), then
+//!   keys in the credentials file, then `credential_process`, then keys in the config file.
+//!   Without any: web identity, the container endpoint, instance metadata.
 //! - region: `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, then
 //!   `us-east-1` (what the AWS CLI uses for S3 when nothing is set).
 //! - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
 //!   `s3.endpoint_url` or `endpoint_url`.
 //! - addressing: the flag, else the profile's `s3.addressing_style`.
 //!
-//! Not yet: SSO profiles (`sso_session`; `credential_process` with the AWS CLI's
-//! `aws configure export-credentials` covers them). The environment is passed in as [`Env`] so
-//! tests do not touch the process environment.
+//! The environment is passed in as [`Env`] so tests do not touch the process environment.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -26,8 +26,10 @@ use slipstream_sign::Credentials;
 use crate::credentials::CredentialSource;
 use crate::ini;
 
-/// The variables and home directory the chain reads.
-#[derive(Clone, Debug, Default)]
+/// The variables and home directory the chain reads. Its `Debug` names the variables and shows
+/// their values except those that hold secrets (`AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
+/// any other `*SECRET*` or `*TOKEN` variable), which print as `<redacted>`.
+#[derive(Clone, Default)]
 pub struct Env {
     vars: HashMap<String, String>,
     home: Option<PathBuf>,
@@ -67,6 +69,45 @@ impl Env {
             Some(p) => Some(PathBuf::from(p)),
             None => self.home.as_ref().map(|h| h.join(".aws").join(default)),
         }
+    }
+}
+
+impl fmt::Debug for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names: Vec<&String> = self.vars.keys().collect();
+        names.sort();
+        let vars = names.into_iter().map(|name| {
+            let value = if holds_secret(name) {
+                "<redacted>"
+            } else {
+                self.vars[name].as_str()
+            };
+            (name, value)
+        });
+        f.debug_struct("Env")
+            .field("vars", &DebugMap(vars.collect()))
+            .field("home", &self.home)
+            .finish()
+    }
+}
+
+/// Whether an `AWS_*` variable holds a secret: a key, a token (not a token's file name), a
+/// password. Unknown names containing these words are redacted too.
+fn holds_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    name.contains("SECRET")
+        || name.contains("PASSWORD")
+        || (name.contains("TOKEN") && !name.ends_with("_FILE"))
+}
+
+/// A list of pairs shown as a map.
+struct DebugMap<'a>(Vec<(&'a String, &'a str)>);
+
+impl fmt::Debug for DebugMap<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(k, v)| (k, v)))
+            .finish()
     }
 }
 

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::{Method, Request};
 use slipstream_sign::encode::encode_query;
 use slipstream_sign::{Credentials, Settings, Signer, SigningTime};
 
+use crate::activity::Sending;
 use crate::ClientError;
 
 pub(crate) use crate::http::Http;
@@ -23,8 +24,9 @@ const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);
 /// Metadata endpoints are local: give up fast when not on EC2/ECS (as the AWS CLI does).
 const METADATA_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Where a client's credentials come from.
-#[derive(Clone, Debug)]
+/// Where a client's credentials come from. Its `Debug` shows where, never a secret: static
+/// credentials print their own redacted form and the container token prints as `<redacted>`.
+#[derive(Clone)]
 #[non_exhaustive]
 pub enum CredentialSource {
     /// Fixed credentials: environment variables, shared files, or given by the caller.
@@ -80,6 +82,60 @@ pub enum CredentialSource {
     /// The caller's own code, asked again before the credentials it gave expire (Python's
     /// `Client.from_boto3` hands botocore's refreshing credentials over this way).
     Provider(Arc<dyn ProvideCredentials>),
+}
+
+impl std::fmt::Debug for CredentialSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CredentialSource::Static(c) => f.debug_tuple("Static").field(c).finish(),
+            CredentialSource::WebIdentity {
+                token_file,
+                role_arn,
+                session_name,
+                sts_endpoint,
+            } => f
+                .debug_struct("WebIdentity")
+                .field("token_file", token_file)
+                .field("role_arn", role_arn)
+                .field("session_name", session_name)
+                .field("sts_endpoint", sts_endpoint)
+                .finish(),
+            CredentialSource::Container {
+                url,
+                token,
+                token_file,
+            } => f
+                .debug_struct("Container")
+                .field("url", url)
+                .field("token", &token.as_ref().map(|_| "<redacted>"))
+                .field("token_file", token_file)
+                .finish(),
+            CredentialSource::InstanceMetadata { endpoint } => f
+                .debug_struct("InstanceMetadata")
+                .field("endpoint", endpoint)
+                .finish(),
+            CredentialSource::Sso {
+                token_file,
+                portal,
+                account_id,
+                role_name,
+                login,
+                oidc,
+            } => f
+                .debug_struct("Sso")
+                .field("token_file", token_file)
+                .field("portal", portal)
+                .field("account_id", account_id)
+                .field("role_name", role_name)
+                .field("login", login)
+                .field("oidc", oidc)
+                .finish(),
+            CredentialSource::Process { command } => {
+                f.debug_struct("Process").field("command", command).finish()
+            }
+            CredentialSource::Provider(p) => f.debug_tuple("Provider").field(p).finish(),
+        }
+    }
 }
 
 /// Credentials from the caller's code. `credentials` may block (it runs on a blocking thread)
@@ -304,7 +360,7 @@ pub(crate) async fn request(
         builder = builder.header(*n, v.as_str());
     }
     let request = builder
-        .body(Full::new(body))
+        .body(Sending::from(body))
         .map_err(|e| ClientError::Request(e.to_string()))?;
     let response = tokio::time::timeout(timeout, http.request(request))
         .await

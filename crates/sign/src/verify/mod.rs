@@ -11,6 +11,7 @@ mod chunked;
 mod error;
 mod parse;
 
+use std::fmt;
 use std::sync::OnceLock;
 
 use hmac::Mac;
@@ -114,8 +115,8 @@ impl KeySource for CredentialKeys {
     }
 }
 
-/// What a valid signature established.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a valid signature established. Its `Debug` leaves out the seed signature.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Verified {
     /// Who signed.
     pub access_key_id: String,
@@ -160,8 +161,10 @@ impl Verified {
 }
 
 /// A request as received: method, the request target exactly as on the wire (path and query),
-/// and all headers.
-#[derive(Clone, Copy, Debug)]
+/// and all headers. Its `Debug` redacts what could be replayed: the values of `Authorization`,
+/// `X-Amz-Security-Token` and the query's `X-Amz-Signature`, `X-Amz-Credential` and
+/// `X-Amz-Security-Token`.
+#[derive(Clone, Copy)]
 pub struct Incoming<'a> {
     /// `GET`, `PUT`, ...
     pub method: &'a str,
@@ -172,6 +175,71 @@ pub struct Incoming<'a> {
     /// The hex SHA-256 of the body, for services that do not send `x-amz-content-sha256`.
     /// `None` for S3, which always sends it (or presigns with `UNSIGNED-PAYLOAD`).
     pub body_sha256: Option<&'a str>,
+}
+
+impl fmt::Debug for Verified {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Verified")
+            .field("access_key_id", &self.access_key_id)
+            .field("algorithm", &self.algorithm)
+            .field("presigned", &self.presigned)
+            .field("payload", &self.payload)
+            .field("signed_headers", &self.signed_headers)
+            .field("date_stamp", &self.date_stamp)
+            .field("region", &self.region)
+            .field("service", &self.service)
+            .field("signed_at", &self.signed_at)
+            .field("expires_at", &self.expires_at)
+            .field("seed_signature", &"<redacted>")
+            .finish()
+    }
+}
+
+impl fmt::Debug for Incoming<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let secret = n.eq_ignore_ascii_case("authorization")
+                    || n.eq_ignore_ascii_case("x-amz-security-token");
+                (*n, if secret { "<redacted>" } else { *v })
+            })
+            .collect();
+        f.debug_struct("Incoming")
+            .field("method", &self.method)
+            .field("target", &redact_target(self.target))
+            .field("headers", &headers)
+            .field("body_sha256", &self.body_sha256)
+            .finish()
+    }
+}
+
+/// `target` with the values of the query parameters that carry a signature or a credential
+/// replaced by `<redacted>`.
+fn redact_target(target: &str) -> String {
+    let Some((path, query)) = target.split_once('?') else {
+        return target.to_owned();
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|p| {
+            let name = p.split_once('=').map_or(p, |(n, _)| n);
+            let secret = [
+                "X-Amz-Signature",
+                "X-Amz-Credential",
+                "X-Amz-Security-Token",
+            ]
+            .iter()
+            .any(|s| name.eq_ignore_ascii_case(s));
+            if secret {
+                format!("{name}=<redacted>")
+            } else {
+                p.to_owned()
+            }
+        })
+        .collect();
+    format!("{path}?{}", params.join("&"))
 }
 
 /// Verifies requests for one region and service.

@@ -16,8 +16,8 @@ pub enum Algorithm {
     V4a,
 }
 
-/// Everything a signature claims, from either place.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Everything a signature claims, from either place. Its `Debug` leaves out the signature.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Claims {
     pub algorithm: Algorithm,
     pub access_key_id: String,
@@ -31,6 +31,23 @@ pub struct Claims {
     pub amz_date: Option<String>,
     pub expires: Option<u64>,
     pub region_set: Option<String>,
+}
+
+impl std::fmt::Debug for Claims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claims")
+            .field("algorithm", &self.algorithm)
+            .field("access_key_id", &self.access_key_id)
+            .field("date_stamp", &self.date_stamp)
+            .field("region", &self.region)
+            .field("service", &self.service)
+            .field("signed_headers", &self.signed_headers)
+            .field("signature", &"<redacted>")
+            .field("amz_date", &self.amz_date)
+            .field("expires", &self.expires)
+            .field("region_set", &self.region_set)
+            .finish()
+    }
 }
 
 fn algorithm(name: &str, malformed: fn(String) -> VerifyError) -> Result<Algorithm, VerifyError> {
