@@ -73,3 +73,66 @@ def run_cli(bin_path: str, *args: str, stdin: bytes = b"", env: dict | None = No
 
 def amz(t: datetime.datetime) -> str:
     return t.strftime("%Y%m%dT%H%M%SZ")
+
+
+@pytest.fixture()
+def private_server(server, tmp_path):
+    """A versitygw of this test's own (same binary, credentials and region as `server`, data in
+    tmp_path), so the test may freeze it with SIGSTOP without stopping anyone else's. Yields
+    the dict of `server` plus `process`; the server is resumed and stopped afterwards."""
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    binary = ROOT / ".tools" / "bin" / "versitygw"
+    assert binary.exists(), f"{binary} is missing: run `make test` (scripts/install-versitygw.sh)"
+    data = tmp_path / "private-s3"
+    data.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, ROOT_ACCESS_KEY_ID=server["access_key"], ROOT_SECRET_ACCESS_KEY=server["secret_key"])
+    proc = subprocess.Popen(
+        [str(binary), "--port", f"127.0.0.1:{port}", "--region", server["region"], "--quiet", "--keep-alive",
+         "posix", str(data)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 10
+        while True:
+            try:
+                urllib.request.urlopen(endpoint, timeout=1)
+                break
+            except urllib.error.HTTPError:
+                break  # it answers (403 without credentials): it is up
+            except OSError:
+                assert proc.poll() is None and time.time() < deadline, "the private versitygw did not start"
+                time.sleep(0.05)
+        yield dict(server, endpoint=endpoint, process=proc)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def cli_env(server) -> dict:
+    """The environment for running the CLI against `server`: its credentials and region only."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    return env
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    """Polls `condition` every 20 ms; fails the test with `what` after `timeout` seconds."""
+    import time
+
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)

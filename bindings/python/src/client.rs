@@ -7,9 +7,12 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use pyo3::exceptions::{PyIOError, PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyIOError, PyMemoryError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
@@ -18,7 +21,9 @@ use slipstream_client::{
     Resolved, S3Client,
 };
 use slipstream_s3::Endpoint;
-use slipstream_transfer::{download_to_file, upload_file, MemoryDownload, TransferOptions};
+use slipstream_transfer::{
+    download_to_file, finish_cleanups_within, upload_file, MemoryDownload, TransferOptions,
+};
 
 use crate::{addressing_style, Credentials};
 
@@ -46,6 +51,7 @@ fn to_py(e: ClientError) -> PyErr {
         ClientError::Request(_) => PyValueError::new_err(e.to_string()),
         // FileNotFoundError, PermissionError... as Python's own file functions raise.
         ClientError::Io(io) => io.into(),
+        ClientError::Stalled { .. } => PyTimeoutError::new_err(e.to_string()),
         other => PyIOError::new_err(other.to_string()),
     }
 }
@@ -93,6 +99,14 @@ impl ProvideCredentials for Callback {
     }
 }
 
+/// How often a waiting transfer lets Python run its signal handlers: Ctrl-C feels immediate, and
+/// the GIL is taken ten times a second at most.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// How long an interrupted transfer waits for its multipart uploads' aborts (a server that
+/// stopped answering would hold the exception forever).
+const CLEANUP_WAIT: Duration = Duration::from_secs(10);
+
 /// Moves objects between S3 and files or memory; thread-safe.
 #[pyclass(frozen, subclass, module = "slipstream")]
 pub struct Client {
@@ -104,7 +118,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None))]
+    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: String,
@@ -116,7 +130,16 @@ impl Client {
         ca_bundle: Option<PathBuf>,
         checksum_algorithm: &str,
         tcp_congestion: Option<String>,
+        stall_timeout: Option<f64>,
     ) -> PyResult<Self> {
+        let stall_timeout = match stall_timeout {
+            None => Duration::ZERO,
+            Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
+                PyValueError::new_err(
+                    "stall_timeout must be a number of seconds >= 0 (0 or None: wait forever)",
+                )
+            })?,
+        };
         let checksum = algorithm(checksum_algorithm)?;
         if part_size < slipstream_transfer::MIN_PART_SIZE {
             return Err(PyValueError::new_err(
@@ -165,6 +188,7 @@ impl Client {
                 multipart_threshold: part_size,
                 progress: None,
                 checksum,
+                stall_timeout,
             },
         })
     }
@@ -173,12 +197,8 @@ impl Client {
     /// only when complete and checked.
     fn download(&self, py: Python<'_>, bucket: &str, key: &str, path: PathBuf) -> PyResult<u64> {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        py.detach(|| {
-            self.runtime
-                .block_on(download_to_file(client, bucket, key, &path, opts))
-        })
-        .map(|d| d.size)
-        .map_err(to_py)
+        self.wait(py, download_to_file(client, bucket, key, &path, opts))
+            .map(|d| d.size)
     }
 
     /// Uploads the file at `path` to `bucket/key` (multipart when large), every part with its
@@ -197,12 +217,8 @@ impl Client {
             checksum: self.checksum(checksum_algorithm)?,
             ..self.opts.clone()
         };
-        py.detach(|| {
-            self.runtime
-                .block_on(upload_file(client, &path, bucket, key, opts))
-        })
-        .map(|u| u.size)
-        .map_err(to_py)
+        self.wait(py, upload_file(client, &path, bucket, key, opts))
+            .map(|u| u.size)
     }
 
     /// The object's bytes, or `range=(start, end)` of them (end exclusive).
@@ -216,28 +232,16 @@ impl Client {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         if let Some(r) = range {
-            let data = py
-                .detach(|| {
-                    self.runtime
-                        .block_on(client.get_bytes(bucket, key, Some(r)))
-                })
-                .map_err(to_py)?;
+            let data = self.wait(py, client.get_bytes(bucket, key, Some(r)))?;
             return Ok(PyBytes::new(py, &data));
         }
         // The whole object goes straight into the `bytes` Python will own: its size first,
         // then the parts fill it with the GIL released (no second buffer, no copy).
-        let download = py
-            .detach(|| {
-                self.runtime
-                    .block_on(MemoryDownload::start(client, bucket, key, opts))
-            })
-            .map_err(to_py)?;
+        let download = self.wait(py, MemoryDownload::start(client, bucket, key, opts))?;
         let size = usize::try_from(download.size())
             .map_err(|_| PyMemoryError::new_err(format!("{key}: too large for memory")))?;
         PyBytes::new_with(py, size, |buf| {
-            py.detach(|| self.runtime.block_on(download.read_into(buf)))
-                .map(|_| ())
-                .map_err(to_py)
+            self.wait(py, download.read_into(buf)).map(|_| ())
         })
     }
 
@@ -256,11 +260,7 @@ impl Client {
         let client = Arc::clone(&self.inner);
         let checksum = self.checksum(checksum_algorithm)?;
         let body = Bytes::from_owner(data);
-        py.detach(|| {
-            self.runtime
-                .block_on(client.put_object(bucket, key, body, checksum))
-        })
-        .map_err(to_py)
+        self.wait(py, client.put_object(bucket, key, body, checksum))
     }
 
     fn __repr__(&self) -> String {
@@ -269,6 +269,39 @@ impl Client {
 }
 
 impl Client {
+    /// Runs `work` on the client's runtime with the GIL released, letting Python handle signals
+    /// every [`SIGNAL_CHECK`]: when a handler raises (Ctrl-C's `KeyboardInterrupt`, or the
+    /// package's SIGTERM and SIGHUP handlers), the work is dropped, which removes a download's
+    /// temporary file and starts the abort of an open multipart upload, the aborts get
+    /// [`CLEANUP_WAIT`] to finish, and the exception propagates.
+    fn wait<T, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
+    where
+        F: std::future::Future<Output = Result<T, ClientError>> + Send,
+        T: Send,
+    {
+        // Boxed so that it can be dropped (cancelled) before the clean-ups are awaited.
+        let mut work = Box::pin(work);
+        loop {
+            let step = py.detach(|| {
+                // The timer is made inside the runtime (it needs the runtime's clock).
+                self.runtime
+                    .block_on(async { tokio::time::timeout(SIGNAL_CHECK, &mut work).await })
+            });
+            if let Ok(done) = step {
+                return done.map_err(to_py);
+            }
+            if let Err(raised) = py.check_signals() {
+                // Dropped inside the runtime's context: a multipart upload's guard spawns its
+                // abort on the current runtime, and there is none on this thread otherwise.
+                let entered = self.runtime.enter();
+                drop(work);
+                drop(entered);
+                py.detach(|| self.runtime.block_on(finish_cleanups_within(CLEANUP_WAIT)));
+                return Err(raised);
+            }
+        }
+    }
+
     /// The algorithm a call names, else the client's.
     fn checksum(&self, name: Option<&str>) -> PyResult<ChecksumAlgorithm> {
         name.map_or(Ok(self.opts.checksum), algorithm)

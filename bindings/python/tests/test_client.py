@@ -4,9 +4,11 @@ import base64
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 import zlib
 
@@ -231,3 +233,134 @@ def test_credentials_callable(server, s3):
         wrong.get_bytes(bucket, "k")
     with pytest.raises(ValueError, match="Credentials or a callable"):
         slipstream.Client(region=server["region"], credentials="AKID:secret")
+
+
+def test_reprs_hide_secrets(server):
+    creds = slipstream.Credentials("AKIDREPR", "SECRETREPRVALUE", "TOKENREPRVALUE")
+    shown = [
+        creds,
+        slipstream.Presigner("b", region="us-east-1", credentials=creds),
+        slipstream.Presigner("b", region="us-east-1", credentials=creds, signature="v4a"),
+        slipstream.Client(region="us-east-1", credentials=creds, endpoint_url=server["endpoint"]),
+        slipstream.Client(region="us-east-1", credentials=lambda: (creds, None)),
+    ]
+    for obj in shown:
+        text = repr(obj) + str(obj)
+        assert "SECRETREPRVALUE" not in text and "TOKENREPRVALUE" not in text, text
+
+
+def _in_thread(fn):
+    """Runs `fn` in a thread; returns a function that joins it and returns or raises its result."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 (handed to the caller)
+            box["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+
+    def join(timeout):
+        t.join(timeout)
+        assert not t.is_alive(), "the call did not end"
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    return join
+
+
+def test_a_frozen_path_raises_timeout_error_and_leaves_nothing(server, s3, tmp_path):
+    from relay import Relay
+    from support import wait_for
+
+    bucket = new_bucket(s3)
+    data = os.urandom(20 << 20)
+    make_client(server).put_bytes(bucket, "k", data)
+    out = tmp_path / "out"
+    out.mkdir()
+    src = tmp_path / "src"
+    src.write_bytes(data)
+    calls = {
+        "get_bytes": lambda c: c.get_bytes(bucket, "k"),
+        "download": lambda c: c.download(bucket, "k", out / "k"),
+        "upload": lambda c: c.upload(src, bucket, "up"),
+    }
+    for name, call in calls.items():
+        with Relay(server["endpoint"], rate=4 << 20, rate_up=4 << 20) as relay:
+            c = slipstream.Client(
+                region=server["region"],
+                credentials=slipstream.Credentials(server["access_key"], server["secret_key"]),
+                endpoint_url=relay.endpoint,
+                addressing="path",
+                part_size=5 << 20,
+                concurrency=2,
+                stall_timeout=2,
+            )
+            join = _in_thread(lambda: call(c))
+            if name == "upload":
+                wait_for(lambda: s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), 20, "the upload")
+            else:
+                wait_for(lambda: relay.relayed_down > (1 << 20), 20, f"{name} to start")
+            relay.freeze()
+            with pytest.raises(TimeoutError, match="the server stopped"):
+                join(40)
+    assert list(out.iterdir()) == [], "a file was left behind"
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="up")
+
+
+CHILD = """
+import sys, slipstream
+bucket, endpoint, dest, op = sys.argv[1:5]
+c = slipstream.Client(region="{region}", credentials=slipstream.Credentials("{ak}", "{sk}"),
+                      endpoint_url=endpoint, addressing="path", part_size=5 << 20, concurrency=2)
+try:
+    if op == "download":
+        c.download(bucket, "big", dest)
+    else:
+        c.upload(dest, bucket, "up")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(7)
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize("op", ["download", "upload"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_while_python_waits_cleans_up(server, s3, tmp_path, sig, op):
+    """Ctrl-C raises KeyboardInterrupt; SIGTERM and SIGHUP (no handler of the program's own) end
+    the process by that signal, as without the client. Either way the transfer was cancelled
+    first: no temporary file, no open multipart upload."""
+    from relay import Relay
+    from support import wait_for
+
+    bucket = new_bucket(s3)
+    data = os.urandom(24 << 20)
+    out = tmp_path / "out"
+    out.mkdir()
+    src = tmp_path / "src"
+    src.write_bytes(data)
+    if op == "download":
+        make_client(server).put_bytes(bucket, "big", data)
+    child = CHILD.format(region=server["region"], ak=server["access_key"], sk=server["secret_key"])
+    with Relay(server["endpoint"], rate=4 << 20, rate_up=4 << 20) as relay:
+        dest = str(out / "big") if op == "download" else str(src)
+        proc = subprocess.Popen([sys.executable, "-c", child, bucket, relay.endpoint, dest, op],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if op == "download":
+            wait_for(lambda: relay.relayed_down > (1 << 20) and any(out.iterdir()), 30, "the download")
+        else:
+            wait_for(lambda: s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), 30, "the upload")
+            time.sleep(0.3)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 7 and b"KeyboardInterrupt" in stdout, (proc.returncode, stdout, stderr)
+    else:
+        assert proc.returncode == -sig, (proc.returncode, stdout, stderr)
+    assert b"finished" not in stdout
+    assert list(out.iterdir()) == [], "a file was left behind"
+    assert not s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), "the multipart upload was left open"

@@ -50,8 +50,10 @@ Examples:
 Downloads are written to a hidden temporary file next to the destination and renamed only once
 every part arrived and the size (and the object's whole checksum, CRC64NVME, CRC32C or CRC32,
 when it has one) matched. Uploads of --part-size or more use a multipart upload, aborted if
-anything fails; S3 checks every part's checksum (--checksum-algorithm). Exit codes: 0 ok,
-1 the transfer failed, 2 flags or configuration.";
+anything fails; S3 checks every part's checksum (--checksum-algorithm). A server that stops
+answering fails the transfer after --stall-timeout without a byte moving. Ctrl-C, SIGTERM and
+SIGHUP remove a download's temporary file and abort an open multipart upload. Exit codes: 0 ok,
+1 the transfer failed, 2 flags or configuration, 130/143/129 stopped by Ctrl-C/SIGTERM/SIGHUP.";
 
 /// `slipstream cp`.
 #[derive(Args, Debug)]
@@ -82,6 +84,10 @@ pub struct CpArgs {
     /// With --recursive: objects in flight at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub objects: u16,
+    /// Fail when no byte has moved on any connection for this long (the server froze or the
+    /// path went dark), retries included: 30s, 2m, 1h; 0 waits forever.
+    #[arg(long, default_value = "2m", value_parser = parse_timeout, value_name = "DURATION")]
+    pub stall_timeout: std::time::Duration,
     /// Print a JSON summary (bytes, seconds, MB/s) on standard output.
     #[arg(long)]
     pub json: bool,
@@ -126,6 +132,36 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     n.checked_mul(mult)
         .filter(|n| *n > 0)
         .ok_or_else(|| format!("{s:?} is out of range"))
+}
+
+/// `30s`, `2m`, `500ms`, `1h`, or seconds.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: f64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration such as 30s"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{s:?}: use ms, s, m or h")),
+    };
+    std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is out of range"))
+}
+
+/// [`parse_duration`], or `0` for none (`Duration::ZERO`).
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim_end_matches(['s', 'm', 'h']).parse::<f64>() == Ok(0.0) {
+        return Ok(std::time::Duration::ZERO);
+    }
+    parse_duration(s)
 }
 
 const VERIFY_EXAMPLES: &str = "\
@@ -291,4 +327,41 @@ pub struct PresignArgs {
     /// SigV4A region set, e.g. us-east-1,us-west-2 or * (implies --sigv4a; default: the region).
     #[arg(long, value_name = "REGIONS")]
     pub region_set: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(
+            parse_duration("30s"),
+            Ok(std::time::Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_duration("2m"),
+            Ok(std::time::Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_duration("500ms"),
+            Ok(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_duration("1.5"),
+            Ok(std::time::Duration::from_millis(1500))
+        );
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn timeouts_take_zero_for_none() {
+        for none in ["0", "0s", "0ms", "0m"] {
+            assert_eq!(parse_timeout(none), Ok(std::time::Duration::ZERO), "{none}");
+        }
+        assert_eq!(parse_timeout("2m"), Ok(std::time::Duration::from_secs(120)));
+        assert!(parse_timeout("-1").is_err() && parse_timeout("soon").is_err());
+    }
 }

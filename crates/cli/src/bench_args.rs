@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::args::{parse_size, Connection};
+use crate::args::{parse_duration, parse_size, Connection};
 
 pub const BENCH_EXAMPLES: &str = "\
 Examples:
@@ -137,54 +137,4 @@ pub enum TlsArg {
     V13,
     #[value(name = "1.2")]
     V12,
-}
-
-/// `30s`, `2m`, `500ms`, `1h`, or seconds.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(s.len());
-    let (n, unit) = s.split_at(split);
-    let n: f64 = n
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration such as 30s"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "ms" => n / 1000.0,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("{s:?}: use ms, s, m or h")),
-    };
-    std::time::Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{s:?} is out of range"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(
-            parse_duration("30s"),
-            Ok(std::time::Duration::from_secs(30))
-        );
-        assert_eq!(
-            parse_duration("2m"),
-            Ok(std::time::Duration::from_secs(120))
-        );
-        assert_eq!(
-            parse_duration("500ms"),
-            Ok(std::time::Duration::from_millis(500))
-        );
-        assert_eq!(
-            parse_duration("1.5"),
-            Ok(std::time::Duration::from_millis(1500))
-        );
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("5d").is_err());
-        assert!(parse_duration("s").is_err());
-    }
 }

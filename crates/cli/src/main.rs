@@ -3,8 +3,9 @@
 //! `slipstream-transfer`.
 //!
 //! Exit codes: 0 success (also when the reader of our output goes away: a broken pipe is not an
-//! error), 1 bad input data (a key line that cannot be signed), 2 usage or configuration
-//! (flags, credentials, region, endpoint).
+//! error), 1 bad input data (a key line that cannot be signed) or a failed transfer, 2 usage or
+//! configuration (flags, credentials, region, endpoint), 128 + N a transfer stopped by signal N
+//! after cleaning up (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 
 mod args;
 mod bench;
@@ -37,6 +38,15 @@ impl Failure {
     pub fn usage(message: impl Into<String>) -> Self {
         Self {
             code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// Stopped by signal `number` after cleaning up: exit 128 + `number`, as a shell reports a
+    /// process the signal ended.
+    pub fn signalled(number: u8, message: impl Into<String>) -> Self {
+        Self {
+            code: 128 + number,
             message: message.into(),
         }
     }

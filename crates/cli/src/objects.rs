@@ -49,15 +49,16 @@ pub fn cp(a: &CpArgs) -> Result<(), Failure> {
             "--part-size must be at least 5MiB (S3's minimum part)",
         ));
     }
-    let (progress, bar) = Bar::start(!a.quiet && !a.json);
+    let client = client(&a.connection, &a.transport)?;
+    let (progress, bar) = Bar::start(!a.quiet && !a.json, &client);
     let opts = TransferOptions {
         part_size: a.part_size,
         concurrency: usize::from(a.concurrency),
         multipart_threshold: a.part_size,
         progress,
         checksum: a.checksum_algorithm,
+        stall_timeout: a.stall_timeout,
     };
-    let client = client(&a.connection, &a.transport)?;
     let rt = runtime()?;
     let started = Instant::now();
     let Moved {
@@ -298,17 +299,57 @@ fn object(target: &str) -> Result<S3Uri, Failure> {
     Ok(uri)
 }
 
-/// Runs `work` until it ends or Ctrl-C; on Ctrl-C the work is dropped, which removes a download's
-/// temporary file and aborts an open multipart upload, and the command fails.
+/// Runs `work` until it ends or a signal asks the command to stop: Ctrl-C (SIGINT), SIGTERM
+/// (`timeout`, `kill`, systemd, Kubernetes) or SIGHUP (the terminal closed). The work is then
+/// dropped, which removes a download's temporary file and starts the abort of an open multipart
+/// upload; the aborts get [`CLEANUP_WAIT`] to finish, and the command exits with 128 + the
+/// signal's number, as a shell reports a process the signal ended.
 async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<T, Failure> {
-    tokio::select! {
-        out = work => Ok(out),
-        _ = tokio::signal::ctrl_c() => {
-            // The work was dropped: its multipart upload's abort is running; wait for it.
-            slipstream_transfer::finish_cleanups().await;
-            Err(Failure::input("interrupted: nothing was left half-written, no upload left open"))
+    let (name, number) = tokio::select! {
+        out = work => return Ok(out),
+        _ = tokio::signal::ctrl_c() => ("Ctrl-C", 2),
+        () = signal(Stop::Terminate) => ("SIGTERM", 15),
+        () = signal(Stop::HangUp) => ("SIGHUP", 1),
+    };
+    let message = if slipstream_transfer::finish_cleanups_within(CLEANUP_WAIT).await {
+        format!("interrupted ({name}): nothing was left half-written, no upload left open")
+    } else {
+        format!(
+            "interrupted ({name}): nothing was left half-written; the abort of the open multipart upload did not finish within {}s (S3 keeps its parts until a lifecycle rule or `aws s3api abort-multipart-upload` removes them)",
+            CLEANUP_WAIT.as_secs()
+        )
+    };
+    Err(Failure::signalled(number, message))
+}
+
+/// How long an interrupted command waits for its multipart uploads' aborts: Kubernetes gives a
+/// pod 30 s between SIGTERM and SIGKILL, and a server that stopped answering would hold the
+/// exit forever.
+const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The signals besides Ctrl-C that stop a transfer.
+enum Stop {
+    Terminate,
+    HangUp,
+}
+
+/// Resolves when `which` arrives; never where it cannot be watched.
+async fn signal(which: Stop) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let kind = match which {
+            Stop::Terminate => SignalKind::terminate(),
+            Stop::HangUp => SignalKind::hangup(),
+        };
+        if let Ok(mut s) = signal(kind) {
+            s.recv().await;
+            return;
         }
     }
+    #[cfg(not(unix))]
+    let _ = which;
+    std::future::pending::<()>().await;
 }
 
 /// A directory destination takes the key's last segment as the file name.

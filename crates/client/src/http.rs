@@ -6,10 +6,11 @@
 //! after a long backoff still carries a fresh date.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 use hyper_rustls::HttpsConnector;
@@ -19,6 +20,7 @@ use hyper_util::rt::TokioExecutor;
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
 
+use crate::activity::{until_idle, Activity, Sending};
 use crate::congestion::WithCongestion;
 use crate::credentials::CredentialCache;
 use crate::dns::SpreadResolver;
@@ -28,7 +30,7 @@ use crate::warm::Warm;
 /// for), TLS when the endpoint is HTTPS, and connections opened ahead of need.
 pub(crate) type Connector = Warm<HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
 /// The pool.
-pub(crate) type Http = Client<Connector, Full<Bytes>>;
+pub(crate) type Http = Client<Connector, Sending>;
 use crate::{xml, ClientError, Resolved};
 
 /// Connection and retry settings.
@@ -40,11 +42,13 @@ pub struct ClientOptions {
     pub idle_timeout: Duration,
     /// Giving up on connecting after this long.
     pub connect_timeout: Duration,
-    /// Giving up on response headers after this long; the attempt is then retried.
+    /// Giving up on response headers when none came this long after the request's last byte
+    /// was sent (a slow upload is not cut short); the attempt is then retried.
     pub response_timeout: Duration,
-    /// A response body that makes no progress for this long is abandoned (and the transfer
-    /// engine fetches that part again).
-    pub stall_timeout: Duration,
+    /// A response body that brings nothing for this long is abandoned and fetched again (one
+    /// connection gone quiet). A transfer as a whole gives up after its own, longer
+    /// `stall_timeout` of silence on every connection (`slipstream-transfer`).
+    pub read_timeout: Duration,
     /// Attempts per request, the first included.
     pub max_attempts: u32,
     /// The first backoff's upper bound; doubled per attempt, capped at 10 s (full jitter).
@@ -63,7 +67,7 @@ impl Default for ClientOptions {
             idle_timeout: Duration::from_secs(15),
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(60),
-            stall_timeout: Duration::from_secs(30),
+            read_timeout: Duration::from_secs(30),
             max_attempts: 5,
             backoff_base: Duration::from_millis(100),
             tcp_congestion: None,
@@ -108,6 +112,7 @@ pub struct S3Client {
     endpoint: Option<Endpoint>,
     addressing: AddressingStyle,
     options: ClientOptions,
+    activity: Arc<Activity>,
 }
 
 impl std::fmt::Debug for S3Client {
@@ -132,6 +137,7 @@ impl S3Client {
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
             options,
+            activity: Arc::new(Activity::new()),
         })
     }
 
@@ -200,9 +206,15 @@ impl S3Client {
         ceiling.mul_f64(fastrand::f64())
     }
 
-    /// How long a response body may make no progress.
-    pub fn stall_timeout(&self) -> Duration {
-        self.options.stall_timeout
+    /// How long a response body may bring nothing before it is abandoned (and fetched again).
+    pub fn read_timeout(&self) -> Duration {
+        self.options.read_timeout
+    }
+
+    /// When this client last moved a byte: request bodies note it as the connections take
+    /// them, responses as they arrive, and readers of response bodies note each frame.
+    pub fn activity(&self) -> &Activity {
+        &self.activity
     }
 
     /// Attempts per request: also the budget of a transfer step retried as a whole (a part whose
@@ -249,14 +261,26 @@ impl S3Client {
         for (n, v) in &sig.headers {
             builder = builder.header(*n, v.as_str());
         }
+        // The response timeout runs from the last byte of the body the connection took.
+        let sent = Arc::new(Activity::new());
+        let body = Sending::new(
+            call.body.clone(),
+            vec![Arc::clone(&self.activity), Arc::clone(&sent)],
+        );
         let request = builder
-            .body(Full::new(call.body.clone()))
+            .body(body)
             .map_err(|e| ClientError::Request(e.to_string()))?;
-        let response =
-            tokio::time::timeout(self.options.response_timeout, self.http.request(request))
-                .await
-                .map_err(|_| ClientError::Network("no response before the timeout".into()))?
-                .map_err(|e| connection_error(&e))?;
+        let timeout = self.options.response_timeout;
+        let response = until_idle(&sent, timeout, self.http.request(request))
+            .await
+            .map_err(|()| {
+                ClientError::Network(format!(
+                    "no response within {}s of the request's last byte",
+                    timeout.as_secs_f64()
+                ))
+            })?
+            .map_err(|e| connection_error(&e))?;
+        self.activity.touch();
         let status = response.status();
         if status.is_success() || status == hyper::StatusCode::NOT_MODIFIED {
             return Ok(response);

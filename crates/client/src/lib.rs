@@ -15,6 +15,7 @@
 //! - [`checksum`]: the CRCs S3 keeps with objects and parts.
 #![forbid(unsafe_code)]
 
+mod activity;
 pub mod checksum;
 pub mod config;
 mod congestion;
@@ -30,6 +31,7 @@ pub mod tls;
 mod warm;
 pub mod xml;
 
+pub use activity::Activity;
 pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
 pub use credentials::{CredentialSource, Expiring, ProvideCredentials};

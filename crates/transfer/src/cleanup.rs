@@ -119,3 +119,10 @@ pub async fn finish_cleanups() {
         let _ = t.await;
     }
 }
+
+/// [`finish_cleanups`], giving up after `limit` (a server that stopped answering will not
+/// answer the aborts either); `false` if some abort had not finished by then. Those go on in
+/// the background for as long as the runtime runs.
+pub async fn finish_cleanups_within(limit: std::time::Duration) -> bool {
+    tokio::time::timeout(limit, finish_cleanups()).await.is_ok()
+}

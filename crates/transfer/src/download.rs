@@ -15,6 +15,7 @@ use crate::cut::file_cut;
 use crate::memory::fill_body;
 use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, BufferPool};
+use crate::stall;
 use crate::{download_ranges, TransferOptions};
 
 /// A part of a stream download, read whole into a buffer from the transfer's [`BufferPool`]: a
@@ -56,43 +57,47 @@ pub async fn download_to_file(
     dest: &Path,
     opts: TransferOptions,
 ) -> Result<Downloaded, ClientError> {
-    let asked = Instant::now();
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
-    let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
-    let tmp = temporary_path(dest);
-    let file = File::create(&tmp)?;
-    // Removes the temporary file on every way out but success, including this future being
-    // dropped (Ctrl-C in the CLI, a caller's timeout).
-    let mut guard = RemoveOnDrop(Some(tmp.clone()));
-    file.set_len(info.size)?;
-    let file = Arc::new(OffsetWriter::new(file));
-    opts.set_total(info.size);
-    let source = Arc::new(Source::new(
-        &client,
-        bucket,
-        key,
-        &info.etag,
-        first,
-        info.size,
-        |n| download_ranges(n, part_size, concurrency),
-    ));
-    // Every part's length was checked on arrival and the file was sized up front, so the
-    // combined checksum is all that is left to compare.
-    let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
-    let crcs = fetch_all(&source, &file, algorithm, concurrency, &opts).await?;
-    let checksum_verified = check_checksum(&info, |alg| {
-        let parts = crcs.iter().zip(&source.ranges);
-        parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
-    })?;
-    // No fsync: a killed process leaves the page cache intact, so the rename still only ever
-    // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
-    std::fs::rename(&tmp, dest)?;
-    guard.0 = None;
-    Ok(Downloaded {
-        size: info.size,
-        etag: info.etag,
-        checksum_verified,
+    let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
+    stall::bounded(&watched, limit, true, async move {
+        let asked = Instant::now();
+        let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
+        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
+        let tmp = temporary_path(dest);
+        let file = File::create(&tmp)?;
+        // Removes the temporary file on every way out but success, including this future being
+        // dropped (Ctrl-C in the CLI, a caller's timeout).
+        let mut guard = RemoveOnDrop(Some(tmp.clone()));
+        file.set_len(info.size)?;
+        let file = Arc::new(OffsetWriter::new(file));
+        opts.set_total(info.size);
+        let source = Arc::new(Source::new(
+            &client,
+            bucket,
+            key,
+            &info.etag,
+            first,
+            info.size,
+            |n| download_ranges(n, part_size, concurrency),
+        ));
+        // Every part's length was checked on arrival and the file was sized up front, so the
+        // combined checksum is all that is left to compare.
+        let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
+        let crcs = fetch_all(&source, &file, algorithm, concurrency, &opts).await?;
+        let checksum_verified = check_checksum(&info, |alg| {
+            let parts = crcs.iter().zip(&source.ranges);
+            parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
+        })?;
+        // No fsync: a killed process leaves the page cache intact, so the rename still only ever
+        // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
+        std::fs::rename(&tmp, dest)?;
+        guard.0 = None;
+        Ok(Downloaded {
+            size: info.size,
+            etag: info.etag,
+            checksum_verified,
+        })
     })
+    .await
 }
 
 /// Checks the data against the object's whole-object checksum, if it has one (`crc` computes
@@ -392,10 +397,11 @@ pub(crate) async fn next_chunk(
     (start, want): (u64, u64),
 ) -> Result<Option<Bytes>, ClientError> {
     loop {
-        let stall = client.stall_timeout();
-        let frame = tokio::time::timeout(stall, body.frame())
+        let quiet = client.read_timeout();
+        let frame = tokio::time::timeout(quiet, body.frame())
             .await
-            .map_err(|_| ClientError::Network(format!("no data for {stall:?}")))?;
+            .map_err(|_| ClientError::Network(format!("no data for {quiet:?}")))?;
+        client.activity().touch();
         let chunk = match frame {
             None => return Ok(None),
             Some(Err(e)) => return Err(ClientError::Network(format!("the body broke off: {e}"))),

@@ -18,6 +18,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use slipstream_client::ChecksumAlgorithm;
 
@@ -28,10 +29,11 @@ mod many;
 mod memory;
 mod offset_writer;
 mod pool;
+mod stall;
 mod stream;
 mod upload;
 
-pub use cleanup::finish_cleanups;
+pub use cleanup::{finish_cleanups, finish_cleanups_within};
 pub use download::{download_to_file, Downloaded};
 pub use many::{download_prefix, upload_directory, Many};
 pub use memory::{download_to_memory, MemoryDownload};
@@ -100,6 +102,9 @@ pub struct TransferOptions {
     /// The checksum uploads send with every part and object (downloads check whichever the
     /// object has).
     pub checksum: ChecksumAlgorithm,
+    /// A transfer fails when no byte has moved on any connection for this long (the server
+    /// froze or the path went dark), retries included; `Duration::ZERO`: never. See `stall.rs`.
+    pub stall_timeout: Duration,
 }
 
 impl TransferOptions {
@@ -125,9 +130,15 @@ impl Default for TransferOptions {
             multipart_threshold: 8 << 20,
             progress: None,
             checksum: ChecksumAlgorithm::default(),
+            stall_timeout: DEFAULT_STALL_TIMEOUT,
         }
     }
 }
+
+/// Two minutes without a byte moving: longer than any one request's timeouts (a part whose
+/// connection went quiet is abandoned after 30 s and fetched again), short enough that a frozen
+/// server is reported while someone is still watching.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The smallest part S3 accepts, except the last one.
 pub const MIN_PART_SIZE: u64 = 5 << 20;

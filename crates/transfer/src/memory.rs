@@ -11,7 +11,7 @@
 //! per byte left runs on the caller's.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
@@ -20,6 +20,7 @@ use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
 
 use crate::cut::file_cut;
 use crate::download::{check_checksum, first_len, next_chunk, short, start, Source};
+use crate::stall;
 use crate::{download_ranges, Downloaded, Progress, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum
@@ -48,6 +49,8 @@ pub struct MemoryDownload {
     source: Source,
     concurrency: usize,
     progress: Option<Arc<Progress>>,
+    client: Arc<S3Client>,
+    stall_timeout: Duration,
 }
 
 impl MemoryDownload {
@@ -59,7 +62,8 @@ impl MemoryDownload {
         opts: TransferOptions,
     ) -> Result<Self, ClientError> {
         let asked = Instant::now();
-        let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
+        let first_part = start(&client, bucket, key, first_len(opts.part_size));
+        let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first_part).await?;
         opts.set_total(info.size);
         // As for files (the object is held whole anyway, so longer parts cost no memory).
         let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
@@ -71,6 +75,8 @@ impl MemoryDownload {
             source,
             concurrency,
             progress: opts.progress,
+            client,
+            stall_timeout: opts.stall_timeout,
         })
     }
 
@@ -94,6 +100,8 @@ impl MemoryDownload {
             source,
             concurrency,
             progress,
+            client,
+            stall_timeout,
         } = self;
         let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
         // The buffer cut into the parts' places, in part order.
@@ -104,21 +112,21 @@ impl MemoryDownload {
             places.push(place);
             rest = after;
         }
-        let (source, progress) = (&source, &progress);
-        let parts = places.into_iter().enumerate().map(|(i, place)| async move {
-            let crc = source.fill_part(i, &Mutex::new(place), algorithm).await?;
-            if let Some(p) = progress {
-                let (start, end) = source.ranges[i];
-                p.add(end - start);
-            }
-            Ok::<_, ClientError>((i, crc))
-        });
+        let (source, progress) = (&source, progress.as_deref());
+        // Collected first: a future holding the `map` closure over `&mut [u8]` is not provably
+        // `Send` for every lifetime (a compiler limit), and callers (Python) poll it on other
+        // threads.
+        let parts: Vec<_> = places
+            .into_iter()
+            .enumerate()
+            .map(|(i, place)| fill_one(source, progress, i, place, algorithm))
+            .collect();
         // Unordered: a slow part must not keep the next ones from starting. After the first
         // error no new part starts, and those running are dropped.
-        let mut crcs: Vec<(usize, u64)> = stream::iter(parts)
+        let all = stream::iter(parts)
             .buffer_unordered(concurrency.max(1))
-            .try_collect()
-            .await?;
+            .try_collect();
+        let mut crcs: Vec<(usize, u64)> = stall::bounded(&client, stall_timeout, true, all).await?;
         crcs.sort_unstable_by_key(|c| c.0);
         let crcs: Vec<u64> = crcs.into_iter().map(|c| c.1).collect();
         let checksum_verified = check_checksum(&info, |alg| {
@@ -131,6 +139,22 @@ impl MemoryDownload {
             checksum_verified,
         })
     }
+}
+
+/// Part `i` received into `place`; returns `(i, its CRC)`.
+async fn fill_one(
+    source: &Source,
+    progress: Option<&Progress>,
+    i: usize,
+    place: &mut [u8],
+    algorithm: Option<ChecksumAlgorithm>,
+) -> Result<(usize, u64), ClientError> {
+    let crc = source.fill_part(i, &Mutex::new(place), algorithm).await?;
+    if let Some(p) = progress {
+        let (start, end) = source.ranges[i];
+        p.add(end - start);
+    }
+    Ok((i, crc))
 }
 
 /// Copies a GET's body of `want` bytes (those from `start`) into `place`, exactly that long;

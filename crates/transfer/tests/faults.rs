@@ -24,7 +24,7 @@ use common::server;
 fn client_for(endpoint: &str) -> Arc<S3Client> {
     let options = ClientOptions {
         backoff_base: Duration::from_millis(10),
-        stall_timeout: Duration::from_millis(500),
+        read_timeout: Duration::from_millis(500),
         ..ClientOptions::default()
     };
     common::client_with(endpoint, options, None)
@@ -360,4 +360,131 @@ async fn an_upload_that_keeps_failing_is_aborted() {
         direct.head_object(&bucket, "big").await.is_err(),
         "no object may appear"
     );
+}
+
+/// Every ranged GET after the download's first answer goes unanswered, as from a server that
+/// froze: each waits out the client's response timeout and is retried, and waits again. The
+/// transfer's watchdog ends it after 2 s of silence on every connection, retries included,
+/// with nothing left behind.
+async fn every_part_hangs() -> (String, proxy::Proxy) {
+    let (bucket, _) = object("k").await;
+    let p = proxy::start(
+        &server(),
+        Arc::new(|s: &Seen| match &s.range {
+            Some(r) if !r.starts_with("bytes=0-") => Action::Hang(Duration::from_secs(30)),
+            _ => Action::Forward,
+        }),
+    );
+    (bucket, p)
+}
+
+fn stall_opts() -> TransferOptions {
+    TransferOptions {
+        stall_timeout: Duration::from_secs(2),
+        ..opts()
+    }
+}
+
+/// A stalled transfer's error: `Stalled`, reported within a few seconds of the bound (not
+/// after the retries' own timeouts: 5 attempts x parts x 0.5 s and backoff).
+fn assert_stalled<T: std::fmt::Debug>(
+    got: Result<T, ClientError>,
+    started: std::time::Instant,
+    sending: bool,
+) {
+    let e = got.unwrap_err();
+    assert!(
+        matches!(e, ClientError::Stalled { sending: s, .. } if s == sending),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(text.starts_with("the server stopped"), "{text}");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(12),
+        "{took:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_sending_fails_a_file_download_in_bounded_time() {
+    let (bucket, p) = every_part_hangs().await;
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let got = download_to_file(
+        client_for(&p.endpoint),
+        &bucket,
+        "k",
+        &dir.path().join("out"),
+        stall_opts(),
+    )
+    .await;
+    assert_stalled(got, started, true);
+    assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_sending_fails_stream_and_memory_downloads() {
+    let (bucket, p) = every_part_hangs().await;
+    let client = client_for(&p.endpoint);
+    let mut out = Vec::new();
+    let started = std::time::Instant::now();
+    let got = download_to_writer(Arc::clone(&client), &bucket, "k", &mut out, stall_opts()).await;
+    assert_stalled(got, started, true);
+    let started = std::time::Instant::now();
+    let got = download_to_memory(client, &bucket, "k", stall_opts()).await;
+    assert_stalled(got, started, true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_answers_and_stalls_each_retry_fails_after_the_retries() {
+    let (bucket, _) = object("k").await;
+    // Headers and a little data on every attempt, then silence: bytes keep moving now and
+    // then, so the watchdog does not fire; each part's 5 attempts of 0.5 s end it.
+    let p = proxy::start(
+        &server(),
+        Arc::new(|s: &Seen| match &s.range {
+            Some(r) if !r.starts_with("bytes=0-") => {
+                Action::StallAfter(1000, Duration::from_secs(30))
+            }
+            _ => Action::Forward,
+        }),
+    );
+    let e = download_to_memory(client_for(&p.endpoint), &bucket, "k", stall_opts())
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ClientError::Network(_)), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_answering_uploads_fails_the_upload_and_it_is_aborted() {
+    let (bucket, _) = object("other").await;
+    // Part uploads are taken and never answered; the rest (the abort too) passes.
+    let aborted = Arc::new(AtomicBool::new(false));
+    let a2 = Arc::clone(&aborted);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "PUT" && s.target.contains("partNumber=") {
+                Action::Hang(Duration::from_secs(30))
+            } else {
+                if s.method == "DELETE" && s.target.contains("uploadId=") {
+                    a2.store(true, Ordering::SeqCst);
+                }
+                Action::Forward
+            }
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::write(&src, data(2 * MIN_PART_SIZE as usize)).unwrap();
+    let started = std::time::Instant::now();
+    let got = upload_file(client_for(&p.endpoint), &src, &bucket, "big", stall_opts()).await;
+    assert_stalled(got, started, false);
+    assert!(
+        aborted.load(Ordering::SeqCst),
+        "the multipart upload was not aborted"
+    );
+    let direct = client_for(&server());
+    assert!(direct.head_object(&bucket, "big").await.is_err());
 }

@@ -100,11 +100,23 @@ class Client:
         ca_bundle: Optional[Union[str, "os.PathLike[str]"]] = None,
         checksum_algorithm: ChecksumAlgorithm = "CRC32C",
         tcp_congestion: Optional[str] = None,
+        stall_timeout: Optional[float] = 120.0,
     ) -> None:
         """``tcp_congestion`` names the TCP congestion control of the client's connections
         (``"cubic"``, ``"reno"``...; Linux), else the host's: uploads send with it, and on a long
         clean link a loss-based one keeps the link fuller than BBR. A name the host lacks or
-        refuses raises ``ValueError`` here."""
+        refuses raises ``ValueError`` here.
+
+        ``stall_timeout`` (seconds; ``0`` or ``None``: wait forever): a transfer raises
+        ``TimeoutError`` once no byte has moved on any of the client's connections for that
+        long (a frozen server), retries included. A download then leaves no file and an upload
+        is aborted.
+
+        Ctrl-C (``KeyboardInterrupt``) stops a transfer within 0.1 s; so does any signal
+        handler that raises. From the main thread, a transfer also catches SIGTERM and SIGHUP
+        while the process has no handler of its own for them: it cleans up (no partial file,
+        no open multipart upload) and then ends the process with that signal, as it would have
+        ended without the client."""
         ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...

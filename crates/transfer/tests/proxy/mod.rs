@@ -1,6 +1,6 @@
 //! A fault-injecting HTTP/1.1 proxy between the client and versitygw, for tests: it relays
 //! requests and responses and, per request, may reset the connection partway through a body,
-//! stall it, flip a bit of it, or answer 503 itself.
+//! stall it, flip a bit of it, answer 503 itself, or answer nothing at all.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -21,6 +21,9 @@ pub enum Action {
     StallAfter(usize, Duration),
     /// Answer `503 SlowDown` without asking the server.
     SlowDown,
+    /// Take the request and answer nothing for the duration, then drop the connection: a
+    /// server that froze (a stopped process keeps its sockets open and sends nothing).
+    Hang(Duration),
     /// Relay it all, with one bit of the body byte at this offset flipped (what TCP's checksum
     /// can miss, or a broken middlebox or server could do).
     Corrupt(usize),
@@ -138,6 +141,10 @@ fn serve(
             let body = if seen.method == "HEAD" { "" } else { xml };
             write!(to_client, "HTTP/1.1 503 Slow Down\r\nContent-Length: {}\r\nContent-Type: application/xml\r\n\r\n{body}", xml.len())?;
             continue;
+        }
+        if let Action::Hang(d) = action {
+            thread::sleep(d);
+            return Ok(());
         }
         for line in &head {
             write!(to_server, "{line}\r\n")?;

@@ -1,0 +1,182 @@
+//! When bytes last moved, so that waiting can be bounded by silence rather than by the clock.
+//!
+//! A fixed timeout on a whole request fails a healthy upload on a slow link (8 MiB at 1 Mbit/s
+//! takes a minute) and waits far too long on a server that froze. So the client counts time
+//! from the last byte that moved instead: [`Sending`] hands a request body to the connection in
+//! slices and notes each slice taken (the connection takes more only as the socket drains), and
+//! the transfer engine notes each frame of a response body it reads. The response timeout then
+//! runs from the last byte sent, and the engine's stall watchdog (`slipstream-transfer`) ends a
+//! transfer after a given time without a byte moving on any of the client's connections.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+
+/// The most of a body handed to the connection at once: a fraction of hyper's write buffer,
+/// so a slice is taken only once the socket has drained the one before.
+const SLICE: usize = 256 << 10;
+
+/// When bytes last moved. Cheap to note (one clock read and one atomic store).
+#[derive(Debug)]
+pub struct Activity {
+    epoch: Instant,
+    /// Milliseconds from `epoch` to the last byte moved.
+    last_ms: AtomicU64,
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Activity {
+    /// A clock whose last activity is now.
+    pub fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes moved just now.
+    pub fn touch(&self) {
+        let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    /// When bytes last moved (to the millisecond).
+    pub fn last(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+
+    /// How long no bytes have moved.
+    pub fn idle_for(&self) -> Duration {
+        self.last().elapsed()
+    }
+}
+
+/// A request body handed out in slices of at most 256 KiB (zero-copy views of one buffer), each
+/// slice noted on the given clocks as it is taken.
+pub(crate) struct Sending {
+    data: Bytes,
+    clocks: Vec<Arc<Activity>>,
+}
+
+impl Sending {
+    /// `data`, noting its progress on `clocks`.
+    pub(crate) fn new(data: Bytes, clocks: Vec<Arc<Activity>>) -> Self {
+        Self { data, clocks }
+    }
+}
+
+impl From<Bytes> for Sending {
+    fn from(data: Bytes) -> Self {
+        Self::new(data, Vec::new())
+    }
+}
+
+impl Body for Sending {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.data.is_empty() {
+            return Poll::Ready(None);
+        }
+        let n = self.data.len().min(SLICE);
+        let slice = self.data.split_to(n);
+        for clock in &self.clocks {
+            clock.touch();
+        }
+        Poll::Ready(Some(Ok(Frame::data(slice))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.data.len() as u64)
+    }
+}
+
+/// Waits for `work`, failing with `()` once `clock` has been idle for `limit` (measured from
+/// the later of the call and the clock's last activity).
+pub(crate) async fn until_idle<T>(
+    clock: &Activity,
+    limit: Duration,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, ()> {
+    let started = Instant::now();
+    let mut work = std::pin::pin!(work);
+    loop {
+        let deadline = clock.last().max(started) + limit;
+        tokio::select! {
+            out = &mut work => return Ok(out),
+            () = tokio::time::sleep_until(deadline.into()) => {
+                if clock.last().max(started).elapsed() >= limit {
+                    return Err(());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    #[tokio::test]
+    async fn a_body_comes_in_slices_that_touch_the_clock() {
+        let clock = Arc::new(Activity::new());
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(clock.idle_for() >= Duration::from_millis(20));
+        let data = Bytes::from(vec![7u8; SLICE * 2 + 5]);
+        let mut body = Sending::new(data.clone(), vec![Arc::clone(&clock)]);
+        assert_eq!(body.size_hint().exact(), Some(data.len() as u64));
+        let mut lens = Vec::new();
+        let mut joined = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let chunk = frame.unwrap().into_data().unwrap();
+            lens.push(chunk.len());
+            joined.extend_from_slice(&chunk);
+        }
+        assert_eq!(lens, [SLICE, SLICE, 5]);
+        assert_eq!(joined, data);
+        assert!(body.is_end_stream());
+        assert!(clock.idle_for() < Duration::from_millis(20));
+    }
+
+    #[tokio::test]
+    async fn until_idle_waits_while_the_clock_moves() {
+        let clock = Arc::new(Activity::new());
+        let c = Arc::clone(&clock);
+        // Work that keeps moving bytes for 1.5 s, longer than the 1 s idle limit: it finishes.
+        let busy = async move {
+            for _ in 0..75 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                c.touch();
+            }
+            "done"
+        };
+        let limit = Duration::from_secs(1);
+        assert_eq!(until_idle(&clock, limit, busy).await, Ok("done"));
+        // Work that moves nothing fails once the limit has passed since the last byte.
+        let silent = std::future::pending::<()>();
+        let started = Instant::now();
+        let limit = Duration::from_millis(50);
+        assert_eq!(until_idle(&clock, limit, silent).await, Err(()));
+        assert!(started.elapsed() >= limit);
+    }
+}
