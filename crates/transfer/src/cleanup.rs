@@ -6,6 +6,7 @@
 //! the parts of an abandoned upload until a lifecycle rule removes them.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use std::future::Future;
 
@@ -79,10 +80,7 @@ impl MultipartGuard {
     /// The upload failed: abort it now (best effort; the failure is what gets reported).
     async fn abort(mut self) {
         self.armed = false;
-        let _ = self
-            .client
-            .abort_multipart_upload(&self.bucket, &self.key, &self.upload_id)
-            .await;
+        abort(&self.client, &self.bucket, &self.key, &self.upload_id).await;
     }
 }
 
@@ -101,11 +99,37 @@ impl Drop for MultipartGuard {
             std::mem::take(&mut self.upload_id),
         );
         let task = runtime.spawn(async move {
-            let _ = client.abort_multipart_upload(&bucket, &key, &id).await;
+            abort(&client, &bucket, &key, &id).await;
         });
         if let Ok(mut pending) = PENDING.lock() {
             pending.push(task);
         }
+    }
+}
+
+/// Aborts a multipart upload, and again while the server still knows it. A part whose upload
+/// was in flight when the first abort arrived (the connection closed by a cancellation, but its
+/// bytes already with the server) may still be stored afterwards and bring the upload back; S3's
+/// documentation says to repeat the abort for that reason. Seen with versitygw after SIGHUP.
+/// The later aborts stop at the first "no such upload" (404), which is the usual answer to the
+/// second; best effort throughout.
+async fn abort(client: &S3Client, bucket: &str, key: &str, upload_id: &str) {
+    if client
+        .abort_multipart_upload(bucket, key, upload_id)
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let mut wait = Duration::from_millis(100);
+    for _ in 0..3 {
+        tokio::time::sleep(wait).await;
+        if let Err(ClientError::S3 { status: 404, .. }) =
+            client.abort_multipart_upload(bucket, key, upload_id).await
+        {
+            return;
+        }
+        wait *= 2;
     }
 }
 
