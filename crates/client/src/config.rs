@@ -294,7 +294,7 @@ fn sso_source(
         str::to_owned,
     );
     Ok(Some(CredentialSource::Sso {
-        token_file: crate::sso::token_path(&aws_dir, &cache_key),
+        token_file: crate::credentials::sso::token_path(&aws_dir, &cache_key),
         portal,
         account_id,
         role_name,

@@ -1,40 +1,41 @@
-//! Everything that reads the outside world to talk to S3.
+//! Everything that reads the outside world to talk to S3, in three layers, each using only the
+//! ones below it:
 //!
-//! - [`config`]: the AWS CLI's configuration chain: credentials from the environment and the
-//!   shared files, region, endpoint and addressing style.
-//! - [`S3Client`]: signed S3 operations over a pool of kept-alive connections, with retries
-//!   (full-jitter backoff) and S3's error codes kept.
+//! 1. the transport (`transport.rs`): a pool of kept-alive connections (TCP_NODELAY, spread over
+//!    DNS answers, opened ahead of need, under a chosen congestion control, [`tls`]) and plain
+//!    requests over it, with an [`Activity`] clock of when bytes last moved;
+//! 2. [`credentials`]: web identity (STS), container (ECS), instance metadata (IMDSv2), SSO (the
+//!    token `aws sso login` cached, refreshed through SSO OIDC), `credential_process` and the
+//!    caller's own provider, one file each, cached and refreshed before they expire. Logging in
+//!    to SSO needs a browser and is left to the AWS CLI;
+//! 3. [`S3Client`] (`client.rs`, operations in `ops.rs`): signed S3 requests with retries
+//!    (full-jitter backoff) and S3's error codes kept, [`checksum`]s, S3's [`xml`].
 //!
-//! - [`credentials`]: web identity (STS), container (ECS), instance metadata (IMDSv2), SSO
-//!   (the token `aws sso login` cached, refreshed through SSO OIDC) and `credential_process`
-//!   credentials, cached and refreshed before they expire. Logging in to SSO needs a browser
-//!   and is left to the AWS CLI.
-//!
-//! - [`tls`]: TLS configurations (roots, versions) for the pool and for hand-made connections.
-//!
-//! - [`checksum`]: the CRCs S3 keeps with objects and parts.
+//! Beside them, [`config`]: the AWS CLI's configuration chain (credentials from the environment
+//! and the shared files, region, endpoint, addressing style), which picks the credential source.
 #![forbid(unsafe_code)]
 
 mod activity;
 pub mod checksum;
+mod client;
 pub mod config;
 mod congestion;
 pub mod credentials;
 mod dns;
 mod error;
-mod http;
 mod ini;
 mod ops;
-mod process;
-mod sso;
+mod options;
 pub mod tls;
+mod transport;
 mod warm;
 pub mod xml;
 
 pub use activity::Activity;
 pub use checksum::{Checksum, ChecksumAlgorithm};
+pub use client::S3Client;
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
 pub use credentials::{CredentialSource, Expiring, ProvideCredentials};
 pub use error::ClientError;
-pub use http::{ClientOptions, S3Client};
 pub use ops::{CompletedPart, ObjectInfo};
+pub use options::ClientOptions;

@@ -8,7 +8,7 @@ use hyper::{Method, Response};
 use slipstream_sign::encode::encode_query;
 
 use crate::checksum::{Checksum, ChecksumAlgorithm};
-use crate::http::Call;
+use crate::client::Call;
 use crate::xml::{self, ListPage};
 use crate::{ClientError, S3Client};
 

@@ -1,11 +1,9 @@
-//! Sending signed requests: a pool of kept-alive connections, retries, and S3's errors.
+//! The top layer: signed S3 requests, retried, with S3's errors.
 //!
-//! One [`S3Client`] holds one hyper connection pool (TCP_NODELAY on every connection, idle
-//! connections closed after 15 s, below S3's ~20 s, so the pool never hands out one the server
-//! already closed) and one signer. Every request is signed just before each attempt, so a retry
-//! after a long backoff still carries a fresh date.
+//! One [`S3Client`] holds one connection pool (`transport.rs`) and the signer of the current
+//! credentials (`credentials/`). Every request is signed just before each attempt, so a retry
+//! after a long backoff still carries a fresh date. The operations themselves are in `ops.rs`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -13,67 +11,13 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
 
 use crate::activity::{until_idle, Activity, Sending};
-use crate::congestion::WithCongestion;
 use crate::credentials::CredentialCache;
-use crate::dns::SpreadResolver;
-use crate::warm::Warm;
-
-/// The pool's connector: TCP (spread over DNS answers, under the congestion control asked
-/// for), TLS when the endpoint is HTTPS, and connections opened ahead of need.
-pub(crate) type Connector = Warm<HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
-/// The pool.
-pub(crate) type Http = Client<Connector, Sending>;
-use crate::{xml, ClientError, Resolved};
-
-/// Connection and retry settings.
-#[derive(Clone, Debug)]
-pub struct ClientOptions {
-    /// Idle connections kept per host (the pool's size for one endpoint).
-    pub max_idle_connections: usize,
-    /// Idle connections are closed after this long (S3 closes them at about 20 s).
-    pub idle_timeout: Duration,
-    /// Giving up on connecting after this long.
-    pub connect_timeout: Duration,
-    /// Giving up on response headers when none came this long after the request's last byte
-    /// was sent (a slow upload is not cut short); the attempt is then retried.
-    pub response_timeout: Duration,
-    /// A response body that brings nothing for this long is abandoned and fetched again (one
-    /// connection gone quiet). A transfer as a whole gives up after its own, longer
-    /// `stall_timeout` of silence on every connection (`slipstream-transfer`).
-    pub read_timeout: Duration,
-    /// Attempts per request, the first included.
-    pub max_attempts: u32,
-    /// The first backoff's upper bound; doubled per attempt, capped at 10 s (full jitter).
-    pub backoff_base: Duration,
-    /// The TCP congestion control of every connection (`"cubic"`, `"reno"`, `"bbr"`...), else
-    /// the host's. We are the sender on uploads; on a long clean link where the host's default
-    /// (BBR) leaves gaps, a loss-based one fills it (see `congestion.rs`). Checked when the
-    /// client is built: a name the host lacks or refuses is an error then.
-    pub tcp_congestion: Option<String>,
-}
-
-impl Default for ClientOptions {
-    fn default() -> Self {
-        Self {
-            max_idle_connections: 64,
-            idle_timeout: Duration::from_secs(15),
-            connect_timeout: Duration::from_secs(10),
-            response_timeout: Duration::from_secs(60),
-            read_timeout: Duration::from_secs(30),
-            max_attempts: 5,
-            backoff_base: Duration::from_millis(100),
-            tcp_congestion: None,
-        }
-    }
-}
+use crate::transport::{connection_error, pool, Connector, Http};
+use crate::{xml, ClientError, ClientOptions, Resolved};
 
 /// A request before signing: bucket-relative, so addressing is applied in one place.
 pub(crate) struct Call<'a> {
@@ -289,42 +233,6 @@ impl S3Client {
     }
 }
 
-/// The connection pool: TCP_NODELAY on every connection (without it a request can wait a whole
-/// round trip), HTTP and HTTPS (rustls with TLS 1.3 and 1.2; the Mozilla roots, or only the
-/// certificates of `ca_bundle`), idle connections closed before S3 does.
-pub(crate) fn http_client(
-    options: &ClientOptions,
-    ca_bundle: Option<&Path>,
-) -> Result<Http, ClientError> {
-    pool(options, ca_bundle).map(|(http, _)| http)
-}
-
-/// The pool and its connector (which shares the pool's shelf of connections opened ahead).
-fn pool(
-    options: &ClientOptions,
-    ca_bundle: Option<&Path>,
-) -> Result<(Http, Connector), ClientError> {
-    let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
-    tcp.set_nodelay(true);
-    tcp.enforce_http(false);
-    tcp.set_connect_timeout(Some(options.connect_timeout));
-    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(crate::tls::client_config(
-            ca_bundle,
-            crate::tls::DEFAULT_VERSIONS,
-        )?)
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp);
-    let warm = Warm::new(https);
-    let http = Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(options.idle_timeout)
-        .pool_max_idle_per_host(options.max_idle_connections)
-        .build(warm.clone());
-    Ok((http, warm))
-}
-
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.
 async fn error_of(response: Response<Incoming>) -> ClientError {
     let status = response.status();
@@ -347,28 +255,4 @@ async fn error_of(response: Response<Incoming>) -> ClientError {
         code,
         message,
     }
-}
-
-/// A failed connection: a refused TLS certificate will be refused again (not retried, and
-/// reported as such); anything else may be transient.
-fn connection_error(e: &dyn std::error::Error) -> ClientError {
-    let text = describe(e);
-    if text.contains("invalid peer certificate") {
-        ClientError::Tls(text)
-    } else {
-        ClientError::Network(text)
-    }
-}
-
-/// An error with its causes: hyper's top-level messages alone ("client error (Connect)") do not
-/// say what happened.
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }

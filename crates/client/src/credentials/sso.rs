@@ -10,10 +10,44 @@ use std::time::{Duration, SystemTime};
 
 use hyper::Method;
 use sha1::{Digest, Sha1};
+use slipstream_sign::encode::encode_query;
 use slipstream_sign::{Credentials, SigningTime};
 
-use crate::credentials::{expiry, request, Expiring, Http};
+use super::json::expiry;
+use super::Expiring;
+use crate::transport::{get, request, Http};
 use crate::ClientError;
+
+/// The role whose credentials the portal hands out.
+pub(super) struct Role<'a> {
+    /// `https://portal.sso.REGION.amazonaws.com`, or `AWS_ENDPOINT_URL_SSO`.
+    pub portal: &'a str,
+    /// `sso_account_id`.
+    pub account_id: &'a str,
+    /// `sso_role_name`.
+    pub role_name: &'a str,
+}
+
+/// The role's credentials for the token cached at `token_file` (refreshed through `oidc` when
+/// it is about to expire); `login` is the command to suggest when no token works.
+pub(super) async fn fetch(
+    http: &Http,
+    token_file: &Path,
+    role: &Role<'_>,
+    login: &str,
+    oidc: Option<&str>,
+) -> Result<Expiring, ClientError> {
+    let token = access_token(http, token_file, oidc, login).await?;
+    let url = format!(
+        "{}/federation/credentials?account_id={}&role_name={}",
+        role.portal.trim_end_matches('/'),
+        encode_query(role.account_id),
+        encode_query(role.role_name)
+    );
+    let auth = [("x-amz-sso_bearer_token", token)];
+    let body = get(http, Method::GET, &url, &auth, Duration::from_secs(30)).await?;
+    role_credentials(&body)
+}
 
 /// Where the AWS CLI caches the token of a session: `sso/cache/` under `~/.aws`, named by the
 /// SHA-1 (hex) of the `sso-session` name, or of the start URL for a legacy profile without one.
@@ -44,7 +78,7 @@ struct Cached {
 /// client registration, as botocore does; the refreshed token is written back for the AWS CLI
 /// and the next run. A failed refresh falls back to the cached token while it lasts. `login`
 /// is the command to suggest when nothing works.
-pub(crate) async fn access_token(
+async fn access_token(
     http: &Http,
     path: &Path,
     oidc: Option<&str>,
@@ -189,7 +223,7 @@ fn rfc3339(t: SystemTime) -> Result<String, ClientError> {
 
 /// The portal's `GetRoleCredentials` answer: `{"roleCredentials": {"accessKeyId",
 /// "secretAccessKey", "sessionToken", "expiration" (Unix milliseconds)}}`.
-pub(crate) fn role_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
+fn role_credentials(body: &[u8]) -> Result<Expiring, ClientError> {
     let v: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ClientError::Response(format!("the SSO answer is not JSON: {e}")))?;
     let role = v.get("roleCredentials");

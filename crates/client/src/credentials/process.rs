@@ -9,14 +9,15 @@
 
 use std::process::{Command, Stdio};
 
-use crate::credentials::{credentials_in, Expiring};
+use super::json::credentials_in;
+use super::Expiring;
 use crate::ClientError;
 
 /// How much of the program's stderr an error quotes.
 const STDERR_QUOTED: usize = 500;
 
 /// Runs `command` and reads the credentials it prints.
-pub(crate) fn run(command: &str) -> Result<Expiring, ClientError> {
+pub(super) fn run(command: &str) -> Result<Expiring, ClientError> {
     let words = shell_words::split(command)
         .map_err(|e| ClientError::Request(format!("credential_process {command:?}: {e}")))?;
     let Some((program, args)) = words.split_first() else {

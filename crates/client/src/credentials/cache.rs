@@ -1,0 +1,76 @@
+//! The signer of a client's current credentials, fetched again before they expire.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use slipstream_sign::{Credentials, Settings, Signer};
+
+use super::CredentialSource;
+use crate::transport::Http;
+use crate::ClientError;
+
+/// Refresh this long before expiry, so no request is signed with credentials about to lapse.
+const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);
+
+/// The current signer of a client. Fixed credentials give one signer for the client's life (no
+/// lock on the request path); others are fetched on first use and again before they expire.
+pub(crate) enum CredentialCache {
+    Fixed(Arc<Signer>),
+    Refreshing {
+        /// Boxed: the SSO variant is large, and fixed credentials are the common case.
+        source: Box<CredentialSource>,
+        region: String,
+        current: tokio::sync::Mutex<Option<(Arc<Signer>, Option<SystemTime>)>>,
+    },
+}
+
+fn s3_signer(credentials: Credentials, region: &str) -> Result<Arc<Signer>, ClientError> {
+    Signer::new(credentials, region, "s3", Settings::S3)
+        .map(Arc::new)
+        .map_err(|e| ClientError::Request(e.to_string()))
+}
+
+impl CredentialCache {
+    /// For fixed credentials, fails now rather than at the first request on a region the signer
+    /// cannot use.
+    pub(crate) fn new(source: CredentialSource, region: &str) -> Result<Self, ClientError> {
+        Ok(match source {
+            CredentialSource::Static(c) => CredentialCache::Fixed(s3_signer(c, region)?),
+            source => CredentialCache::Refreshing {
+                source: Box::new(source),
+                region: region.to_owned(),
+                current: tokio::sync::Mutex::new(None),
+            },
+        })
+    }
+
+    /// A signer with valid credentials: the fixed one, the cached one, or one with freshly
+    /// fetched credentials (the lock makes concurrent callers wait for one fetch instead of each
+    /// fetching).
+    pub(crate) async fn signer(&self, http: &Http) -> Result<Arc<Signer>, ClientError> {
+        let (source, region, current) = match self {
+            CredentialCache::Fixed(signer) => return Ok(Arc::clone(signer)),
+            CredentialCache::Refreshing {
+                source,
+                region,
+                current,
+            } => (source, region, current),
+        };
+        let mut current = current.lock().await;
+        if let Some((signer, expires)) = current.as_ref() {
+            let fresh = match expires {
+                None => true,
+                Some(e) => e
+                    .duration_since(SystemTime::now())
+                    .is_ok_and(|left| left > REFRESH_BEFORE),
+            };
+            if fresh {
+                return Ok(Arc::clone(signer));
+            }
+        }
+        let fetched = source.fetch(http).await?;
+        let signer = s3_signer(fetched.credentials, region)?;
+        *current = Some((Arc::clone(&signer), fetched.expires));
+        Ok(signer)
+    }
+}

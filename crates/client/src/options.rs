@@ -1,0 +1,45 @@
+//! How a client connects, waits and retries: the settings every layer above the pool reads.
+
+use std::time::Duration;
+
+/// Connection and retry settings.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// Idle connections kept per host (the pool's size for one endpoint).
+    pub max_idle_connections: usize,
+    /// Idle connections are closed after this long (S3 closes them at about 20 s).
+    pub idle_timeout: Duration,
+    /// Giving up on connecting after this long.
+    pub connect_timeout: Duration,
+    /// Giving up on response headers when none came this long after the request's last byte
+    /// was sent (a slow upload is not cut short); the attempt is then retried.
+    pub response_timeout: Duration,
+    /// A response body that brings nothing for this long is abandoned and fetched again (one
+    /// connection gone quiet). A transfer as a whole gives up after its own, longer
+    /// `stall_timeout` of silence on every connection (`slipstream-transfer`).
+    pub read_timeout: Duration,
+    /// Attempts per request, the first included.
+    pub max_attempts: u32,
+    /// The first backoff's upper bound; doubled per attempt, capped at 10 s (full jitter).
+    pub backoff_base: Duration,
+    /// The TCP congestion control of every connection (`"cubic"`, `"reno"`, `"bbr"`...), else
+    /// the host's. We are the sender on uploads; on a long clean link where the host's default
+    /// (BBR) leaves gaps, a loss-based one fills it (see `congestion.rs`). Checked when the
+    /// client is built: a name the host lacks or refuses is an error then.
+    pub tcp_congestion: Option<String>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            max_idle_connections: 64,
+            idle_timeout: Duration::from_secs(15),
+            connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(60),
+            read_timeout: Duration::from_secs(30),
+            max_attempts: 5,
+            backoff_base: Duration::from_millis(100),
+            tcp_congestion: None,
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The bottom layer: a pool of kept-alive connections and plain requests over it.
+//!
+//! TCP_NODELAY on every connection (without it a request can wait a whole round trip), spread
+//! over the DNS answers (`dns.rs`), under the congestion control asked for (`congestion.rs`),
+//! opened ahead of need (`warm.rs`); HTTP and HTTPS (rustls with TLS 1.3 and 1.2: `tls.rs`); idle
+//! connections closed after 15 s, below S3's ~20 s, so the pool never hands out one the server
+//! already closed. Nothing here signs: the credential sources send their unsigned requests with
+//! [`request`], and the S3 client (`client.rs`) signs its own on top of [`Http`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::{Method, Request};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use crate::activity::Sending;
+use crate::congestion::WithCongestion;
+use crate::dns::SpreadResolver;
+use crate::warm::Warm;
+use crate::{ClientError, ClientOptions};
+
+/// The pool's connector: TCP (spread over DNS answers, under the congestion control asked
+/// for), TLS when the endpoint is HTTPS, and connections opened ahead of need.
+pub(crate) type Connector = Warm<HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
+/// The pool.
+pub(crate) type Http = Client<Connector, Sending>;
+
+/// The connection pool: TCP_NODELAY on every connection (without it a request can wait a whole
+/// round trip), HTTP and HTTPS (rustls with TLS 1.3 and 1.2; the Mozilla roots, or only the
+/// certificates of `ca_bundle`), idle connections closed before S3 does.
+pub(crate) fn http_client(
+    options: &ClientOptions,
+    ca_bundle: Option<&Path>,
+) -> Result<Http, ClientError> {
+    pool(options, ca_bundle).map(|(http, _)| http)
+}
+
+/// The pool and its connector (which shares the pool's shelf of connections opened ahead).
+pub(crate) fn pool(
+    options: &ClientOptions,
+    ca_bundle: Option<&Path>,
+) -> Result<(Http, Connector), ClientError> {
+    let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
+    tcp.set_connect_timeout(Some(options.connect_timeout));
+    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(crate::tls::client_config(
+            ca_bundle,
+            crate::tls::DEFAULT_VERSIONS,
+        )?)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    let warm = Warm::new(https);
+    let http = Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(options.idle_timeout)
+        .pool_max_idle_per_host(options.max_idle_connections)
+        .build(warm.clone());
+    Ok((http, warm))
+}
+
+/// A failed connection: a refused TLS certificate will be refused again (not retried, and
+/// reported as such); anything else may be transient.
+pub(crate) fn connection_error(e: &dyn std::error::Error) -> ClientError {
+    let text = describe(e);
+    if text.contains("invalid peer certificate") {
+        ClientError::Tls(text)
+    } else {
+        ClientError::Network(text)
+    }
+}
+
+/// An error with its causes: hyper's top-level messages alone ("client error (Connect)") do not
+/// say what happened.
+fn describe(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+/// One request without SigV4 and without a body; the body of a 2xx answer.
+pub(crate) async fn get(
+    http: &Http,
+    method: Method,
+    url: &str,
+    headers: &[(&str, String)],
+    timeout: Duration,
+) -> Result<Bytes, ClientError> {
+    request(http, method, url, headers, Bytes::new(), timeout).await
+}
+
+/// One request without SigV4; the body of a 2xx answer. Error messages name the URL and the
+/// status, never the request's headers or body (which may hold tokens).
+pub(crate) async fn request(
+    http: &Http,
+    method: Method,
+    url: &str,
+    headers: &[(&str, String)],
+    body: Bytes,
+    timeout: Duration,
+) -> Result<Bytes, ClientError> {
+    let mut builder = Request::builder().method(method).uri(url);
+    for (n, v) in headers {
+        builder = builder.header(*n, v.as_str());
+    }
+    let request = builder
+        .body(Sending::from(body))
+        .map_err(|e| ClientError::Request(e.to_string()))?;
+    let response = tokio::time::timeout(timeout, http.request(request))
+        .await
+        .map_err(|_| ClientError::Network(format!("{url} did not answer within {timeout:?}")))?
+        .map_err(|e| ClientError::Network(format!("{url}: {e}")))?;
+    let status = response.status();
+    let body = tokio::time::timeout(
+        timeout,
+        Limited::new(response.into_body(), 1 << 20).collect(),
+    )
+    .await
+    .map_err(|_| ClientError::Network(format!("{url}: the body did not arrive")))?
+    .map_err(|e| ClientError::Network(format!("{url}: {e}")))?
+    .to_bytes();
+    if !status.is_success() {
+        let code = crate::xml::error(&body)
+            .map(|(c, _)| format!(" ({c})"))
+            .unwrap_or_default();
+        return Err(ClientError::Response(format!(
+            "{url} answered {status}{code}"
+        )));
+    }
+    Ok(body)
+}
