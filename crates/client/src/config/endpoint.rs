@@ -1,0 +1,70 @@
+//! Where requests go: the region, a custom endpoint, the addressing style and the certificates
+//! to trust, each from the command line, the environment or the profile, in the AWS CLI's order.
+
+use std::path::PathBuf;
+
+use slipstream_s3::{AddressingStyle, Endpoint};
+
+use super::files::Profile;
+use super::{ConfigError, Env, Overrides};
+
+/// `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, else `us-east-1`
+/// (what the AWS CLI uses for S3 when nothing is set).
+pub(super) fn region(cli: &Overrides, env: &Env, profile: &Profile<'_>) -> String {
+    cli.region
+        .clone()
+        .or_else(|| env.var("AWS_REGION").map(str::to_owned))
+        .or_else(|| env.var("AWS_DEFAULT_REGION").map(str::to_owned))
+        .or_else(|| profile.setting("region").map(str::to_owned))
+        .unwrap_or_else(|| "us-east-1".to_owned())
+}
+
+/// `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
+/// `s3.endpoint_url` or `endpoint_url`; `None` for AWS itself.
+pub(super) fn endpoint(
+    cli: &Overrides,
+    env: &Env,
+    profile: &Profile<'_>,
+) -> Result<Option<Endpoint>, ConfigError> {
+    let url = cli
+        .endpoint_url
+        .clone()
+        .or_else(|| env.var("AWS_ENDPOINT_URL_S3").map(str::to_owned))
+        .or_else(|| env.var("AWS_ENDPOINT_URL").map(str::to_owned))
+        .or_else(|| {
+            profile
+                .setting("s3.endpoint_url")
+                .or_else(|| profile.setting("endpoint_url"))
+                .map(str::to_owned)
+        });
+    url.map(|u| Endpoint::parse(&u))
+        .transpose()
+        .map_err(|e| ConfigError::Invalid(e.to_string()))
+}
+
+/// The flag, else the profile's `s3.addressing_style`, else auto.
+pub(super) fn addressing(
+    cli: &Overrides,
+    profile: &Profile<'_>,
+) -> Result<AddressingStyle, ConfigError> {
+    if let Some(a) = cli.addressing {
+        return Ok(a);
+    }
+    match profile.setting("s3.addressing_style") {
+        None | Some("auto") => Ok(AddressingStyle::Auto),
+        Some("virtual") => Ok(AddressingStyle::Virtual),
+        Some("path") => Ok(AddressingStyle::Path),
+        Some(other) => Err(ConfigError::Invalid(format!(
+            "s3.addressing_style {other:?} in {} must be auto, virtual or path",
+            profile.config_file
+        ))),
+    }
+}
+
+/// `--ca-bundle`, `AWS_CA_BUNDLE`, the profile's `ca_bundle`.
+pub(super) fn ca_bundle(cli: &Overrides, env: &Env, profile: &Profile<'_>) -> Option<PathBuf> {
+    cli.ca_bundle
+        .clone()
+        .or_else(|| env.var("AWS_CA_BUNDLE").map(PathBuf::from))
+        .or_else(|| profile.setting("ca_bundle").map(PathBuf::from))
+}

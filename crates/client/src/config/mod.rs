@@ -1,0 +1,409 @@
+//! Credentials, region, endpoint and addressing style, found the way the AWS CLI finds them.
+//!
+//! Order, first match wins:
+//! - credentials: an explicit `--profile`'s files; else `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`
+//!   (+ `AWS_SESSION_TOKEN`); else the profile named by `AWS_PROFILE` (or `default`) in
+//!   `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`), then in `~/.aws/config` (`AWS_CONFIG_FILE`).
+//!   Within a profile: an SSO session (`sso_session`, or the legacy `sso_start_url` form: role
+//!   credentials from the IAM Identity Center portal for the token `aws sso login` cached), then
+//!   keys in the credentials file, then `credential_process`, then keys in the config file.
+//!   Without any: web identity, the container endpoint, instance metadata.
+//! - region: `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, then
+//!   `us-east-1` (what the AWS CLI uses for S3 when nothing is set).
+//! - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
+//!   `s3.endpoint_url` or `endpoint_url`.
+//! - addressing: the flag, else the profile's `s3.addressing_style`.
+//!
+//! One file per idea: the environment ([`Env`], `env.rs`, passed in so that tests do not touch
+//! the process environment), the shared files and the profile in use (`files.rs`), the
+//! credential chain (`chain.rs`), and where requests go (`endpoint.rs`: region, endpoint,
+//! addressing, CA bundle). [`resolve`] runs them in that order.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use slipstream_s3::{AddressingStyle, Endpoint};
+
+use crate::credentials::CredentialSource;
+
+mod chain;
+mod endpoint;
+mod env;
+mod files;
+
+pub use env::Env;
+use files::{Files, Profile};
+
+/// What the command line said; `None` means "look further down the chain".
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--profile`.
+    pub profile: Option<String>,
+    /// `--region`.
+    pub region: Option<String>,
+    /// `--endpoint-url`.
+    pub endpoint_url: Option<String>,
+    /// `--addressing-style` / `--path-style`.
+    pub addressing: Option<AddressingStyle>,
+    /// `--ca-bundle`.
+    pub ca_bundle: Option<PathBuf>,
+}
+
+/// The outcome of the chain.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// Where the credentials come from (static ones: their `Debug` is redacted).
+    pub credentials: CredentialSource,
+    /// Region for the credential scope and AWS host names.
+    pub region: String,
+    /// A custom endpoint, if any.
+    pub endpoint: Option<Endpoint>,
+    /// Virtual-hosted or path-style.
+    pub addressing: AddressingStyle,
+    /// Where the credentials came from, for `--debug`-style messages (never the values).
+    pub credential_source: String,
+    /// Certificates to trust instead of the usual roots (`--ca-bundle`, `AWS_CA_BUNDLE`, the
+    /// profile's `ca_bundle`).
+    pub ca_bundle: Option<PathBuf>,
+}
+
+/// Why the chain found nothing usable.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Caller's setup: no source had credentials. Lists what was tried.
+    NoCredentials(Vec<String>),
+    /// Caller's setup: an explicit profile does not exist.
+    NoSuchProfile(String),
+    /// Caller's setup: a value that exists but is wrong (half a key pair, bad style, bad endpoint).
+    Invalid(String),
+    /// Environment: a file exists but could not be read.
+    Unreadable(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::NoCredentials(tried) => write!(
+                f,
+                "no AWS credentials found (looked in: {}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`",
+                tried.join(", ")
+            ),
+            ConfigError::NoSuchProfile(p) => write!(f, "the profile {p:?} is not in ~/.aws/credentials or ~/.aws/config"),
+            ConfigError::Invalid(why) => f.write_str(why),
+            ConfigError::Unreadable(p, e) => write!(f, "cannot read {}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Runs the chain.
+pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
+    let files = Files::load(env)?;
+    let profile = Profile::select(env, cli.profile.as_deref(), &files)?;
+    let found = chain::local(env, &files, &profile)?;
+    let region = endpoint::region(cli, env, &profile);
+    let endpoint = endpoint::endpoint(cli, env, &profile)?;
+    let addressing = endpoint::addressing(cli, &profile)?;
+    let (credentials, credential_source) = match found {
+        Some(found) => found,
+        None => chain::remote(env, &profile, &region)?,
+    };
+    Ok(Resolved {
+        credentials,
+        region,
+        endpoint,
+        addressing,
+        credential_source,
+        ca_bundle: endpoint::ca_bundle(cli, env, &profile),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn home(credentials: &str, config: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".aws")).unwrap();
+        std::fs::write(dir.path().join(".aws/credentials"), credentials).unwrap();
+        std::fs::write(dir.path().join(".aws/config"), config).unwrap();
+        dir
+    }
+
+    const CREDS: &str = "[default]\naws_access_key_id = DEFAULTKEY\naws_secret_access_key = defaultsecret\n[dev]\naws_access_key_id = DEVKEY\naws_secret_access_key = devsecret\naws_session_token = devtoken\n";
+    const CONFIG: &str = "[default]\nregion = eu-west-1\n[profile dev]\nregion = ap-south-1\nendpoint_url = http://127.0.0.1:9000\ns3 =\n  addressing_style = virtual\n[profile onlyconfig]\naws_access_key_id = CFGKEY\naws_secret_access_key = cfgsecret\n";
+
+    #[test]
+    fn environment_beats_files_and_explicit_profile_beats_environment() {
+        let h = home(CREDS, CONFIG);
+        let vars = [
+            ("AWS_ACCESS_KEY_ID", "ENVKEY"),
+            ("AWS_SECRET_ACCESS_KEY", "envsecret"),
+            ("AWS_REGION", "us-west-2"),
+        ];
+        let env = Env::new(&vars, Some(h.path().into()));
+        let r = resolve(&env, &Overrides::default()).unwrap();
+        assert_eq!(
+            (
+                r.credentials.as_static().unwrap().access_key_id(),
+                r.region.as_str()
+            ),
+            ("ENVKEY", "us-west-2")
+        );
+        assert_eq!(r.credential_source, "environment variables");
+
+        let r = resolve(
+            &env,
+            &Overrides {
+                profile: Some("dev".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.credentials.as_static().unwrap().access_key_id(), "DEVKEY");
+        assert_eq!(
+            r.credentials.as_static().unwrap().session_token(),
+            Some("devtoken")
+        );
+        assert_eq!(
+            r.region, "us-west-2",
+            "AWS_REGION still beats the profile's region"
+        );
+        assert_eq!(r.addressing, AddressingStyle::Virtual);
+        assert!(r.endpoint.is_some());
+    }
+
+    #[test]
+    fn profile_files_and_region_chain() {
+        let h = home(CREDS, CONFIG);
+        let r = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap();
+        assert_eq!(
+            (
+                r.credentials.as_static().unwrap().access_key_id(),
+                r.region.as_str()
+            ),
+            ("DEFAULTKEY", "eu-west-1")
+        );
+        let env = Env::new(&[("AWS_PROFILE", "onlyconfig")], Some(h.path().into()));
+        let r = resolve(
+            &env,
+            &Overrides {
+                region: Some("sa-east-1".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                r.credentials.as_static().unwrap().access_key_id(),
+                r.region.as_str()
+            ),
+            ("CFGKEY", "sa-east-1")
+        );
+        let env = Env::new(
+            &[("AWS_DEFAULT_REGION", "ca-central-1")],
+            Some(h.path().into()),
+        );
+        assert_eq!(
+            resolve(&env, &Overrides::default()).unwrap().region,
+            "ca-central-1"
+        );
+    }
+
+    #[test]
+    fn sso_profiles_in_both_forms_and_their_mistakes() {
+        let config = "[profile new]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = Reader\n\
+            [sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-central-1\n\
+            [profile old]\nsso_start_url = https://old.awsapps.com/start\nsso_region = us-east-2\nsso_account_id = 2\nsso_role_name = R\n\
+            [profile broken]\nsso_session = nowhere\nsso_account_id = 1\nsso_role_name = R\n\
+            [profile norole]\nsso_session = corp\nsso_account_id = 1\n";
+        // SSO comes before the credentials file, as in botocore.
+        let h = home(
+            "[new]\naws_access_key_id = K\naws_secret_access_key = s\n",
+            config,
+        );
+        let at = |profile: &str, vars: &[(&str, &str)]| {
+            let mut vars = vars.to_vec();
+            vars.push(("AWS_PROFILE", profile));
+            resolve(
+                &Env::new(&vars, Some(h.path().into())),
+                &Overrides::default(),
+            )
+        };
+        let cache = h.path().join(".aws/sso/cache");
+        match at("new", &[]).unwrap().credentials {
+            CredentialSource::Sso {
+                token_file,
+                portal,
+                account_id,
+                role_name,
+                login,
+                oidc,
+            } => {
+                assert_eq!(
+                    oidc.as_deref(),
+                    Some("https://oidc.eu-central-1.amazonaws.com")
+                );
+                // Named by the SHA-1 of the session's name (Python's hashlib agrees).
+                let name = "ee0bfd2552fbd840c02cc48b6e823320543c450f.json";
+                assert_eq!(token_file, cache.join(name));
+                assert_eq!(portal, "https://portal.sso.eu-central-1.amazonaws.com");
+                assert_eq!(
+                    (account_id.as_str(), role_name.as_str()),
+                    ("111122223333", "Reader")
+                );
+                assert_eq!(login, "aws sso login --profile new");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The legacy form: the cache is named by the start URL; the portal can be overridden.
+        match at("old", &[("AWS_ENDPOINT_URL_SSO", "http://127.0.0.1:9")])
+            .unwrap()
+            .credentials
+        {
+            CredentialSource::Sso {
+                token_file,
+                portal,
+                oidc,
+                ..
+            } => {
+                assert_eq!(oidc, None, "legacy profiles cannot refresh");
+                let name = "33d5ca4bf3b1a62edb96b47f7c203034a43ac435.json";
+                assert_eq!(token_file, cache.join(name));
+                assert_eq!(portal, "http://127.0.0.1:9");
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = at("broken", &[]).unwrap_err().to_string();
+        assert!(err.contains("[sso-session nowhere]"), "{err}");
+        let err = at("norole", &[]).unwrap_err().to_string();
+        assert!(err.contains("sso_role_name"), "{err}");
+    }
+
+    #[test]
+    fn credential_process_sits_between_the_two_files_keys() {
+        let proc_cfg = "[profile p]\ncredential_process = helper --profile 'my p'\naws_access_key_id = CFG\naws_secret_access_key = s\n";
+        let source = |creds: &str| {
+            let h = home(creds, proc_cfg);
+            let env = Env::new(&[("AWS_PROFILE", "p")], Some(h.path().into()));
+            resolve(&env, &Overrides::default()).unwrap()
+        };
+        // The config file's keys lose to the process...
+        let r = source("");
+        assert!(
+            matches!(&r.credentials, CredentialSource::Process { command } if command == "helper --profile 'my p'"),
+            "{:?}",
+            r.credentials
+        );
+        assert!(r.credential_source.contains("credential_process"));
+        // ...which loses to keys in the credentials file.
+        let r = source("[p]\naws_access_key_id = CREDKEY\naws_secret_access_key = s\n");
+        assert_eq!(
+            r.credentials.as_static().unwrap().access_key_id(),
+            "CREDKEY"
+        );
+        // A process in the credentials file counts too; the environment still wins.
+        let h = home("[default]\ncredential_process = other\n", "");
+        let r = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).unwrap();
+        assert!(matches!(r.credentials, CredentialSource::Process { .. }));
+        let env = Env::new(
+            &[("AWS_ACCESS_KEY_ID", "E"), ("AWS_SECRET_ACCESS_KEY", "s")],
+            Some(h.path().into()),
+        );
+        let r = resolve(&env, &Overrides::default()).unwrap();
+        assert_eq!(r.credentials.as_static().unwrap().access_key_id(), "E");
+    }
+
+    #[test]
+    fn missing_and_half_credentials_are_clear_errors() {
+        let h = home("", "");
+        let off = [("AWS_EC2_METADATA_DISABLED", "true")];
+        let e = resolve(
+            &Env::new(&off, Some(h.path().into())),
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ConfigError::NoCredentials(_)));
+        assert!(e.to_string().contains("AWS_ACCESS_KEY_ID"), "{e}");
+        let e = resolve(
+            &Env::new(&[("AWS_ACCESS_KEY_ID", "A")], Some(h.path().into())),
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("only one"), "{e}");
+        let e = resolve(
+            &Env::new(&[], Some(h.path().into())),
+            &Overrides {
+                profile: Some("nope".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, ConfigError::NoSuchProfile(_)));
+        let h = home("[default]\naws_access_key_id = A\n", "");
+        assert!(resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn no_home_and_no_env_still_explains() {
+        let off = [("AWS_EC2_METADATA_DISABLED", "TRUE")];
+        let e = resolve(&Env::new(&off, None), &Overrides::default()).unwrap_err();
+        assert!(matches!(e, ConfigError::NoCredentials(_)), "{e}");
+        assert!(e.to_string().contains("instance metadata"), "{e}");
+    }
+
+    #[test]
+    fn remote_sources_follow_static_ones_in_the_cli_order() {
+        let source = |vars: &[(&str, &str)]| {
+            resolve(&Env::new(vars, None), &Overrides::default())
+                .unwrap()
+                .credentials
+        };
+        assert!(matches!(
+            source(&[]),
+            CredentialSource::InstanceMetadata { endpoint } if endpoint == "http://169.254.169.254"
+        ));
+        assert!(matches!(
+            source(&[("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9")]),
+            CredentialSource::InstanceMetadata { endpoint } if endpoint == "http://127.0.0.1:9"
+        ));
+        assert!(matches!(
+            source(&[("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/creds/x")]),
+            CredentialSource::Container { url, .. } if url == "http://169.254.170.2/v2/creds/x"
+        ));
+        let web = source(&[
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+            ("AWS_REGION", "eu-west-3"),
+            ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/ignored"),
+        ]);
+        assert!(matches!(
+            web,
+            CredentialSource::WebIdentity { sts_endpoint, .. } if sts_endpoint == "https://sts.eu-west-3.amazonaws.com"
+        ));
+        // Static credentials win over every remote source.
+        let s = source(&[
+            ("AWS_ACCESS_KEY_ID", "A"),
+            ("AWS_SECRET_ACCESS_KEY", "S"),
+            ("AWS_ROLE_ARN", "x"),
+        ]);
+        assert_eq!(s.as_static().unwrap().access_key_id(), "A");
+    }
+
+    #[test]
+    fn debug_of_resolved_has_no_secret() {
+        let env = Env::new(
+            &[
+                ("AWS_ACCESS_KEY_ID", "ENVKEY"),
+                ("AWS_SECRET_ACCESS_KEY", "envsecret"),
+                ("AWS_SESSION_TOKEN", "tok"),
+            ],
+            None,
+        );
+        let r = resolve(&env, &Overrides::default()).unwrap();
+        let d = format!("{r:?}");
+        assert!(!d.contains("envsecret") && !d.contains("tok\""), "{d}");
+    }
+}
