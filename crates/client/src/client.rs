@@ -161,6 +161,10 @@ impl S3Client {
         &self.activity
     }
 
+    pub(crate) fn activity_clock(&self) -> &Arc<Activity> {
+        &self.activity
+    }
+
     /// Attempts per request: also the budget of a transfer step retried as a whole (a part whose
     /// body stalled or broke after its headers arrived).
     pub fn max_attempts(&self) -> u32 {

@@ -1,5 +1,7 @@
 //! The S3 operations the transfer engine and the CLI use, each one signed request.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -9,6 +11,7 @@ use slipstream_sign::encode::encode_query;
 
 use crate::checksum::{Checksum, ChecksumAlgorithm};
 use crate::client::Call;
+use crate::object::ObjectStream;
 use crate::xml::{self, ListPage};
 use crate::{ClientError, S3Client};
 
@@ -98,7 +101,7 @@ impl S3Client {
         key: &str,
         range: Option<(u64, u64)>,
         if_match: Option<&str>,
-    ) -> Result<Response<Incoming>, ClientError> {
+    ) -> Result<ObjectStream, ClientError> {
         let mut headers = Vec::new();
         if let Some(etag) = if_match {
             headers.push(("if-match", etag.to_owned()));
@@ -109,11 +112,17 @@ impl S3Client {
             }
             headers.push(("range", format!("bytes={start}-{}", end - 1)));
         }
-        self.send(&Call {
-            headers,
-            ..Call::new(Method::GET, bucket, Some(key))
-        })
-        .await
+        let response = self
+            .send(&Call {
+                headers,
+                ..Call::new(Method::GET, bucket, Some(key))
+            })
+            .await?;
+        Ok(ObjectStream::new(
+            response,
+            self.read_timeout(),
+            Arc::clone(self.activity_clock()),
+        ))
     }
 
     /// `GetObject` into memory (whole object, or `start..end`).
@@ -123,7 +132,10 @@ impl S3Client {
         key: &str,
         range: Option<(u64, u64)>,
     ) -> Result<Bytes, ClientError> {
-        body_bytes(self.get_object(bucket, key, range, None).await?).await
+        self.get_object(bucket, key, range, None)
+            .await?
+            .bytes()
+            .await
     }
 
     /// `PutObject` of `body` in one request, with its checksum (S3 refuses it if the bytes

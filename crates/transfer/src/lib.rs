@@ -29,6 +29,7 @@ mod many;
 mod memory;
 mod offset_writer;
 mod pool;
+mod source;
 mod stall;
 mod stream;
 mod upload;

@@ -15,11 +15,10 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use hyper::body::Incoming;
-use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
-use crate::download::{check_checksum, first_len, next_chunk, short, start, Source};
+use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
 use crate::{download_ranges, Downloaded, Progress, TransferOptions};
 
@@ -149,7 +148,12 @@ async fn fill_one(
     place: &mut [u8],
     algorithm: Option<ChecksumAlgorithm>,
 ) -> Result<(usize, u64), ClientError> {
-    let crc = source.fill_part(i, &Mutex::new(place), algorithm).await?;
+    let place = Mutex::new(place);
+    let crc = source
+        .read(i, |response, start, len| {
+            fill_body(response, start, len, &place, algorithm)
+        })
+        .await?;
     if let Some(p) = progress {
         let (start, end) = source.ranges[i];
         p.add(end - start);
@@ -159,18 +163,16 @@ async fn fill_one(
 
 /// Copies a GET's body of `want` bytes (those from `start`) into `place`, exactly that long;
 /// returns the body's CRC (0 without an `algorithm`).
-pub(crate) async fn fill_body(
-    client: &S3Client,
-    response: hyper::Response<Incoming>,
+async fn fill_body(
+    mut body: ObjectStream,
     start: u64,
     want: u64,
     place: &Mutex<&mut [u8]>,
     algorithm: Option<ChecksumAlgorithm>,
 ) -> Result<u64, ClientError> {
-    let mut body = response.into_body();
     let mut crc = algorithm.map(ChecksumAlgorithm::start);
     let mut got = 0;
-    while let Some(chunk) = next_chunk(client, &mut body, &mut got, (start, want)).await? {
+    while let Some(chunk) = next_chunk(&mut body, &mut got, (start, want)).await? {
         let at = (got - chunk.len() as u64) as usize;
         if let Some(c) = crc.as_mut() {
             c.update(&chunk);

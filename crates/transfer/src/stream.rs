@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{ClientError, CompletedPart, S3Client};
+use slipstream_client::{ClientError, CompletedPart, ObjectStream, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use crate::cleanup::multipart_upload;
 use crate::cut::LONG_PATH;
-use crate::download::{check_checksum, first_len, start, Source};
 use crate::pool::BufferPool;
+use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
@@ -82,7 +82,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
                     .acquire_owned()
                     .await
                     .map_err(|_| ClientError::Response("the download was stopped".into()))?;
-                source.part(i, &pool).await
+                part(&source, i, &pool).await
             })
         };
         let count = source.ranges.len();
@@ -265,4 +265,50 @@ mod tests {
         assert_eq!(window_split(Duration::from_millis(20)), 3);
         assert_eq!(window_split(Duration::from_millis(205)), 3, "100 ms RTT");
     }
+}
+
+/// A part of a stream download, read whole into a buffer from the transfer's [`BufferPool`]: a
+/// stream holds a window of parts while it waits for the earliest, and hyper's frames kept that
+/// long would pin its larger read buffers (a 5 GiB stream to stdout peaked at 205 MiB with
+/// frames, 143 MiB with pooled buffers; bound: 192 MiB). Files need no such buffer: their parts
+/// are written as they arrive (`download.rs`).
+#[derive(Debug)]
+pub(crate) struct Part {
+    pub data: Bytes,
+}
+
+impl Part {
+    /// Hands the buffer back for the next part.
+    pub fn recycle(self, pool: &BufferPool) {
+        pool.give(self.data);
+    }
+}
+
+/// Part `i` of `source`, read whole into a buffer from `pool`.
+async fn part(source: &Source, i: usize, pool: &BufferPool) -> Result<Part, ClientError> {
+    source
+        .read(i, |response, start, len| {
+            read_body(response, start, len, pool)
+        })
+        .await
+}
+
+/// Reads a GET's body of `want` bytes (those from `start`) into a buffer from `pool`.
+async fn read_body(
+    mut body: ObjectStream,
+    start: u64,
+    want: u64,
+    pool: &BufferPool,
+) -> Result<Part, ClientError> {
+    let mut buf = pool.take();
+    buf.clear();
+    buf.reserve(want as usize);
+    let mut got = 0;
+    while let Some(chunk) = next_chunk(&mut body, &mut got, (start, want)).await? {
+        buf.extend_from_slice(&chunk);
+    }
+    if got != want {
+        return Err(short(start, got, want));
+    }
+    Ok(Part { data: buf.freeze() })
 }

@@ -1,0 +1,220 @@
+//! Where a download's parts come from, for every kind of download (to a file, a stream, or
+//! memory): the object pinned to the ETag its first answer named, the ranges it is cut into,
+//! each part's GET retried when its body breaks or stalls, and the checks all three share.
+//! What a part's bytes become is the caller's business (`download.rs`, `stream.rs`, `memory.rs`
+//! each pass [`Source::read`] their own reader).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, ObjectStream, S3Client};
+
+/// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
+/// is read as part 0, alongside the other parts. Waiting for that body before starting the
+/// others cost half a second over the 100 ms link: a new connection's slow start takes about
+/// seven round trips to bring 1 MiB.
+pub(crate) struct First {
+    response: ObjectStream,
+    len: u64,
+}
+
+/// Where the parts of one download come from: the object pinned to its ETag, its ranges, and
+/// the first GET's open response, which is part 0. Shared by the file and stream paths.
+pub(crate) struct Source {
+    client: Arc<S3Client>,
+    bucket: String,
+    key: String,
+    etag: String,
+    first: std::sync::Mutex<Option<First>>,
+    /// Part `i` is `ranges[i]`: the first GET's bytes, then the rest cut by the caller.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl Source {
+    /// The parts of an object of `size`: `first`'s bytes, then the rest cut by `cut` as if it
+    /// were an object of its own.
+    pub(crate) fn new(
+        client: &Arc<S3Client>,
+        bucket: &str,
+        key: &str,
+        etag: &str,
+        first: Option<First>,
+        size: u64,
+        cut: impl Fn(u64) -> Vec<(u64, u64)>,
+    ) -> Self {
+        let covered = first.as_ref().map_or(0, |f| f.len);
+        let ranges = first
+            .iter()
+            .map(|f| (0, f.len))
+            .chain(
+                cut(size.saturating_sub(covered))
+                    .into_iter()
+                    .map(|(s, e)| (s + covered, e + covered)),
+            )
+            .collect();
+        Self {
+            client: Arc::clone(client),
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            etag: etag.to_owned(),
+            first: std::sync::Mutex::new(first),
+            ranges,
+        }
+    }
+
+    /// Part `i`'s body through `take` (given the response, the part's start and length). Part 0
+    /// is the first GET's body when there is one; a body that breaks or stalls is fetched again,
+    /// pinned to the ETag (the request itself is retried inside the client).
+    pub(crate) async fn read<T, Fut>(
+        &self,
+        i: usize,
+        take: impl Fn(ObjectStream, u64, u64) -> Fut,
+    ) -> Result<T, ClientError>
+    where
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        let opened = match i {
+            0 => self.first.lock().ok().and_then(|mut f| f.take()),
+            _ => None,
+        };
+        if let Some(first) = opened {
+            match take(first.response, 0, first.len).await {
+                Err(e) if e.is_retryable() => {}
+                other => return other,
+            }
+        }
+        let (start, end) = self.ranges[i];
+        let (client, key, etag) = (&self.client, &self.key, &self.etag);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let got = match client
+                .get_object(&self.bucket, key, Some((start, end)), Some(etag))
+                .await
+            {
+                Ok(response) => take(response, start, end - start).await,
+                Err(e) => Err(e),
+            };
+            match got {
+                Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
+                    tokio::time::sleep(client.backoff(attempt)).await;
+                }
+                Err(ClientError::S3 { status: 412, .. }) => return Err(changed(key, etag)),
+                other => return other,
+            }
+        }
+    }
+}
+
+/// How a download begins: `HeadObject` (size, ETag, the whole-object checksum that only HEAD and
+/// whole-object GETs return) and a GET of the first `first_len` bytes, sent together, so a small
+/// object costs one round trip instead of two, and a missing one says `NoSuchKey`. Both must name
+/// the same ETag (else the object changed between them); the later parts are pinned to it.
+/// `None`: the object is empty.
+pub(crate) async fn start(
+    client: &S3Client,
+    bucket: &str,
+    key: &str,
+    first_len: u64,
+) -> Result<(ObjectInfo, Option<First>), ClientError> {
+    let (head, get) = tokio::join!(
+        client.head_object(bucket, key),
+        client.get_object(bucket, key, Some((0, first_len)), None),
+    );
+    let response = match get {
+        Ok(response) => response,
+        // An empty object has no byte 0: S3 answers 416 to any range.
+        Err(ClientError::S3 { status: 416, .. }) => {
+            let info = head?;
+            if info.size != 0 {
+                return Err(ClientError::Response(format!(
+                    "{key}: the first range was refused, but the object has {} bytes",
+                    info.size
+                )));
+            }
+            return Ok((info, None));
+        }
+        // GET's error names the cause (NoSuchKey, AccessDenied); HEAD's has no body.
+        Err(e) => return Err(e),
+    };
+    let info = head?;
+    if info.etag != response.etag {
+        return Err(changed(key, &info.etag));
+    }
+    // `bytes 0-N/TOTAL` for a range; without one the server sent the whole object.
+    let len = match response.total_size {
+        Some(total) => first_len.min(total),
+        None => response
+            .content_length
+            .ok_or_else(|| ClientError::Response("a GET without a Content-Length".into()))?,
+    };
+    if len != first_len.min(info.size) {
+        return Err(ClientError::Response(format!(
+            "{key}: the first GET brings {len} bytes, not {}",
+            first_len.min(info.size)
+        )));
+    }
+    // A server that ignores the range on an empty object answers 200 with no body.
+    Ok((info, (len > 0).then_some(First { response, len })))
+}
+
+fn changed(key: &str, etag: &str) -> ClientError {
+    ClientError::Response(format!(
+        "{key} changed during the download (its ETag is no longer {etag})"
+    ))
+}
+
+/// The size of the first range, asked for before the object's size is known: the smallest
+/// part [`download_ranges`] makes, so a small object comes whole in that first answer.
+pub(crate) fn first_len(part_size: u64) -> u64 {
+    (part_size / 8).max(1)
+}
+
+/// Checks the data against the object's whole-object checksum, if it has one (`crc` computes
+/// the data's CRC of that algorithm): `Ok(Some(algorithm))` checked, `Ok(None)` nothing to
+/// check, an error on a mismatch.
+pub(crate) fn check_checksum(
+    info: &ObjectInfo,
+    crc: impl FnOnce(ChecksumAlgorithm) -> u64,
+) -> Result<Option<ChecksumAlgorithm>, ClientError> {
+    let Some(expected) = &info.checksum else {
+        return Ok(None);
+    };
+    let alg = expected.algorithm;
+    let got = alg.encode(crc(alg));
+    if got != expected.value {
+        return Err(ClientError::Response(format!(
+            "the downloaded data's {alg} ({got}) does not match the object's ({})",
+            expected.value
+        )));
+    }
+    Ok(Some(alg))
+}
+
+/// The next bytes of a part's `body`: `None` at the end; an error if it breaks, stalls, or
+/// brings more than `want` bytes in all (`got` counts them).
+pub(crate) async fn next_chunk(
+    body: &mut ObjectStream,
+    got: &mut u64,
+    (start, want): (u64, u64),
+) -> Result<Option<Bytes>, ClientError> {
+    let Some(chunk) = body.chunk().await? else {
+        return Ok(None);
+    };
+    *got += chunk.len() as u64;
+    if *got > want {
+        return Err(ClientError::Response(format!(
+            "bytes {start}-{}: more data than asked for",
+            start + want - 1
+        )));
+    }
+    Ok(Some(chunk))
+}
+
+pub(crate) fn short(start: u64, got: u64, want: u64) -> ClientError {
+    ClientError::Network(format!(
+        "bytes {start}-{}: {got} of {want} bytes arrived",
+        start + want - 1
+    ))
+}
