@@ -21,10 +21,11 @@ pub mod record;
 pub mod report;
 pub mod request;
 pub mod run;
+pub mod settings;
 pub mod stats;
 pub mod workload;
 
 pub use conn::TlsVersion;
 pub use report::Report;
-pub use run::{ConnectionMode, Settings};
+pub use settings::{ConnectionMode, Settings};
 pub use workload::{Mix, Workload};

@@ -10,7 +10,7 @@ use slipstream_sign::{PresignOptions, Presigner, SigningTime};
 use crate::record::{second, KindStats, Recorder, Totals};
 use crate::report::Report;
 use crate::request::OpKind;
-use crate::run::Settings;
+use crate::settings::Settings;
 use crate::workload::Keys;
 
 /// Presigns `count` URLs (or for `duration`) on `concurrency` threads, each URL for a new key,

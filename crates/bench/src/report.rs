@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::record::Totals;
-use crate::run::Settings;
+use crate::settings::{ConnectionMode, Settings};
 use crate::stats::{Durations, Summary};
 use crate::workload::Workload;
 
@@ -74,7 +74,7 @@ pub struct RunConfig {
     /// Sub-prefixes.
     pub prefixes: u64,
     /// `pooled` or `fresh`.
-    pub connection: crate::run::ConnectionMode,
+    pub connection: ConnectionMode,
     /// `auto`, `1.3` or `1.2`.
     pub tls: crate::conn::TlsVersion,
     /// The mixed workload's weights.
@@ -223,8 +223,8 @@ impl Report {
         }
         if self.workload != "presign" {
             let conn = match c.connection {
-                crate::run::ConnectionMode::Pooled => "pooled",
-                crate::run::ConnectionMode::Fresh => "fresh",
+                ConnectionMode::Pooled => "pooled",
+                ConnectionMode::Fresh => "fresh",
             };
             let _ = write!(t, ", {conn} connections to {}", self.endpoint);
         }

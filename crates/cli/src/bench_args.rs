@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::args::{parse_duration, parse_size, Connection};
+use crate::flags::{parse_duration, parse_size, Connection};
 
 pub const BENCH_EXAMPLES: &str = "\
 Examples:

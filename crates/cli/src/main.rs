@@ -10,6 +10,7 @@
 mod args;
 mod bench;
 mod bench_args;
+mod flags;
 mod objects;
 mod presign;
 mod progress;

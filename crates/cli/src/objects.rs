@@ -12,7 +12,8 @@ use slipstream_transfer::{
     upload_from_reader, TransferOptions, MIN_PART_SIZE,
 };
 
-use crate::args::{Connection, CpArgs, ObjectArgs, Transport};
+use crate::args::{CpArgs, ObjectArgs};
+use crate::flags::{Connection, Transport};
 use crate::progress::Bar;
 use crate::Failure;
 

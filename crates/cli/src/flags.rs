@@ -1,0 +1,162 @@
+//! What several commands' flags share: the connection flags (credentials, region, endpoint,
+//! addressing, CA bundle), the transport flags, and the parsers of sizes and durations. Both
+//! `args.rs` (every command but bench) and `bench_args.rs` build on it.
+
+use clap::{Args, ValueEnum};
+
+/// `8MiB`, `512KiB`, `1GiB`, `1048576`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, unit) = s
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((s, ""), |i| (&s[..i], &s[i..]));
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size such as 8MiB"))?;
+    let mult = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        "g" | "gib" | "gb" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?} (use KiB, MiB or GiB)"
+            ))
+        }
+    };
+    n.checked_mul(mult)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{s:?} is out of range"))
+}
+
+/// `30s`, `2m`, `500ms`, `1h`, or seconds.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: f64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration such as 30s"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{s:?}: use ms, s, m or h")),
+    };
+    std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is out of range"))
+}
+
+/// [`parse_duration`], or `0` for none (`Duration::ZERO`).
+pub fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim_end_matches(['s', 'm', 'h']).parse::<f64>() == Ok(0.0) {
+        return Ok(std::time::Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Addressing {
+    /// Virtual-hosted where the bucket name allows it, as boto3 does.
+    Auto,
+    /// Always `bucket.host` where the name allows it.
+    Virtual,
+    /// Always `host/bucket`.
+    Path,
+}
+
+impl Connection {
+    /// What these flags say to the AWS configuration chain.
+    pub fn overrides(&self) -> slipstream_client::Overrides {
+        use slipstream_s3::AddressingStyle;
+        let addressing = if self.path_style {
+            Some(AddressingStyle::Path)
+        } else {
+            self.addressing_style.map(|s| match s {
+                Addressing::Auto => AddressingStyle::Auto,
+                Addressing::Virtual => AddressingStyle::Virtual,
+                Addressing::Path => AddressingStyle::Path,
+            })
+        };
+        slipstream_client::Overrides {
+            profile: self.profile.clone(),
+            region: self.region.clone(),
+            endpoint_url: self.endpoint_url.clone(),
+            addressing,
+            ca_bundle: self.ca_bundle.clone(),
+        }
+    }
+}
+
+/// Options shared by every command that talks to S3.
+#[derive(Args, Debug, Clone)]
+pub struct Connection {
+    /// Named profile from ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE, else default).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Region (else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Custom S3 endpoint such as http://127.0.0.1:7070 (else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL).
+    #[arg(long, value_name = "URL")]
+    pub endpoint_url: Option<String>,
+    /// Bucket addressing style (else the profile's s3.addressing_style, else auto).
+    #[arg(long, value_enum)]
+    pub addressing_style: Option<Addressing>,
+    /// Same as --addressing-style path.
+    #[arg(long, conflicts_with = "addressing_style")]
+    pub path_style: bool,
+    /// Trust only the PEM certificates in this file for HTTPS (also AWS_CA_BUNDLE).
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<std::path::PathBuf>,
+}
+
+/// How the commands that move objects use their connections.
+#[derive(Args, Debug, Clone)]
+pub struct Transport {
+    /// TCP congestion control for our connections (cubic, reno, bbr...; Linux), else the
+    /// host's. Uploads send with it: on a long clean link a loss-based one (cubic, reno) keeps
+    /// it fuller than BBR. Unprivileged programs may use only the host's allowed list.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(
+            parse_duration("30s"),
+            Ok(std::time::Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_duration("2m"),
+            Ok(std::time::Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_duration("500ms"),
+            Ok(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_duration("1.5"),
+            Ok(std::time::Duration::from_millis(1500))
+        );
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn timeouts_take_zero_for_none() {
+        for none in ["0", "0s", "0ms", "0m"] {
+            assert_eq!(parse_timeout(none), Ok(std::time::Duration::ZERO), "{none}");
+        }
+        assert_eq!(parse_timeout("2m"), Ok(std::time::Duration::from_secs(120)));
+        assert!(parse_timeout("-1").is_err() && parse_timeout("soon").is_err());
+    }
+}
