@@ -181,7 +181,7 @@ def test_bad_input_gets_clear_errors(slipstream_bin, server, tmp_path):
     assert r.returncode == 2 and b"--bucket is required" in r.stderr
     bucket = f"bench-{uuid.uuid4().hex[:16]}"
     r = bench(slipstream_bin, server, "delete", "--bucket", bucket, "--duration", "1s", check=False)
-    assert r.returncode == 1 and b"delete needs --count" in r.stderr
+    assert r.returncode == 2 and b"delete needs --count" in r.stderr, (r.returncode, r.stderr)
     r = bench(slipstream_bin, server, "mixed", "--bucket", bucket, "--mix", "copy=1", check=False)
     assert r.returncode == 2 and b"copy" in r.stderr
     r = bench(slipstream_bin, server, "get", "--bucket", bucket, "--rate", "0", check=False)

@@ -22,7 +22,8 @@ use slipstream_client::{
 };
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{
-    download_to_file, finish_cleanups_within, upload_file, MemoryDownload, TransferOptions,
+    download_to_file, finish_cleanups_within, upload_file, MemoryDownload, TransferError,
+    TransferOptions,
 };
 
 use crate::{addressing_style, Credentials};
@@ -51,8 +52,30 @@ fn to_py(e: ClientError) -> PyErr {
         ClientError::Request(_) => PyValueError::new_err(e.to_string()),
         // FileNotFoundError, PermissionError... as Python's own file functions raise.
         ClientError::Io(io) => io.into(),
-        ClientError::Stalled { .. } => PyTimeoutError::new_err(e.to_string()),
         other => PyIOError::new_err(other.to_string()),
+    }
+}
+
+/// An error as the Python exception that says who caused it.
+trait Raise {
+    fn raise(self) -> PyErr;
+}
+
+impl Raise for ClientError {
+    fn raise(self) -> PyErr {
+        to_py(self)
+    }
+}
+
+impl Raise for TransferError {
+    fn raise(self) -> PyErr {
+        match self {
+            TransferError::Client(e) => to_py(e),
+            TransferError::Io(io) => io.into(),
+            TransferError::Stalled { .. } => PyTimeoutError::new_err(self.to_string()),
+            TransferError::Invalid(_) => PyValueError::new_err(self.to_string()),
+            other => PyIOError::new_err(other.to_string()),
+        }
     }
 }
 
@@ -274,10 +297,11 @@ impl Client {
     /// package's SIGTERM and SIGHUP handlers), the work is dropped, which removes a download's
     /// temporary file and starts the abort of an open multipart upload, the aborts get
     /// [`CLEANUP_WAIT`] to finish, and the exception propagates.
-    fn wait<T, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
+    fn wait<T, E, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
     where
-        F: std::future::Future<Output = Result<T, ClientError>> + Send,
+        F: std::future::Future<Output = Result<T, E>> + Send,
         T: Send,
+        E: Raise + Send,
     {
         // Boxed so that it can be dropped (cancelled) before the clean-ups are awaited.
         let mut work = Box::pin(work);
@@ -288,7 +312,7 @@ impl Client {
                     .block_on(async { tokio::time::timeout(SIGNAL_CHECK, &mut work).await })
             });
             if let Ok(done) = step {
-                return done.map_err(to_py);
+                return done.map_err(Raise::raise);
             }
             if let Err(raised) = py.check_signals() {
                 // Dropped inside the runtime's context: a multipart upload's guard spawns its

@@ -14,6 +14,7 @@
 
 pub mod compare;
 pub mod conn;
+mod error;
 pub mod html;
 pub mod presign;
 mod progress;
@@ -26,6 +27,7 @@ pub mod stats;
 pub mod workload;
 
 pub use conn::TlsVersion;
+pub use error::BenchError;
 pub use report::Report;
 pub use settings::{ConnectionMode, Settings};
 pub use workload::{Mix, Workload};

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use slipstream_sign::{PresignOptions, Presigner, SigningTime};
 
+use crate::error::BenchError;
 use crate::record::{second, KindStats, Recorder, Totals};
 use crate::report::Report;
 use crate::request::OpKind;
@@ -15,15 +16,15 @@ use crate::workload::Keys;
 
 /// Presigns `count` URLs (or for `duration`) on `concurrency` threads, each URL for a new key,
 /// timing each one.
-pub fn run(settings: &Settings, presigner: Presigner) -> Result<Report, String> {
+pub fn run(settings: &Settings, presigner: Presigner) -> Result<Report, BenchError> {
     let s = settings;
     let template = presigner
         .template(
             &PresignOptions::get(),
             SigningTime::from_system_time(std::time::SystemTime::now())
-                .map_err(|e| e.to_string())?,
+                .map_err(|e| BenchError::Local(e.to_string()))?,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| BenchError::Config(e.to_string()))?;
     let template = Arc::new(template);
     let keys = Keys {
         root: s
@@ -76,7 +77,8 @@ pub fn run(settings: &Settings, presigner: Presigner) -> Result<Report, String> 
     for t in threads {
         let totals = t
             .join()
-            .map_err(|_| "a presign thread panicked".to_string())??;
+            .map_err(|_| BenchError::Local("a presign thread panicked".into()))?
+            .map_err(BenchError::Local)?;
         recorder.merge(totals);
     }
     let elapsed = deadline.map_or_else(|| start.elapsed(), |d| d.saturating_duration_since(start));

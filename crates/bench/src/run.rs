@@ -19,6 +19,7 @@ use slipstream_sign::{Credentials, Signer};
 use tokio::task::JoinSet;
 
 use crate::conn::{ConnectError, Target};
+use crate::error::BenchError;
 use crate::record::{Recorder, Sample};
 use crate::report::Report;
 use crate::request::{Op, OpKind, Requests};
@@ -53,10 +54,12 @@ pub async fn run(
     settings: Settings,
     config: &Resolved,
     credentials: Credentials,
-) -> Result<Report, String> {
+) -> Result<Report, BenchError> {
     let s = &settings;
     if s.workload == Workload::Delete && s.count.is_none() {
-        return Err("delete needs --count (each object is deleted once)".into());
+        return Err(BenchError::Settings(
+            "delete needs --count (each object is deleted once)".into(),
+        ));
     }
     let signer = Signer::new(
         credentials,
@@ -64,21 +67,22 @@ pub async fn run(
         "s3",
         slipstream_sign::Settings::S3,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| BenchError::Config(e.to_string()))?;
     let base = slipstream_s3::resolve(
         &s.bucket,
         &config.region,
         config.endpoint.as_ref(),
         config.addressing,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| BenchError::Config(e.to_string()))?;
     let target = Target::new(
         &base.origin,
         config.ca_bundle.as_deref(),
         s.tls,
         s.connection == ConnectionMode::Pooled,
     )
-    .await?;
+    .await
+    .map_err(BenchError::Config)?;
     let payload = random_payload(s.size);
     let keys = Keys {
         root: s.prefix.clone().unwrap_or_else(|| {
@@ -90,8 +94,10 @@ pub async fn run(
         }),
         prefixes: s.prefixes.max(1),
     };
-    let client =
-        Arc::new(S3Client::new(config, ClientOptions::default()).map_err(|e| e.to_string())?);
+    let client = Arc::new(
+        S3Client::new(config, ClientOptions::default())
+            .map_err(|e| BenchError::Config(e.to_string()))?,
+    );
     ensure_bucket(&client, &s.bucket).await?;
     let fixtures = s
         .workload
@@ -286,7 +292,7 @@ fn random_payload(size: u64) -> Bytes {
     Bytes::from(v)
 }
 
-async fn ensure_bucket(client: &S3Client, bucket: &str) -> Result<(), String> {
+async fn ensure_bucket(client: &S3Client, bucket: &str) -> Result<(), BenchError> {
     match client.create_bucket(bucket).await {
         Ok(()) => Ok(()),
         Err(ClientError::S3 { code, .. })
@@ -294,7 +300,7 @@ async fn ensure_bucket(client: &S3Client, bucket: &str) -> Result<(), String> {
         {
             Ok(())
         }
-        Err(e) => Err(format!("cannot create bucket {bucket}: {e}")),
+        Err(e) => Err(BenchError::server(format!("cannot create bucket {bucket}"))(e)),
     }
 }
 
@@ -305,7 +311,7 @@ async fn upload_fixtures(
     keys: &Keys,
     n: u64,
     payload: &Bytes,
-) -> Result<(), String> {
+) -> Result<(), BenchError> {
     each((0..n).collect(), 16, |i| {
         let (client, key, payload, bucket) = (
             Arc::clone(client),
@@ -318,47 +324,47 @@ async fn upload_fixtures(
                 .put_object(&bucket, &key, payload, Default::default())
                 .await
                 .map(drop)
-                .map_err(|e| format!("uploading the objects to read: {e}"))
+                .map_err(BenchError::server("uploading the objects to read"))
         }
     })
     .await
 }
 
 /// Deletes every object under `root`, 16 at a time.
-async fn cleanup(client: &Arc<S3Client>, bucket: &str, root: &str) -> Result<(), String> {
+async fn cleanup(client: &Arc<S3Client>, bucket: &str, root: &str) -> Result<(), BenchError> {
     let objects = client
         .list_all(bucket, root)
         .await
-        .map_err(|e| format!("listing {root} for clean-up: {e}"))?;
+        .map_err(BenchError::server(format!("listing {root} for clean-up")))?;
     each(objects, 16, |o| {
         let (client, bucket) = (Arc::clone(client), bucket.to_owned());
         async move {
             client
                 .delete_object(&bucket, &o.key)
                 .await
-                .map_err(|e| format!("clean-up of {}: {e}", o.key))
+                .map_err(BenchError::server(format!("clean-up of {}", o.key)))
         }
     })
     .await
 }
 
 /// Runs `job` on every item, `width` at a time; stops at the first error.
-async fn each<T, F, Fut>(items: Vec<T>, width: usize, job: F) -> Result<(), String>
+async fn each<T, F, Fut>(items: Vec<T>, width: usize, job: F) -> Result<(), BenchError>
 where
     F: Fn(T) -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), BenchError>> + Send + 'static,
 {
     let mut tasks = JoinSet::new();
     for item in items {
         if tasks.len() >= width {
             if let Some(r) = tasks.join_next().await {
-                r.map_err(|e| e.to_string())??;
+                r.map_err(|e| BenchError::Local(e.to_string()))??;
             }
         }
         tasks.spawn(job(item));
     }
     while let Some(r) = tasks.join_next().await {
-        r.map_err(|e| e.to_string())??;
+        r.map_err(|e| BenchError::Local(e.to_string()))??;
     }
     Ok(())
 }

@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use slipstream_bench::{compare, html, ConnectionMode, Report, Settings, TlsVersion, Workload};
+use slipstream_bench::{
+    compare, html, BenchError, ConnectionMode, Report, Settings, TlsVersion, Workload,
+};
 use slipstream_client::{resolve, Env};
 
 use crate::bench_args::{BenchArgs, BenchCommand, CompareArgs, ConnectionArg, RunArgs, TlsArg};
@@ -49,14 +51,14 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(e.to_string()))?;
         let presigner = slipstream_sign::Presigner::new(base, &resolved.region, credentials)
             .map_err(|e| Failure::usage(e.to_string()))?;
-        slipstream_bench::presign::run(&settings, presigner).map_err(Failure::input)?
+        slipstream_bench::presign::run(&settings, presigner).map_err(failed)?
     } else {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .map_err(|e| Failure::input(format!("cannot start the I/O runtime: {e}")))?;
         rt.block_on(slipstream_bench::run::run(settings, &resolved, credentials))
-            .map_err(Failure::input)?
+            .map_err(failed)?
     };
     if !r.quiet {
         let to_stdout = r.json.as_deref() == Some(Path::new("-"));
@@ -175,4 +177,13 @@ fn write_out(path: &Path, text: &str) -> Result<(), Failure> {
     }
     std::fs::write(path, text)
         .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The exit code follows from who caused the error: flags and configuration exit 2, the
+/// server, the network and this machine 1.
+fn failed(e: BenchError) -> Failure {
+    match e {
+        BenchError::Settings(_) | BenchError::Config(_) => Failure::usage(e.to_string()),
+        _ => Failure::input(e.to_string()),
+    }
 }

@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use slipstream_client::{resolve, ChecksumAlgorithm, ClientError, ClientOptions, Env, S3Client};
+use slipstream_client::{resolve, ChecksumAlgorithm, ClientOptions, Env, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_writer, upload_directory, upload_file,
-    upload_from_reader, TransferOptions, MIN_PART_SIZE,
+    upload_from_reader, TransferError, TransferOptions, MIN_PART_SIZE,
 };
 
 use crate::args::{CpArgs, ObjectArgs};
@@ -35,7 +35,9 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::input(format!("cannot start the I/O runtime: {e}")))
 }
 
-fn failed(e: ClientError) -> Failure {
+/// A transfer or request that failed (S3, the network, a local file, the data): exit 1, by
+/// README's table; flags and configuration fail earlier, with exit 2.
+fn failed(e: impl std::fmt::Display) -> Failure {
     Failure::input(e.to_string())
 }
 
@@ -225,7 +227,7 @@ async fn copy_through(
     src: &S3Uri,
     dst: &S3Uri,
     opts: TransferOptions,
-) -> Result<slipstream_transfer::Uploaded, ClientError> {
+) -> Result<slipstream_transfer::Uploaded, TransferError> {
     // The bar follows the download side; the upload side trails it by at most the pipe.
     let up_opts = TransferOptions {
         progress: None,

@@ -25,16 +25,6 @@ pub enum ClientError {
     Io(std::io::Error),
     /// No credentials could be had from the configured source (says which, and why).
     Credentials(String),
-    /// Network or server: a transfer moved no byte, in either direction, on any of its
-    /// connections for `idle` (the server froze, or the path to it went dark); retries of the
-    /// parts already counted against that time. `sending` is what the server stopped doing:
-    /// sending data (a download) or taking it (an upload).
-    Stalled {
-        /// How long nothing moved.
-        idle: std::time::Duration,
-        /// A download (the server stopped sending) rather than an upload.
-        sending: bool,
-    },
     /// The server's TLS certificate was refused (unknown issuer, wrong name, expired): trying
     /// again would not help; `--ca-bundle` might.
     Tls(String),
@@ -82,12 +72,6 @@ impl fmt::Display for ClientError {
             ClientError::Response(why) => write!(f, "unexpected response: {why}"),
             ClientError::Io(e) => write!(f, "{e}"),
             ClientError::Credentials(why) => f.write_str(why),
-            ClientError::Stalled { idle, sending } => write!(
-                f,
-                "the server stopped {}: nothing moved on any connection for {}s",
-                if *sending { "sending" } else { "taking data" },
-                idle.as_secs_f64()
-            ),
             ClientError::Tls(why) => write!(
                 f,
                 "TLS certificate refused: {why} (a private CA needs --ca-bundle or AWS_CA_BUNDLE)"
@@ -96,7 +80,14 @@ impl fmt::Display for ClientError {
     }
 }
 
-impl std::error::Error for ClientError {}
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<std::io::Error> for ClientError {
     fn from(e: std::io::Error) -> Self {

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use std::future::Future;
 
+use crate::TransferError;
 use slipstream_client::{ChecksumAlgorithm, ClientError, CompletedPart, S3Client};
 use tokio::task::JoinHandle;
 
@@ -24,10 +25,10 @@ pub(crate) async fn multipart_upload<F, Fut>(
     key: &str,
     algorithm: ChecksumAlgorithm,
     send: F,
-) -> Result<Vec<CompletedPart>, ClientError>
+) -> Result<Vec<CompletedPart>, TransferError>
 where
     F: FnOnce(String) -> Fut,
-    Fut: Future<Output = Result<Vec<CompletedPart>, ClientError>>,
+    Fut: Future<Output = Result<Vec<CompletedPart>, TransferError>>,
 {
     let upload_id = client
         .create_multipart_upload(bucket, key, algorithm)
@@ -37,7 +38,8 @@ where
         Ok(parts) => client
             .complete_multipart_upload(bucket, key, &upload_id, &parts)
             .await
-            .map(|()| parts),
+            .map(|()| parts)
+            .map_err(TransferError::from),
         Err(e) => Err(e),
     };
     match completed {

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectStream, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
 use crate::offset_writer::OffsetWriter;
 use crate::pool::for_each_part;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
+use crate::TransferError;
 use crate::{download_ranges, TransferOptions};
 
 /// What a finished download was.
@@ -35,7 +36,7 @@ pub async fn download_to_file(
     key: &str,
     dest: &Path,
     opts: TransferOptions,
-) -> Result<Downloaded, ClientError> {
+) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     stall::bounded(&watched, limit, true, async move {
         let asked = Instant::now();
@@ -112,7 +113,7 @@ async fn fetch_all(
     algorithm: Option<ChecksumAlgorithm>,
     concurrency: usize,
     opts: &TransferOptions,
-) -> Result<Vec<u64>, ClientError> {
+) -> Result<Vec<u64>, TransferError> {
     let progress = opts.progress.clone();
     let (source, file) = (Arc::clone(source), Arc::clone(file));
     for_each_part(source.ranges.len(), concurrency, move |i| {
@@ -138,7 +139,7 @@ async fn write_part(
     i: usize,
     file: &Arc<OffsetWriter>,
     algorithm: Option<ChecksumAlgorithm>,
-) -> Result<u64, ClientError> {
+) -> Result<u64, TransferError> {
     source
         .read(i, |response, start, len| {
             write_body(response, start, len, file, algorithm)
@@ -159,7 +160,7 @@ async fn write_body(
     want: u64,
     file: &Arc<OffsetWriter>,
     algorithm: Option<ChecksumAlgorithm>,
-) -> Result<u64, ClientError> {
+) -> Result<u64, TransferError> {
     let mut crc = algorithm.map(ChecksumAlgorithm::start);
     let (mut batch, mut batched) = (Vec::new(), 0);
     let (mut got, mut written) = (0, 0);
@@ -180,7 +181,7 @@ async fn write_body(
                 file.write(&frames, at, crc.as_mut()).map(|()| crc)
             })
             .await
-            .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+            .map_err(TransferError::from)??;
             written += batched as u64;
             batched = 0;
         }

@@ -25,6 +25,7 @@ use slipstream_client::ChecksumAlgorithm;
 mod cleanup;
 mod cut;
 mod download;
+mod error;
 mod many;
 mod memory;
 mod offset_writer;
@@ -36,6 +37,7 @@ mod upload;
 
 pub use cleanup::{finish_cleanups, finish_cleanups_within};
 pub use download::{download_to_file, Downloaded};
+pub use error::TransferError;
 pub use many::{download_prefix, upload_directory, Many};
 pub use memory::{download_to_memory, MemoryDownload};
 pub use stream::{download_to_writer, upload_from_reader};

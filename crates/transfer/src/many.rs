@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use slipstream_client::{ClientError, S3Client};
+use slipstream_client::S3Client;
 
 use crate::pool::for_each_part;
+use crate::TransferError;
 use crate::{download_to_file, upload_file, TransferOptions};
 
 /// What a many-object transfer moved.
@@ -30,12 +31,12 @@ impl Many {
 
 /// Where `key` (below `prefix`) goes under `dir`; an error for keys that would leave `dir` or
 /// map ambiguously (`..`, `.`, empty segments), rather than writing somewhere unexpected.
-fn local_path(dir: &Path, prefix: &str, key: &str) -> Result<PathBuf, ClientError> {
+fn local_path(dir: &Path, prefix: &str, key: &str) -> Result<PathBuf, TransferError> {
     let rest = key.strip_prefix(prefix).unwrap_or(key);
     let mut path = dir.to_path_buf();
     for segment in rest.split('/') {
         if segment.is_empty() || segment == "." || segment == ".." {
-            return Err(ClientError::Request(format!(
+            return Err(TransferError::Invalid(format!(
                 "the key {key:?} cannot be a file name below {}: it has an empty, . or .. segment",
                 dir.display()
             )));
@@ -55,7 +56,7 @@ pub async fn download_prefix(
     dir: &Path,
     objects: usize,
     opts: TransferOptions,
-) -> Result<Many, ClientError> {
+) -> Result<Many, TransferError> {
     let listed: Vec<_> = client
         .list_all(bucket, prefix)
         .await?
@@ -66,7 +67,7 @@ pub async fn download_prefix(
     let jobs: Vec<(String, PathBuf)> = listed
         .iter()
         .map(|o| Ok((o.key.clone(), local_path(dir, prefix, &o.key)?)))
-        .collect::<Result<_, ClientError>>()?;
+        .collect::<Result<_, TransferError>>()?;
     let bytes = listed.iter().map(|o| o.size).sum();
     if let Some(p) = &opts.progress {
         p.fix_total(bytes);
@@ -94,7 +95,7 @@ pub async fn download_prefix(
 }
 
 /// Every regular file below `dir`, with its path relative to `dir` in `/` form.
-fn walk(dir: &Path) -> Result<Vec<(PathBuf, String)>, ClientError> {
+fn walk(dir: &Path) -> Result<Vec<(PathBuf, String)>, TransferError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -107,12 +108,12 @@ fn walk(dir: &Path) -> Result<Vec<(PathBuf, String)>, ClientError> {
             } else if kind.is_file() {
                 let rel = path
                     .strip_prefix(dir)
-                    .map_err(|e| ClientError::Io(std::io::Error::other(e)))?
+                    .map_err(|e| TransferError::Io(std::io::Error::other(e)))?
                     .components()
                     .map(|c| c.as_os_str().to_str().map(str::to_owned))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(|| {
-                        ClientError::Request(format!(
+                        TransferError::Invalid(format!(
                             "{} is not valid UTF-8: S3 keys must be",
                             path.display()
                         ))
@@ -134,7 +135,7 @@ pub async fn upload_directory(
     prefix: &str,
     objects: usize,
     opts: TransferOptions,
-) -> Result<Many, ClientError> {
+) -> Result<Many, TransferError> {
     let files = walk(dir)?;
     let mut bytes = 0;
     for (path, _) in &files {

@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, ObjectStream, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
+use crate::TransferError;
 use crate::{download_ranges, Downloaded, Progress, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum
@@ -29,10 +30,10 @@ pub async fn download_to_memory(
     bucket: &str,
     key: &str,
     opts: TransferOptions,
-) -> Result<Bytes, ClientError> {
+) -> Result<Bytes, TransferError> {
     let download = MemoryDownload::start(client, bucket, key, opts).await?;
     let size = usize::try_from(download.size()).map_err(|_| {
-        ClientError::Response(format!(
+        TransferError::Invalid(format!(
             "{key}: {} bytes do not fit in memory",
             download.size()
         ))
@@ -59,7 +60,7 @@ impl MemoryDownload {
         bucket: &str,
         key: &str,
         opts: TransferOptions,
-    ) -> Result<Self, ClientError> {
+    ) -> Result<Self, TransferError> {
         let asked = Instant::now();
         let first_part = start(&client, bucket, key, first_len(opts.part_size));
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first_part).await?;
@@ -86,9 +87,9 @@ impl MemoryDownload {
 
     /// Receives the object into `buf`, which must be exactly [`MemoryDownload::size`] long,
     /// with up to `concurrency` parts at once. On an error `buf` holds part of the object.
-    pub async fn read_into(self, buf: &mut [u8]) -> Result<Downloaded, ClientError> {
+    pub async fn read_into(self, buf: &mut [u8]) -> Result<Downloaded, TransferError> {
         if buf.len() as u64 != self.info.size {
-            return Err(ClientError::Response(format!(
+            return Err(TransferError::Invalid(format!(
                 "a buffer of {} bytes for an object of {}",
                 buf.len(),
                 self.info.size
@@ -147,7 +148,7 @@ async fn fill_one(
     i: usize,
     place: &mut [u8],
     algorithm: Option<ChecksumAlgorithm>,
-) -> Result<(usize, u64), ClientError> {
+) -> Result<(usize, u64), TransferError> {
     let place = Mutex::new(place);
     let crc = source
         .read(i, |response, start, len| {
@@ -169,7 +170,7 @@ async fn fill_body(
     want: u64,
     place: &Mutex<&mut [u8]>,
     algorithm: Option<ChecksumAlgorithm>,
-) -> Result<u64, ClientError> {
+) -> Result<u64, TransferError> {
     let mut crc = algorithm.map(ChecksumAlgorithm::start);
     let mut got = 0;
     while let Some(chunk) = next_chunk(&mut body, &mut got, (start, want)).await? {
@@ -179,7 +180,7 @@ async fn fill_body(
         }
         let mut place = place.lock().unwrap_or_else(|p| p.into_inner());
         let into = place.get_mut(at..at + chunk.len()).ok_or_else(|| {
-            ClientError::Response(format!("bytes from {start}: more data than the part holds"))
+            TransferError::BadResponse(format!("bytes from {start}: more data than the part holds"))
         })?;
         into.copy_from_slice(&chunk);
     }

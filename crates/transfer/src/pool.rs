@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
 
-use slipstream_client::ClientError;
+use crate::TransferError;
 
 /// Runs `step(i)` for every `i` in `0..count` on `concurrency` tasks, each task taking the next
 /// part as it finishes one (so a slow part does not hold back a batch). After the first error no
@@ -15,11 +15,11 @@ pub(crate) async fn for_each_part<T, F, Fut>(
     count: usize,
     concurrency: usize,
     step: F,
-) -> Result<Vec<T>, ClientError>
+) -> Result<Vec<T>, TransferError>
 where
     T: Send + 'static,
     F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<T, ClientError>> + Send + 'static,
+    Fut: Future<Output = Result<T, TransferError>> + Send + 'static,
 {
     let next = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicBool::new(false));
@@ -56,7 +56,7 @@ where
     }
     let mut first_error = None;
     while let Some(joined) = tasks.join_next().await {
-        let outcome = joined.unwrap_or_else(|e| Err(ClientError::Io(std::io::Error::other(e))));
+        let outcome = joined.unwrap_or_else(|e| Err(e.into()));
         if let (Err(e), None) = (outcome, &first_error) {
             first_error = Some(e);
         }
@@ -67,12 +67,12 @@ where
     let results = std::mem::take(
         &mut *results
             .lock()
-            .map_err(|_| ClientError::Io(std::io::Error::other("a transfer task panicked")))?,
+            .map_err(|_| TransferError::Io(std::io::Error::other("a transfer task panicked")))?,
     );
     results
         .into_iter()
         .collect::<Option<Vec<T>>>()
-        .ok_or_else(|| ClientError::Response("a part went missing".into()))
+        .ok_or_else(|| TransferError::Io(std::io::Error::other("a part went missing")))
 }
 
 /// Part buffers handed from a finished part to the next one, for uploads and downloads. Fresh

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, ObjectStream, S3Client};
 
+use crate::TransferError;
+
 /// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
 /// is read as part 0, alongside the other parts. Waiting for that body before starting the
 /// others cost half a second over the 100 ms link: a new connection's slow start takes about
@@ -70,9 +72,9 @@ impl Source {
         &self,
         i: usize,
         take: impl Fn(ObjectStream, u64, u64) -> Fut,
-    ) -> Result<T, ClientError>
+    ) -> Result<T, TransferError>
     where
-        Fut: Future<Output = Result<T, ClientError>>,
+        Fut: Future<Output = Result<T, TransferError>>,
     {
         let opened = match i {
             0 => self.first.lock().ok().and_then(|mut f| f.take()),
@@ -94,13 +96,15 @@ impl Source {
                 .await
             {
                 Ok(response) => take(response, start, end - start).await,
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             };
             match got {
                 Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
                     tokio::time::sleep(client.backoff(attempt)).await;
                 }
-                Err(ClientError::S3 { status: 412, .. }) => return Err(changed(key, etag)),
+                Err(TransferError::Client(ClientError::S3 { status: 412, .. })) => {
+                    return Err(changed(key, etag))
+                }
                 other => return other,
             }
         }
@@ -117,7 +121,7 @@ pub(crate) async fn start(
     bucket: &str,
     key: &str,
     first_len: u64,
-) -> Result<(ObjectInfo, Option<First>), ClientError> {
+) -> Result<(ObjectInfo, Option<First>), TransferError> {
     let (head, get) = tokio::join!(
         client.head_object(bucket, key),
         client.get_object(bucket, key, Some((0, first_len)), None),
@@ -128,7 +132,7 @@ pub(crate) async fn start(
         Err(ClientError::S3 { status: 416, .. }) => {
             let info = head?;
             if info.size != 0 {
-                return Err(ClientError::Response(format!(
+                return Err(TransferError::BadResponse(format!(
                     "{key}: the first range was refused, but the object has {} bytes",
                     info.size
                 )));
@@ -136,7 +140,7 @@ pub(crate) async fn start(
             return Ok((info, None));
         }
         // GET's error names the cause (NoSuchKey, AccessDenied); HEAD's has no body.
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let info = head?;
     if info.etag != response.etag {
@@ -147,10 +151,10 @@ pub(crate) async fn start(
         Some(total) => first_len.min(total),
         None => response
             .content_length
-            .ok_or_else(|| ClientError::Response("a GET without a Content-Length".into()))?,
+            .ok_or_else(|| TransferError::BadResponse("a GET without a Content-Length".into()))?,
     };
     if len != first_len.min(info.size) {
-        return Err(ClientError::Response(format!(
+        return Err(TransferError::BadResponse(format!(
             "{key}: the first GET brings {len} bytes, not {}",
             first_len.min(info.size)
         )));
@@ -159,10 +163,11 @@ pub(crate) async fn start(
     Ok((info, (len > 0).then_some(First { response, len })))
 }
 
-fn changed(key: &str, etag: &str) -> ClientError {
-    ClientError::Response(format!(
-        "{key} changed during the download (its ETag is no longer {etag})"
-    ))
+fn changed(key: &str, etag: &str) -> TransferError {
+    TransferError::Changed {
+        key: key.to_owned(),
+        etag: etag.to_owned(),
+    }
 }
 
 /// The size of the first range, asked for before the object's size is known: the smallest
@@ -177,17 +182,18 @@ pub(crate) fn first_len(part_size: u64) -> u64 {
 pub(crate) fn check_checksum(
     info: &ObjectInfo,
     crc: impl FnOnce(ChecksumAlgorithm) -> u64,
-) -> Result<Option<ChecksumAlgorithm>, ClientError> {
+) -> Result<Option<ChecksumAlgorithm>, TransferError> {
     let Some(expected) = &info.checksum else {
         return Ok(None);
     };
     let alg = expected.algorithm;
     let got = alg.encode(crc(alg));
     if got != expected.value {
-        return Err(ClientError::Response(format!(
-            "the downloaded data's {alg} ({got}) does not match the object's ({})",
-            expected.value
-        )));
+        return Err(TransferError::ChecksumMismatch {
+            algorithm: alg,
+            computed: got,
+            expected: expected.value.clone(),
+        });
     }
     Ok(Some(alg))
 }
@@ -198,13 +204,13 @@ pub(crate) async fn next_chunk(
     body: &mut ObjectStream,
     got: &mut u64,
     (start, want): (u64, u64),
-) -> Result<Option<Bytes>, ClientError> {
+) -> Result<Option<Bytes>, TransferError> {
     let Some(chunk) = body.chunk().await? else {
         return Ok(None);
     };
     *got += chunk.len() as u64;
     if *got > want {
-        return Err(ClientError::Response(format!(
+        return Err(TransferError::BadResponse(format!(
             "bytes {start}-{}: more data than asked for",
             start + want - 1
         )));
@@ -212,9 +218,10 @@ pub(crate) async fn next_chunk(
     Ok(Some(chunk))
 }
 
-pub(crate) fn short(start: u64, got: u64, want: u64) -> ClientError {
-    ClientError::Network(format!(
+/// A body that ended early: the network's doing, so the part is fetched again.
+pub(crate) fn short(start: u64, got: u64, want: u64) -> TransferError {
+    TransferError::Client(ClientError::Network(format!(
         "bytes {start}-{}: {got} of {want} bytes arrived",
         start + want - 1
-    ))
+    )))
 }

@@ -6,7 +6,7 @@
 //! one watchdog instead: when no byte has moved on any of the client's connections for
 //! `TransferOptions::stall_timeout`, the transfer is dropped (which removes a download's
 //! temporary file and aborts an open multipart upload) and fails with
-//! [`ClientError::Stalled`]. Retries of a stalled part count against that one bound.
+//! [`TransferError::Stalled`]. Retries of a stalled part count against that one bound.
 //!
 //! The clock is the client's ([`S3Client::activity`]), so transfers sharing a client keep each
 //! other alive: the bound is on the whole client going quiet. One part that stalls alone is
@@ -15,7 +15,9 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use slipstream_client::{ClientError, S3Client};
+use slipstream_client::S3Client;
+
+use crate::TransferError;
 
 use crate::cleanup::finish_cleanups_within;
 
@@ -29,8 +31,8 @@ pub(crate) async fn bounded<T>(
     client: &S3Client,
     limit: Duration,
     sending: bool,
-    work: impl Future<Output = Result<T, ClientError>>,
-) -> Result<T, ClientError> {
+    work: impl Future<Output = Result<T, TransferError>>,
+) -> Result<T, TransferError> {
     if limit.is_zero() {
         return work.await;
     }
@@ -50,7 +52,7 @@ pub(crate) async fn bounded<T>(
     // Dropping the work removes its temporary file and starts its abort.
     drop(work);
     finish_cleanups_within(CLEANUP_WAIT).await;
-    Err(ClientError::Stalled {
+    Err(TransferError::Stalled {
         idle: limit,
         sending,
     })

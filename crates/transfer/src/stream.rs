@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{ClientError, CompletedPart, ObjectStream, S3Client};
+use slipstream_client::{CompletedPart, ObjectStream, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
@@ -15,6 +15,7 @@ use crate::cut::LONG_PATH;
 use crate::pool::BufferPool;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
+use crate::TransferError;
 use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
 /// Into how many window parts each part's memory is cut, given how long the first answer took.
@@ -44,7 +45,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     key: &str,
     out: &mut W,
     opts: TransferOptions,
-) -> Result<Downloaded, ClientError> {
+) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     stall::bounded(&watched, limit, true, async move {
         let concurrency = opts.concurrency.max(1);
@@ -78,10 +79,9 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
                 Arc::clone(&requests),
             );
             tokio::spawn(async move {
-                let _request = requests
-                    .acquire_owned()
-                    .await
-                    .map_err(|_| ClientError::Response("the download was stopped".into()))?;
+                let _request = requests.acquire_owned().await.map_err(|_| {
+                    TransferError::Io(std::io::Error::other("the download was stopped"))
+                })?;
                 part(&source, i, &pool).await
             })
         };
@@ -94,7 +94,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
             let part = match task.await {
                 Ok(Ok(part)) => part,
                 Ok(Err(e)) => return Err(e),
-                Err(e) => return Err(ClientError::Io(std::io::Error::other(e))),
+                Err(e) => return Err(e.into()),
             };
             if let Some(c) = crc.as_mut() {
                 c.update(&part.data);
@@ -143,7 +143,7 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
     bucket: &str,
     key: &str,
     opts: TransferOptions,
-) -> Result<Uploaded, ClientError> {
+) -> Result<Uploaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     stall::bounded(&watched, limit, false, async move {
         let part_size = opts.part_size.max(MIN_PART_SIZE) as usize;
@@ -183,7 +183,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
     part_size: usize,
     opts: &TransferOptions,
     size: &mut u64,
-) -> Result<Vec<CompletedPart>, ClientError> {
+) -> Result<Vec<CompletedPart>, TransferError> {
     let (concurrency, algorithm) = (opts.concurrency, opts.checksum);
     let mut tasks = tokio::task::JoinSet::new();
     let mut done = Vec::new();
@@ -192,7 +192,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
     while !data.is_empty() {
         number += 1;
         if u64::from(number) > MAX_PARTS {
-            return Err(ClientError::Request(format!(
+            return Err(TransferError::Invalid(format!(
                 "the stream is longer than {MAX_PARTS} parts of {part_size} bytes: raise the part size"
             )));
         }
@@ -215,7 +215,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
             if let (Ok(_), Some(p)) = (&sent, &progress) {
                 p.add(len);
             }
-            sent
+            sent.map_err(TransferError::from)
         });
         data = read_up_to(input, part_size).await?;
     }
@@ -227,12 +227,14 @@ async fn send_stream<R: AsyncRead + Unpin>(
 }
 
 fn joined(
-    j: Option<Result<Result<CompletedPart, ClientError>, tokio::task::JoinError>>,
-) -> Result<CompletedPart, ClientError> {
+    j: Option<Result<Result<CompletedPart, TransferError>, tokio::task::JoinError>>,
+) -> Result<CompletedPart, TransferError> {
     match j {
         Some(Ok(r)) => r,
-        Some(Err(e)) => Err(ClientError::Io(std::io::Error::other(e))),
-        None => Err(ClientError::Response("an upload task vanished".into())),
+        Some(Err(e)) => Err(e.into()),
+        None => Err(TransferError::Io(std::io::Error::other(
+            "an upload task vanished",
+        ))),
     }
 }
 
@@ -240,7 +242,7 @@ fn joined(
 async fn read_up_to<R: AsyncRead + Unpin>(
     input: &mut R,
     limit: usize,
-) -> Result<Bytes, ClientError> {
+) -> Result<Bytes, TransferError> {
     let mut buf = BytesMut::with_capacity(limit);
     while buf.len() < limit {
         let n = (&mut *input)
@@ -285,7 +287,7 @@ impl Part {
 }
 
 /// Part `i` of `source`, read whole into a buffer from `pool`.
-async fn part(source: &Source, i: usize, pool: &BufferPool) -> Result<Part, ClientError> {
+async fn part(source: &Source, i: usize, pool: &BufferPool) -> Result<Part, TransferError> {
     source
         .read(i, |response, start, len| {
             read_body(response, start, len, pool)
@@ -299,7 +301,7 @@ async fn read_body(
     start: u64,
     want: u64,
     pool: &BufferPool,
-) -> Result<Part, ClientError> {
+) -> Result<Part, TransferError> {
     let mut buf = pool.take();
     buf.clear();
     buf.reserve(want as usize);

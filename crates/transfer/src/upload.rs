@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{ClientError, CompletedPart, S3Client};
+use slipstream_client::{CompletedPart, S3Client};
 
 use crate::cleanup::multipart_upload;
 use crate::cut::{upload_cut, LONG_PATH};
 use crate::pool::{for_each_part, BufferPool};
 use crate::stall;
+use crate::TransferError;
 use crate::{upload_ranges, TransferOptions};
 
 /// What a finished upload was.
@@ -32,7 +33,7 @@ pub async fn upload_file(
     bucket: &str,
     key: &str,
     opts: TransferOptions,
-) -> Result<Uploaded, ClientError> {
+) -> Result<Uploaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     stall::bounded(&watched, limit, false, async move {
         let file = Arc::new(File::open(path)?);
@@ -74,7 +75,7 @@ pub async fn upload_file(
     .await
 }
 
-async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, ClientError> {
+async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, TransferError> {
     read_into(file, start, len, BytesMut::new()).await
 }
 
@@ -84,7 +85,7 @@ async fn read_into(
     start: u64,
     len: u64,
     mut buf: BytesMut,
-) -> Result<Bytes, ClientError> {
+) -> Result<Bytes, TransferError> {
     let file = Arc::clone(file);
     let data = tokio::task::spawn_blocking(move || {
         buf.clear();
@@ -92,7 +93,7 @@ async fn read_into(
         file.read_exact_at(&mut buf, start).map(|()| buf)
     })
     .await
-    .map_err(|e| ClientError::Io(std::io::Error::other(e)))??;
+    .map_err(TransferError::from)??;
     Ok(data.freeze())
 }
 
@@ -107,7 +108,7 @@ async fn send_parts(
     concurrency: usize,
     file: &Arc<File>,
     opts: &TransferOptions,
-) -> Result<Vec<CompletedPart>, ClientError> {
+) -> Result<Vec<CompletedPart>, TransferError> {
     let (progress, algorithm) = (opts.progress.clone(), opts.checksum);
     let (client, file) = (Arc::clone(client), Arc::clone(file));
     let (bucket, key) = (bucket.to_owned(), key.to_owned());
@@ -127,7 +128,7 @@ async fn send_parts(
             if let (Ok(_), Some(p)) = (&sent, &progress) {
                 p.add(end - start);
             }
-            sent
+            sent.map_err(TransferError::from)
         }
     })
     .await

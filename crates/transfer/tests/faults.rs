@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
+use slipstream_transfer::TransferError;
 use slipstream_transfer::{
     download_to_file, download_to_memory, download_to_writer, upload_file, TransferOptions,
     MIN_PART_SIZE,
@@ -164,7 +165,13 @@ async fn a_503_storm_is_ridden_out_and_an_endless_one_is_reported() {
     let err = download_to_file(Arc::clone(&client), &bucket, "k", &dest, opts())
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::S3 { status: 503, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            TransferError::Client(ClientError::S3 { status: 503, .. })
+        ),
+        "{err}"
+    );
     let err = client.get_bytes(&bucket, "k", None).await.unwrap_err();
     assert_eq!(err.code(), Some("SlowDown"), "{err}");
     assert!(
@@ -226,17 +233,28 @@ async fn a_bit_flipped_in_transit_fails_the_checksum_and_leaves_no_file() {
     )
     .await
     .unwrap_err();
-    assert!(err.to_string().contains("CRC32C"), "{err}");
+    assert!(
+        matches!(err, TransferError::ChecksumMismatch { .. }) && err.to_string().contains("CRC32C"),
+        "{err}"
+    );
     assert_eq!(files(dir.path()), Vec::<String>::new());
     let mut out = Vec::new();
     let err = download_to_writer(Arc::clone(&client), &bucket, "k", &mut out, opts())
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("does not match"), "{err}");
+    assert!(
+        matches!(err, TransferError::ChecksumMismatch { .. })
+            && err.to_string().contains("does not match"),
+        "{err}"
+    );
     let err = download_to_memory(client, &bucket, "k", opts())
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("does not match"), "{err}");
+    assert!(
+        matches!(err, TransferError::ChecksumMismatch { .. })
+            && err.to_string().contains("does not match"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,7 +279,8 @@ async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("changed during the download"),
+        matches!(err, TransferError::Changed { .. })
+            && err.to_string().contains("changed during the download"),
         "{err}"
     );
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
@@ -290,7 +309,8 @@ async fn an_object_replaced_between_the_head_and_the_first_bytes_is_an_error() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("changed during the download"),
+        matches!(err, TransferError::Changed { .. })
+            && err.to_string().contains("changed during the download"),
         "{err}"
     );
     assert!(
@@ -354,7 +374,13 @@ async fn an_upload_that_keeps_failing_is_aborted() {
     let err = upload_file(Arc::clone(&client), &src, &bucket, "big", opts())
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::S3 { status: 503, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            TransferError::Client(ClientError::S3 { status: 503, .. })
+        ),
+        "{err}"
+    );
     let direct = client_for(&server());
     assert!(
         direct.head_object(&bucket, "big").await.is_err(),
@@ -388,13 +414,13 @@ fn stall_opts() -> TransferOptions {
 /// A stalled transfer's error: `Stalled`, reported within a few seconds of the bound (not
 /// after the retries' own timeouts: 5 attempts x parts x 0.5 s and backoff).
 fn assert_stalled<T: std::fmt::Debug>(
-    got: Result<T, ClientError>,
+    got: Result<T, TransferError>,
     started: std::time::Instant,
     sending: bool,
 ) {
     let e = got.unwrap_err();
     assert!(
-        matches!(e, ClientError::Stalled { sending: s, .. } if s == sending),
+        matches!(e, TransferError::Stalled { sending: s, .. } if s == sending),
         "{e:?}"
     );
     let text = e.to_string();
@@ -453,7 +479,10 @@ async fn a_server_that_answers_and_stalls_each_retry_fails_after_the_retries() {
     let e = download_to_memory(client_for(&p.endpoint), &bucket, "k", stall_opts())
         .await
         .unwrap_err();
-    assert!(matches!(e, ClientError::Network(_)), "{e:?}");
+    assert!(
+        matches!(e, TransferError::Client(ClientError::Network(_))),
+        "{e:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,129 @@
+//! Why a transfer failed, by cause.
+
+use std::fmt;
+use std::time::Duration;
+
+use slipstream_client::{ChecksumAlgorithm, ClientError};
+
+/// A transfer's failure. Whatever the cause, a download left no file under the destination's
+/// name and a multipart upload was aborted.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// S3 or the network: a request failed after its retries (S3's code and status kept).
+    Client(ClientError),
+    /// The object was replaced during the download: its ETag is no longer the one every part
+    /// was pinned to, so the parts would not be one object.
+    Changed {
+        /// The object's key.
+        key: String,
+        /// The ETag the download started with.
+        etag: String,
+    },
+    /// The data does not match the object's whole-object checksum: damaged in transit or at
+    /// rest (every part arrived, with the right lengths).
+    ChecksumMismatch {
+        /// The checksum the object has.
+        algorithm: ChecksumAlgorithm,
+        /// What the bytes that arrived give (base64, as S3 shows it).
+        computed: String,
+        /// What the object has.
+        expected: String,
+    },
+    /// The server's answer does not fit what was asked: more bytes than the range, a first
+    /// answer of the wrong length, a missing `Content-Length`.
+    BadResponse(String),
+    /// The network or the server: no byte moved, in either direction, on any of the client's
+    /// connections for `idle` (the server froze, or the path to it went dark), retries
+    /// included. `sending` is what the server stopped doing: sending data (a download) or
+    /// taking it (an upload).
+    Stalled {
+        /// How long nothing moved.
+        idle: Duration,
+        /// A download (the server stopped sending) rather than an upload.
+        sending: bool,
+    },
+    /// This machine: a local file or stream could not be read or written (a full disk, a
+    /// closed pipe), or a transfer task failed.
+    Io(std::io::Error),
+    /// The caller's: what was asked cannot be done (an object too large for memory, a buffer
+    /// of the wrong size, a stream past 10,000 parts, a key that would leave the directory).
+    Invalid(String),
+}
+
+impl TransferError {
+    /// Whether fetching the same part again may help (the client already retried each request;
+    /// this is for a body that broke off or stalled after its headers arrived).
+    pub(crate) fn is_retryable(&self) -> bool {
+        matches!(self, TransferError::Client(e) if e.is_retryable())
+    }
+
+    /// S3's error code, if S3 sent one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            TransferError::Client(e) => e.code(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TransferError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransferError::Client(e) => e.fmt(f),
+            TransferError::Changed { key, etag } => write!(
+                f,
+                "{key} changed during the download (its ETag is no longer {etag})"
+            ),
+            TransferError::ChecksumMismatch {
+                algorithm,
+                computed,
+                expected,
+            } => write!(
+                f,
+                "the downloaded data's {algorithm} ({computed}) does not match the object's ({expected})"
+            ),
+            TransferError::BadResponse(why) => write!(f, "unexpected response: {why}"),
+            TransferError::Stalled { idle, sending } => write!(
+                f,
+                "the server stopped {}: nothing moved on any connection for {}s",
+                if *sending { "sending" } else { "taking data" },
+                idle.as_secs_f64()
+            ),
+            TransferError::Io(e) => e.fmt(f),
+            TransferError::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for TransferError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TransferError::Client(e) => Some(e),
+            TransferError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ClientError> for TransferError {
+    fn from(e: ClientError) -> Self {
+        match e {
+            // A local file the client read or wrote is this machine's, not S3's.
+            ClientError::Io(io) => TransferError::Io(io),
+            other => TransferError::Client(other),
+        }
+    }
+}
+
+impl From<std::io::Error> for TransferError {
+    fn from(e: std::io::Error) -> Self {
+        TransferError::Io(e)
+    }
+}
+
+impl From<tokio::task::JoinError> for TransferError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        TransferError::Io(std::io::Error::other(e))
+    }
+}
