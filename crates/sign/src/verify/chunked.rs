@@ -103,7 +103,7 @@ impl ChunkedBody {
                 verified.payload.as_str()
             )));
         }
-        let header = |name: &str| super::single_header(headers, name);
+        let header = |name: &str| super::steps::single_header(headers, name);
         let expected_len = header("x-amz-decoded-content-length")?
             .and_then(|v| v.parse::<u64>().ok())
             .ok_or_else(|| {

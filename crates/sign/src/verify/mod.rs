@@ -10,26 +10,20 @@
 mod chunked;
 mod error;
 mod parse;
+mod steps;
 
 use std::fmt;
 use std::sync::OnceLock;
 
-use hmac::Mac;
 use subtle::ConstantTimeEq;
 
 pub use chunked::{ChunkedBody, MAX_CHUNK};
 pub use error::VerifyError;
 pub use parse::Algorithm;
 
-use crate::canonical::{
-    canonical_headers, canonical_query_pairs, canonical_request, canonical_uri, split_query,
-    PathEncoding,
-};
-use crate::string_to_sign::{scope, scope_v4a, string_to_sign};
-use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
-use crate::{
-    Credentials, KeyCache, PayloadHash, SessionTokenMode, SigningKey, SigningTime, ALGORITHM,
-};
+use crate::canonical::{split_query, PathEncoding};
+use crate::v4a::EcdsaKey;
+use crate::{Credentials, KeyCache, PayloadHash, SessionTokenMode, SigningKey, SigningTime};
 
 /// Where the verifier gets keys. Implementations look up their own store; neither method is
 /// handed or returns a secret.
@@ -282,7 +276,8 @@ impl Verifier {
         self
     }
 
-    /// Verifies `req` at time `now`.
+    /// Verifies `req` at time `now`, in the order S3 reports errors: the auth parameters, the
+    /// time, the scope, the headers, then the signature (`steps.rs`).
     pub fn verify(
         &self,
         req: &Incoming<'_>,
@@ -290,233 +285,24 @@ impl Verifier {
         now: SigningTime,
     ) -> Result<Verified, VerifyError> {
         let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
-        let authorization = single_header(req.headers, "authorization")?;
-        let header_date = single_header(req.headers, "x-amz-date")?;
         // The query is split once; detection, claims and the canonical query all use the pairs.
         let pairs: Vec<(&str, &str)> = split_query(query).collect();
-        let presigned = parse::has_query_auth(&pairs);
-        let mut claims = match (authorization, presigned) {
-            (Some(_), true) => {
-                return Err(VerifyError::InvalidRequest(
-                    "only one auth mechanism allowed: Authorization header or presigned URL".into(),
-                ))
-            }
-            (None, false) => return Err(VerifyError::Missing),
-            (Some(value), false) => parse::authorization_header(value)?,
-            (None, true) => parse::query_auth(&pairs)?,
-        };
-        let malformed = |why: String| {
-            if presigned {
-                VerifyError::AuthorizationQueryParametersError(why)
-            } else {
-                VerifyError::AuthorizationHeaderMalformed(why)
-            }
-        };
-
-        // Time: the signing date, its agreement with the scope, and the validity window.
-        // Fields of `claims` are taken, not cloned: `Verified` owns them in the end anyway.
-        let amz_date = if presigned {
-            claims.amz_date.take()
-        } else {
-            header_date.map(str::to_owned)
-        }
-        .ok_or_else(|| malformed("X-Amz-Date is missing".into()))?;
-        let signed_at = SigningTime::parse_amz(&amz_date)
-            .map_err(|_| malformed(format!("X-Amz-Date {amz_date:?} is not YYYYMMDDTHHMMSSZ")))?;
-        if amz_date.get(..8) != Some(claims.date_stamp.as_str()) {
-            return Err(malformed(format!(
-                "the credential date {} is not the date of X-Amz-Date {amz_date}",
-                claims.date_stamp
-            )));
-        }
-        let expires_at = claims
-            .expires
-            .map(|e| signed_at.plus(i64::try_from(e).unwrap_or(i64::MAX)));
-        match expires_at {
-            None if (now.unix() - signed_at.unix()).abs() > self.max_skew => {
-                return Err(VerifyError::RequestTimeTooSkewed)
-            }
-            Some(_) if signed_at.unix() - now.unix() > self.max_skew => {
-                return Err(VerifyError::AccessDenied(
-                    "the URL is dated in the future: it is not valid yet".into(),
-                ))
-            }
-            Some(end) if now > end => {
-                return Err(VerifyError::AccessDenied("Request has expired".into()))
-            }
-            _ => {}
-        }
-
-        // Scope: this server's region (or one in the signed set), service and algorithm's fields.
-        if claims.service != self.service {
-            return Err(malformed(format!(
-                "the service {:?} is wrong; expecting {:?}",
-                claims.service, self.service
-            )));
-        }
-        let region = match claims.algorithm {
-            Algorithm::V4 => {
-                let r = claims.region.take().unwrap_or_default();
-                if r != self.region {
-                    return Err(malformed(format!(
-                        "the region {r:?} is wrong; expecting {:?}",
-                        self.region
-                    )));
-                }
-                r
-            }
-            Algorithm::V4a => {
-                let set = if presigned {
-                    claims.region_set.take()
-                } else {
-                    single_header(req.headers, "x-amz-region-set")?.map(str::to_owned)
-                }
-                .ok_or_else(|| malformed("a SigV4A request needs a region set".into()))?;
-                if !presigned
-                    && !claims
-                        .signed_headers
-                        .iter()
-                        .any(|h| h == "x-amz-region-set")
-                {
-                    return Err(malformed("x-amz-region-set must be signed".into()));
-                }
-                if !region_set_contains(&set, &self.region) {
-                    return Err(VerifyError::AccessDenied(format!(
-                        "the signed region set {set:?} does not include {}",
-                        self.region
-                    )));
-                }
-                set
-            }
-        };
-
-        // Headers: header auth signs x-amz-date; every x-amz-* header present must be signed.
-        if !presigned && !claims.signed_headers.iter().any(|h| h == "x-amz-date") {
-            return Err(malformed("x-amz-date must be signed".into()));
-        }
-        for (name, _) in req.headers {
-            let is_amz = name.len() > 6 && name.as_bytes()[..6].eq_ignore_ascii_case(b"x-amz-");
-            if !is_amz
-                || claims
-                    .signed_headers
-                    .iter()
-                    .any(|h| h.eq_ignore_ascii_case(name))
-            {
-                continue;
-            }
-            let exempt = (presigned
-                && UNSIGNED_OK_PRESIGNED
-                    .iter()
-                    .any(|h| h.eq_ignore_ascii_case(name)))
-                || (self.token == SessionTokenMode::AddedAfterSigning
-                    && name.eq_ignore_ascii_case("x-amz-security-token"));
-            if !exempt {
-                let lower = name.to_ascii_lowercase();
-                return Err(VerifyError::AccessDenied(format!(
-                    "the header {lower} is present but not signed"
-                )));
-            }
-        }
-        let mut signed_values: Vec<(&str, &str)> = Vec::with_capacity(claims.signed_headers.len());
-        for name in &claims.signed_headers {
-            let before = signed_values.len();
-            signed_values.extend(
-                req.headers
-                    .iter()
-                    .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| (name.as_str(), *v)),
-            );
-            if signed_values.len() == before {
-                return Err(malformed(format!(
-                    "the signed header {name} is not in the request"
-                )));
-            }
-        }
-        let (canonical_hdrs, signed_list) =
-            canonical_headers(&signed_values).map_err(|e| malformed(e.to_string()))?;
-
-        let payload = match (
-            single_header(req.headers, "x-amz-content-sha256")?,
-            req.body_sha256,
-        ) {
-            (Some(v), _) => PayloadHash::parse(v).ok_or_else(|| {
-                VerifyError::InvalidRequest(format!(
-                    "x-amz-content-sha256 {v:?} is not a hash or a known mode"
-                ))
-            })?,
-            (None, Some(hash)) => PayloadHash::parse(hash).ok_or_else(|| {
-                VerifyError::InvalidRequest("the body hash is not 64 hex digits".into())
-            })?,
-            (None, None) if presigned => PayloadHash::Unsigned,
-            (None, None) => {
-                return Err(VerifyError::InvalidRequest(
-                    "Missing required header for this request: x-amz-content-sha256".into(),
-                ))
-            }
-        };
-        let token_unsigned = self.token == SessionTokenMode::AddedAfterSigning;
-        let signed_pairs = pairs.iter().copied().filter(|(k, _)| {
-            *k != "X-Amz-Signature" && (!token_unsigned || *k != "X-Amz-Security-Token")
-        });
-        let cr = canonical_request(
-            req.method,
-            &canonical_uri(path, self.path),
-            &canonical_query_pairs(signed_pairs, &[]),
-            &canonical_hdrs,
-            &signed_list,
-            payload.as_str(),
-        );
-        let (algorithm_name, scope) = match claims.algorithm {
-            Algorithm::V4 => (
-                ALGORITHM,
-                scope(&claims.date_stamp, &region, &claims.service)
-                    .map_err(|e| malformed(e.to_string()))?,
-            ),
-            Algorithm::V4a => (
-                ALGORITHM_V4A,
-                scope_v4a(&claims.date_stamp, &claims.service),
-            ),
-        };
-        let sts = string_to_sign(algorithm_name, &amz_date, &scope, &cr);
-
-        // The signature. An unknown key is checked against a stand-in key, so it costs the same.
-        let (known, valid) = match claims.algorithm {
-            Algorithm::V4 => {
-                let key = keys.signing_key(
-                    &claims.access_key_id,
-                    &claims.date_stamp,
-                    &region,
-                    &claims.service,
-                );
-                let known = key.is_some();
-                let key = key.unwrap_or_else(|| stand_in_signing_key().clone());
-                let mut mac = key.mac();
-                mac.update(sts.as_bytes());
-                let expected = crate::encode::hex32(&mac.finalize().into_bytes().into());
-                (
-                    known,
-                    bool::from(expected[..].ct_eq(claims.signature.as_bytes())),
-                )
-            }
-            Algorithm::V4a => {
-                let public = keys.public_key(&claims.access_key_id);
-                let known = public.is_some();
-                let public = public.unwrap_or_else(|| stand_in_public_key().to_vec());
-                (
-                    known,
-                    crate::v4a::verify(&public, sts.as_bytes(), &claims.signature),
-                )
-            }
-        };
-        if !known {
-            return Err(VerifyError::InvalidAccessKeyId);
-        }
-        if !valid {
-            return Err(VerifyError::SignatureDoesNotMatch {
-                canonical_request: cr,
-                string_to_sign: sts,
-            });
-        }
+        let (mut claims, presigned) = steps::claims(req, &pairs)?;
+        let time = self.check_time(&mut claims, req, presigned, now)?;
+        let region = self.check_scope(&mut claims, req, presigned)?;
+        let signed_values = self.check_headers(&claims, req, presigned)?;
+        let payload = steps::payload(req, presigned)?;
+        let (cr, sts) = self.string_to_sign(
+            req,
+            (path, &pairs),
+            &claims,
+            presigned,
+            &signed_values,
+            &payload,
+            &region,
+            &time.amz_date,
+        )?;
+        steps::check_signature(keys, &claims, &region, cr, sts)?;
         Ok(Verified {
             access_key_id: claims.access_key_id,
             algorithm: claims.algorithm,
@@ -526,67 +312,9 @@ impl Verifier {
             date_stamp: claims.date_stamp,
             region,
             service: claims.service,
-            signed_at,
-            expires_at,
+            signed_at: time.signed_at,
+            expires_at: time.expires_at,
             seed_signature: claims.signature,
         })
-    }
-}
-
-/// The value of header `name`; two of them is an error (S3 refuses duplicate auth headers).
-fn single_header<'a>(
-    headers: &[(&str, &'a str)],
-    name: &str,
-) -> Result<Option<&'a str>, VerifyError> {
-    let mut found = headers
-        .iter()
-        .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| *v);
-    let first = found.next();
-    if found.next().is_some() {
-        return Err(VerifyError::InvalidRequest(format!(
-            "the {name} header appears more than once"
-        )));
-    }
-    Ok(first)
-}
-
-/// `us-east-1,eu-*,*`: exact names, `prefix*` patterns, or `*`.
-fn region_set_contains(set: &str, region: &str) -> bool {
-    set.split(',').any(|r| match r.strip_suffix('*') {
-        Some(prefix) => region.starts_with(prefix),
-        None => r == region,
-    })
-}
-
-/// A SigV4 key for unknown access keys, derived once: deriving one per request would make an
-/// unknown key cost more work (four HMACs) than a known one, which a caller could time.
-fn stand_in_signing_key() -> &'static SigningKey {
-    static KEY: OnceLock<SigningKey> = OnceLock::new();
-    KEY.get_or_init(|| SigningKey::derive("stand-in", "19700101", "region", "service"))
-}
-
-/// A valid public key that signs nothing we accept, for unknown access keys.
-fn stand_in_public_key() -> &'static [u8] {
-    static KEY: OnceLock<Vec<u8>> = OnceLock::new();
-    KEY.get_or_init(|| {
-        Credentials::new("STANDIN", "stand-in", None)
-            .ok()
-            .and_then(|c| EcdsaKey::derive(&c).ok())
-            .map(|k| k.public_key().to_vec())
-            .unwrap_or_default()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn region_sets_match_names_patterns_and_star() {
-        assert!(region_set_contains("*", "eu-west-1"));
-        assert!(region_set_contains("us-east-1,eu-*", "eu-west-1"));
-        assert!(!region_set_contains("us-east-1,us-west-2", "eu-west-1"));
-        assert!(!region_set_contains("us-*", "eu-west-1"));
     }
 }
