@@ -89,6 +89,17 @@ impl std::error::Error for ClientError {
     }
 }
 
+/// The wire model's errors: a bad bucket, endpoint or URI is the caller's request; an answer
+/// that does not parse is the server's response.
+impl From<slipstream_s3::Error> for ClientError {
+    fn from(e: slipstream_s3::Error) -> Self {
+        match e {
+            slipstream_s3::Error::Response(why) => ClientError::Response(why),
+            other => ClientError::Request(other.to_string()),
+        }
+    }
+}
+
 impl From<std::io::Error> for ClientError {
     fn from(e: std::io::Error) -> Self {
         ClientError::Io(e)

@@ -30,7 +30,6 @@ mod options;
 pub mod tls;
 mod transport;
 mod warm;
-pub mod xml;
 
 pub use activity::Activity;
 pub use checksum::{Checksum, ChecksumAlgorithm};
@@ -41,3 +40,5 @@ pub use error::ClientError;
 pub use object::ObjectStream;
 pub use ops::{CompletedPart, ObjectInfo};
 pub use options::ClientOptions;
+/// S3's XML, read sans-IO by `slipstream-s3` (listings, errors, upload IDs).
+pub use slipstream_s3::xml;

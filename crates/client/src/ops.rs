@@ -176,7 +176,7 @@ impl S3Client {
                 ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;
-        xml::upload_id(&body_bytes(r).await?)
+        Ok(xml::upload_id(&body_bytes(r).await?)?)
     }
 
     /// `UploadPart` number `number` (1 to 10,000) with its checksum, of the algorithm the
@@ -299,7 +299,7 @@ impl S3Client {
                 ..Call::new(Method::GET, bucket, None)
             })
             .await?;
-        xml::list_page(&body_bytes(r).await?)
+        Ok(xml::list_page(&body_bytes(r).await?)?)
     }
 
     /// Every object under `prefix` (all pages).

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-/// Why a bucket, endpoint or URI was refused. Every variant is the caller's input.
+/// Why a bucket, endpoint or URI was refused (the caller's input), or an S3 answer could not be
+/// read (the server's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -14,6 +15,8 @@ pub enum Error {
     InvalidRegion(String),
     /// Caller: text that is not `s3://bucket/key`.
     InvalidUri(String),
+    /// Server: an XML answer that does not parse, or lacks a part the operation needs.
+    Response(String),
 }
 
 impl fmt::Display for Error {
@@ -26,6 +29,7 @@ impl fmt::Display for Error {
             Error::InvalidEndpoint(why) => write!(f, "invalid endpoint URL: {why}"),
             Error::InvalidRegion(r) => write!(f, "invalid region {r:?}: expected a name such as us-east-1"),
             Error::InvalidUri(why) => write!(f, "invalid S3 URI: {why}"),
+            Error::Response(why) => f.write_str(why),
         }
     }
 }

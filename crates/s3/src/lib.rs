@@ -9,6 +9,7 @@ mod bucket;
 mod endpoint;
 mod error;
 mod uri;
+pub mod xml;
 
 pub use bucket::{check_bucket, is_valid_host_label, is_virtual_hostable};
 pub use endpoint::{resolve, AddressingStyle, Endpoint};

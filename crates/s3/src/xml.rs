@@ -1,4 +1,6 @@
-//! S3's XML bodies, sans-IO: bytes in, typed values out (and the one body we send).
+//! S3's XML bodies, sans-IO: bytes in, typed values out (and the one body we send). Fuzzed
+//! (`crates/sign/fuzz`, target `s3_xml`): whatever a server sends, parsing returns a value or an
+//! error, never a panic.
 //!
 //! A small path-based reader is enough for S3's flat documents: each leaf's text is handed out
 //! with the names of its ancestors, so `ListBucketResult/Contents/Key` is one match arm.
@@ -6,18 +8,15 @@
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-use crate::ClientError;
+use crate::Error;
 
 /// Calls `visit(path, Some(text))` for every element with text, `path` being the element names
 /// from the root joined by `/`, and `visit(path, None)` when an element starts.
-pub(crate) fn walk(
-    body: &[u8],
-    mut visit: impl FnMut(&str, Option<String>),
-) -> Result<(), ClientError> {
+pub fn walk(body: &[u8], mut visit: impl FnMut(&str, Option<String>)) -> Result<(), Error> {
     let mut reader = Reader::from_reader(body);
     let mut path = String::new();
     let mut text = String::new();
-    let bad = |e: &dyn std::fmt::Display| ClientError::Response(format!("malformed XML: {e}"));
+    let bad = |e: &dyn std::fmt::Display| Error::Response(format!("malformed XML: {e}"));
     loop {
         match reader.read_event().map_err(|e| bad(&e))? {
             Event::Start(e) => {
@@ -55,14 +54,14 @@ pub fn error(body: &[u8]) -> Option<(String, String)> {
 }
 
 /// The `UploadId` of `CreateMultipartUpload`'s answer.
-pub fn upload_id(body: &[u8]) -> Result<String, ClientError> {
+pub fn upload_id(body: &[u8]) -> Result<String, Error> {
     let mut id = None;
     walk(body, |path, text| {
         if path == "InitiateMultipartUploadResult/UploadId" {
             id = text;
         }
     })?;
-    id.ok_or_else(|| ClientError::Response("CreateMultipartUpload returned no UploadId".into()))
+    id.ok_or_else(|| Error::Response("CreateMultipartUpload returned no UploadId".into()))
 }
 
 /// One object of a listing.
@@ -90,7 +89,7 @@ pub struct ListPage {
 }
 
 /// Parses a `ListBucketResult` (ListObjectsV2).
-pub fn list_page(body: &[u8]) -> Result<ListPage, ClientError> {
+pub fn list_page(body: &[u8]) -> Result<ListPage, Error> {
     let mut page = ListPage::default();
     let mut truncated = false;
     let mut size_error = None;
@@ -116,14 +115,14 @@ pub fn list_page(body: &[u8]) -> Result<ListPage, ClientError> {
         }
     })?;
     if let Some(s) = size_error {
-        return Err(ClientError::Response(format!(
+        return Err(Error::Response(format!(
             "object size {s:?} is not a number"
         )));
     }
     if !truncated {
         page.continuation = None;
     } else if page.continuation.is_none() {
-        return Err(ClientError::Response(
+        return Err(Error::Response(
             "a truncated listing without NextContinuationToken".into(),
         ));
     }
