@@ -27,10 +27,11 @@ test-with-server: python
 	$(PY) -m pytest -q tests bindings/python/tests
 	cargo bench --locked -q -p slipstream-sign-bench --bench presign -- --test
 
-## lint: formatting, clippy with warnings as errors, and the pure crates' dependency check
+## lint: formatting, clippy and rustdoc with warnings as errors, and the pure crates' dependency check
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace --quiet
 	scripts/check-pure-deps.sh
 
 ## bench: Criterion benches of signing with rusty-s3 and aws-sigv4 as anchors, then the CLI rate

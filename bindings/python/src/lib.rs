@@ -1,9 +1,12 @@
-//! The `slipstream._slipstream` extension module: Python types over `slipstream-sign`.
+//! The `slipstream._slipstream` extension module: Python types over `slipstream-sign`
+//! (`Credentials`, `Presigner`) and `slipstream-transfer` (`Client`, in `client.rs`).
 //!
 //! This layer only converts and maps errors: caller mistakes become `ValueError` (or `TypeError`
-//! for wrong types, which PyO3 raises while extracting arguments), never a panic or a
-//! `SystemError`. The GIL is released around batch work (`presign_many`); a single presign takes
-//! well under a microsecond, less than releasing and taking back the GIL would cost.
+//! for wrong types, which PyO3 raises while extracting arguments), S3's refusals `S3Error`, a
+//! stalled transfer `TimeoutError`, never a panic or a `SystemError`. The GIL is released
+//! around batch work (`presign_many`) and transfers, which wait in short steps so that Python's
+//! signal handlers (Ctrl-C) run; a single presign takes well under a microsecond, less than
+//! releasing and taking back the GIL would cost.
 #![forbid(unsafe_code)]
 
 mod client;

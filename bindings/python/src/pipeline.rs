@@ -1,8 +1,9 @@
 //! `presign_many` with every core busy: signing needs no GIL, building Python strings does.
 //!
-//! Measured on 100,000 keys: signing costs about 56 ms of CPU, building the Python strings about
-//! 28 ms (GIL held), reading the keys about 8 ms. Done one after the other on two cores that is
-//! about 80 ms; here the keys are cut into chunks that signers claim in order: `threads - 1`
+//! Signing costs about twice as much CPU as building the Python strings (which needs the GIL),
+//! and reading the keys a fraction of either (docs/BENCHMARKS.md, the Python package). Done one
+//! after the other, one core would idle; here the keys are cut into chunks that signers claim
+//! in order: `threads - 1`
 //! worker threads sign, and the calling thread converts each chunk once it is signed, in order,
 //! and signs a chunk itself (GIL released) whenever the next one is not ready yet. No core waits
 //! while there is work. At most [`WINDOW`] chunks are signed ahead of the conversion, so memory

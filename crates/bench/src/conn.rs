@@ -3,7 +3,7 @@
 //! A pooled HTTP client hides when a connection was opened and when bytes moved. Here each worker
 //! owns its connection: TCP (TCP_NODELAY), then TLS if the endpoint is HTTPS (TLS 1.3 or 1.2, no
 //! session resumption for fresh connections: each one pays the full handshake a new client
-//! would), then hyper's HTTP/1.1 on top. The TCP stream is wrapped in [`TimedIo`], which notes
+//! would), then hyper's HTTP/1.1 on top. The TCP stream is wrapped in `TimedIo`, which notes
 //! when the request's last byte was written and when the response's first byte was read, below
 //! TLS, so "time to first byte" means the first byte on the wire, as curl's
 //! `time_starttransfer` does.

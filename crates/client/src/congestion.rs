@@ -3,10 +3,10 @@
 //! The sender's congestion control decides how full a long link stays, and on uploads the
 //! sender is us. The host's default serves most paths and stays the default. Where it does not
 //! fill a long, clean link, `ClientOptions::tcp_congestion` picks another, as `iperf3 -C` does.
-//! Measured on the emulated 100 ms / 500 Mbit/s link, 1 GiB to MinIO on 8 connections: BBR (this
-//! host's default) loses 0.2-0.35 s when all 8 flows drain the queue together for PROBE_RTT
-//! at ~10.5 s, and a tail as the flows finish at their own pace; reno and cubic keep the shared
-//! queue full to the last byte, 18.75-18.80 s against 19.1-19.4 s (docs/BENCHMARKS.md).
+//! On the emulated long link, BBR (this host's default) loses time when all flows drain the
+//! queue together for PROBE_RTT, and at the tail as the flows finish at their own pace; reno and
+//! cubic keep the shared queue full to the last byte (figures: docs/BENCHMARKS.md, "Uploads
+//! under a loss-based congestion control").
 //! Downloads are sent by the server, so this changes nothing for them.
 
 use std::future::Future;

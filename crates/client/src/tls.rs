@@ -22,7 +22,7 @@ pub const DEFAULT_VERSIONS: &[&SupportedProtocolVersion] =
 /// carries both its share and a plain X25519 one. Without that, rustls offered the hybrid group
 /// but sent only an X25519 share, and a server that prefers the hybrid (Go's crypto/tls, so
 /// versitygw) answered with a HelloRetryRequest: TLS 1.3 cost two round trips instead of one
-/// (measured with `slipstream bench --connections fresh` over the 100 ms emulated link).
+/// (`slipstream bench --connections fresh` over the emulated link; docs/BENCHMARKS.md).
 pub fn client_config(
     ca_bundle: Option<&Path>,
     versions: &[&'static SupportedProtocolVersion],

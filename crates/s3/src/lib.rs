@@ -1,8 +1,9 @@
-//! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read.
+//! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read, and
+//! S3's XML answers ([`xml`]).
 //!
 //! Pure: no I/O, no async. It decides the URL base of a bucket ([`resolve`]) with the choices
 //! botocore makes, so URLs presigned by `slipstream-sign` are byte-identical to boto3's.
-//! Signing itself is in `slipstream-sign`; sending requests will be in `slipstream-client`.
+//! Signing itself is in `slipstream-sign`; sending requests is in `slipstream-client`.
 #![forbid(unsafe_code)]
 
 mod bucket;

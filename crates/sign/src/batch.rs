@@ -2,7 +2,7 @@
 //!
 //! Work runs on rayon's global pool rather than on threads spawned per call: a new thread starts
 //! on the busy core and is migrated late, which left a core a third idle in batches of a few
-//! milliseconds (measured: 2.1M URLs/s on two spawned threads, 2.9M/s on the pool). Chunks are
+//! milliseconds (docs/BENCHMARKS.md, "Batch: 10,000 URLs per call"). Chunks are
 //! contiguous, which keeps order for free; presigning costs the same for every key, so equal
 //! chunks finish together.
 

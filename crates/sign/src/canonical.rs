@@ -1,8 +1,8 @@
 //! The canonical request of a general HTTP request: path, query and headers in SigV4's form.
 //!
-//! This is the reference path, used for header signing, for the test suite and (later) by the
-//! verifier. The URL presigner in [`crate::presign`] builds the same bytes from precomputed
-//! parts; a property test holds the two together.
+//! This is the reference path, used for header signing, for the test suite and by the verifier.
+//! The URL presigner ([`crate::Presigner`]) builds the same bytes from precomputed parts; a
+//! property test holds the two together.
 
 use std::borrow::Cow;
 

@@ -1,16 +1,19 @@
-//! SigV4 (`AWS4-HMAC-SHA256`) signing for S3: presigned URLs, `Authorization` headers and
-//! aws-chunked bodies.
+//! SigV4 (`AWS4-HMAC-SHA256`) and SigV4A (`AWS4-ECDSA-P256-SHA256`) signing for S3: presigned
+//! URLs, `Authorization` headers and aws-chunked bodies, and the verifier of all of them.
 //!
 //! This crate does no I/O, starts no runtime and never reads the clock: callers pass the
 //! [`SigningTime`] and get bytes back. That keeps it testable against fixed vectors and usable
-//! from any runtime, the CLI, the Python package and (later) the gateway's verifier.
+//! from any runtime: the client, the CLI, the Python package and the gateway.
 //!
-//! - [`Presigner`] and [`Template`]: many S3 URLs per second, byte-identical to botocore.
-//! - [`Signer`]: any request, header or query form, S3 or other services ([`Settings`]).
+//! - [`Presigner`] and [`Template`]: many S3 URLs per second, byte-identical to botocore;
+//!   [`batch`] over every core.
+//! - [`Signer`]: any request, header or query form, S3 or other services ([`Settings`]), with
+//!   either algorithm (`Signer::new_v4a`, [`v4a`]).
 //! - [`ChunkSigner`] and the `chunk` functions: streaming uploads.
+//! - [`verify`]: the other side, from derived keys or public keys only (never a secret).
 //!
 //! Not here: where a bucket lives (virtual-hosted or path-style hosts) is `slipstream-s3`'s job,
-//! and reading credentials from the environment or files is the CLI's.
+//! and reading credentials from the environment or files is `slipstream-client`'s.
 #![forbid(unsafe_code)]
 
 mod algorithm;

@@ -68,7 +68,7 @@ pub async fn download_to_file(
             parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
         })?;
         // No fsync: a killed process leaves the page cache intact, so the rename still only ever
-        // shows complete data; surviving power loss as well cost 14% of a 1 GiB download here.
+        // shows complete data; surviving power loss as well would slow every download.
         std::fs::rename(&tmp, dest)?;
         guard.0 = None;
         Ok(Downloaded {
@@ -132,8 +132,9 @@ async fn fetch_all(
 
 /// Part `i` of `source`, written into `file` at its offset as it arrives; returns its CRC
 /// (0 without an `algorithm`). Nothing waits for the whole part: memory stays at a batch per
-/// part in flight and the bytes are copied while still in the CPU's cache (1 GiB over loopback:
-/// 0.93 -> 0.89 s and 140 -> 35 MiB peak RSS against holding whole parts).
+/// part in flight and the bytes are copied while still in the CPU's cache (faster, and a
+/// fraction of the memory of holding whole parts: docs/BENCHMARKS.md, "Checksums and file parts
+/// written as they arrive").
 async fn write_part(
     source: &Source,
     i: usize,

@@ -1,8 +1,8 @@
 //! Writing a download's received frames into its file at their offsets, from many parts at once.
 //!
 //! Writes to one file are serialized by the kernel anyway (the inode's lock), and writers that
-//! meet there spin: a profile of a 1 GiB download over loopback showed 9% of the process's CPU
-//! in `rwsem_spin_on_owner`, on a machine whose two cores the server also needs. So the parts
+//! meet there spin in `rwsem_spin_on_owner` (a profile of a loopback download; docs/BENCHMARKS.md,
+//! "Downloads with less CPU"), on a machine whose two cores the server also needs. So the parts
 //! take turns on a lock of ours (a waiting thread sleeps) and write a batch of frames in one
 //! `pwritev`, one trip through the inode lock per batch instead of one per frame. The CRC is
 //! computed before taking a turn. Does no I/O scheduling of its own: callers run it on the

@@ -76,8 +76,8 @@ where
 }
 
 /// Part buffers handed from a finished part to the next one, for uploads and downloads. Fresh
-/// 8 MiB allocations per part cost RSS well beyond `concurrency x part_size` (measured: 246 MiB
-/// for 16 x 8 MiB on upload), because the allocator keeps freed large blocks in per-thread
+/// 8 MiB allocations per part cost RSS well beyond `concurrency x part_size` (docs/BENCHMARKS.md),
+/// because the allocator keeps freed large blocks in per-thread
 /// arenas; reusing them keeps memory at the bound.
 #[derive(Default)]
 pub(crate) struct BufferPool(Mutex<Vec<BytesMut>>);

@@ -14,8 +14,8 @@ use crate::TransferError;
 
 /// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
 /// is read as part 0, alongside the other parts. Waiting for that body before starting the
-/// others cost half a second over the 100 ms link: a new connection's slow start takes about
-/// seven round trips to bring 1 MiB.
+/// others cost many round trips over a long link: a new connection's slow start takes about
+/// seven to bring 1 MiB.
 pub(crate) struct First {
     response: ObjectStream,
     len: u64,

@@ -21,10 +21,9 @@ use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, M
 /// Into how many window parts each part's memory is cut, given how long the first answer took.
 /// On a long path a part takes many round trips and connections get unequal shares of the
 /// link, so one slow part holds back the window; smaller parts in a longer window (the same
-/// bytes) let the others keep going. Over the 100 ms link (docs/BENCHMARKS.md) a whole-part
-/// window reached 85% of the line rate, halves 88%, thirds 91%. On a short path the same cut
-/// costs CPU for three times the requests (loopback: 0.96 s with whole parts, 1.22 s with
-/// thirds, for 1 GiB), and nothing waits long there, so parts stay whole.
+/// bytes) let the others keep going: over the emulated long link thirds filled it best. On a
+/// short path the same cut costs CPU for three times the requests, and nothing waits long
+/// there, so parts stay whole (both measured: docs/BENCHMARKS.md, stream downloads).
 fn window_split(first_answer: Duration) -> u64 {
     if first_answer >= LONG_PATH {
         3
@@ -35,7 +34,7 @@ fn window_split(first_answer: Duration) -> u64 {
 
 /// Downloads `bucket/key` into `out`, in order. The window of parts fetched but not yet
 /// written holds `concurrency x part_size` bytes, as `concurrency` whole parts on a short path,
-/// or `3 x concurrency` third-size parts on a long one ([`window_split`]), while at most
+/// or `3 x concurrency` third-size parts on a long one (`window_split`), while at most
 /// `concurrency` requests are in flight. The checksum (when the object has a whole-object one) is
 /// checked at the end: with a stream, a mismatch is an error after the bytes were written, so
 /// callers must treat the output as invalid on error.
@@ -271,8 +270,8 @@ mod tests {
 
 /// A part of a stream download, read whole into a buffer from the transfer's [`BufferPool`]: a
 /// stream holds a window of parts while it waits for the earliest, and hyper's frames kept that
-/// long would pin its larger read buffers (a 5 GiB stream to stdout peaked at 205 MiB with
-/// frames, 143 MiB with pooled buffers; bound: 192 MiB). Files need no such buffer: their parts
+/// long would pin its larger read buffers (RSS over the bound for a long stream to stdout;
+/// docs/BENCHMARKS.md). Files need no such buffer: their parts
 /// are written as they arrive (`download.rs`).
 #[derive(Debug)]
 pub(crate) struct Part {
