@@ -1,7 +1,7 @@
 //! `presign_many` with every core busy: signing needs no GIL, building Python strings does.
 //!
 //! Signing costs about twice as much CPU as building the Python strings (which needs the GIL),
-//! and reading the keys a fraction of either (docs/BENCHMARKS.md, the Python package). Done one
+//! and reading the keys a fraction of either (docs/BENCHMARKS-HISTORY.md, "The Python package"). Done one
 //! after the other, one core would idle; here the keys are cut into chunks that signers claim
 //! in order: `threads - 1`
 //! worker threads sign, and the calling thread converts each chunk once it is signed, in order,

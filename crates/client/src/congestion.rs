@@ -5,7 +5,7 @@
 //! fill a long, clean link, `ClientOptions::tcp_congestion` picks another, as `iperf3 -C` does.
 //! On the emulated long link, BBR (this host's default) loses time when all flows drain the
 //! queue together for PROBE_RTT, and at the tail as the flows finish at their own pace; reno and
-//! cubic keep the shared queue full to the last byte (figures: docs/BENCHMARKS.md, "Uploads
+//! cubic keep the shared queue full to the last byte (figures: docs/BENCHMARKS-HISTORY.md, "Uploads
 //! under a loss-based congestion control").
 //! Downloads are sent by the server, so this changes nothing for them.
 

@@ -2,7 +2,7 @@
 //!
 //! Work runs on rayon's global pool rather than on threads spawned per call: a new thread starts
 //! on the busy core and is migrated late, which left a core a third idle in batches of a few
-//! milliseconds (docs/BENCHMARKS.md, "Batch: 10,000 URLs per call"). Chunks are
+//! milliseconds (docs/BENCHMARKS-HISTORY.md, "Batch: 10,000 URLs per call"). Chunks are
 //! contiguous, which keeps order for free; presigning costs the same for every key, so equal
 //! chunks finish together.
 

@@ -12,7 +12,7 @@ pub(crate) const LONG_PATH: Duration = Duration::from_millis(20);
 /// Part size and connections for a file or memory download, given how long the first answer
 /// took. A long path needs `concurrency` connections to fill it. On a short one a few
 /// connections already move data as fast as the CPUs copy it, and each request and connection
-/// costs the server CPU the client then lacks (docs/BENCHMARKS.md, "Downloads with less CPU").
+/// costs the server CPU the client then lacks (docs/BENCHMARKS-HISTORY.md, "Downloads with less CPU").
 /// So a
 /// short path gets the halved cut: a file download holds a 1 MiB batch per part, not the part,
 /// so its memory does not grow.
@@ -28,7 +28,7 @@ pub(crate) fn file_cut(first_answer: Duration, opts: &TransferOptions) -> (u64, 
 /// CreateMultipartUpload took. Parts are at least 5 MiB and few enough for S3's 10,000. On a
 /// long path the last parts decide the end: none may be under 5 MiB, so the connections finish
 /// their last parts up to one 5 MiB part's time apart, at a `1/concurrency` share of the link,
-/// while the link idles. The halved cut halves that tail (docs/BENCHMARKS.md, "Uploads to a far
+/// while the link idles. The halved cut halves that tail (docs/BENCHMARKS-HISTORY.md, "Uploads to a far
 /// server on half the connections"). Downloads keep every connection there: their last parts
 /// shrink to an
 /// eighth of a part, so more connections only speed up the start.

@@ -133,7 +133,7 @@ async fn fetch_all(
 /// Part `i` of `source`, written into `file` at its offset as it arrives; returns its CRC
 /// (0 without an `algorithm`). Nothing waits for the whole part: memory stays at a batch per
 /// part in flight and the bytes are copied while still in the CPU's cache (faster, and a
-/// fraction of the memory of holding whole parts: docs/BENCHMARKS.md, "Checksums and file parts
+/// fraction of the memory of holding whole parts: docs/BENCHMARKS-HISTORY.md, "Checksums and file parts
 /// written as they arrive").
 async fn write_part(
     source: &Source,

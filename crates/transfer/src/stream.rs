@@ -23,7 +23,7 @@ use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, M
 /// link, so one slow part holds back the window; smaller parts in a longer window (the same
 /// bytes) let the others keep going: over the emulated long link thirds filled it best. On a
 /// short path the same cut costs CPU for three times the requests, and nothing waits long
-/// there, so parts stay whole (both measured: docs/BENCHMARKS.md, stream downloads).
+/// there, so parts stay whole (both measured: docs/BENCHMARKS-HISTORY.md, the stream-download passes).
 fn window_split(first_answer: Duration) -> u64 {
     if first_answer >= LONG_PATH {
         3
