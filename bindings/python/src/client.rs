@@ -292,17 +292,20 @@ impl Client {
 }
 
 impl Client {
-    /// Runs `work` on the client's runtime with the GIL released, letting Python handle signals
-    /// every [`SIGNAL_CHECK`]: when a handler raises (Ctrl-C's `KeyboardInterrupt`, or the
-    /// package's SIGTERM and SIGHUP handlers), the work is dropped, which removes a download's
-    /// temporary file and starts the abort of an open multipart upload, the aborts get
-    /// [`CLEANUP_WAIT`] to finish, and the exception propagates.
+    /// Runs `work` on the client's runtime with the GIL released, in steps of [`SIGNAL_CHECK`]
+    /// between which Python runs its signal handlers and the SIGTERM/SIGHUP watch is polled
+    /// (`stop.rs`). When a handler raises (Ctrl-C's `KeyboardInterrupt`) or a stop signal
+    /// arrived, the work is dropped, which removes a download's temporary file and starts the
+    /// abort of an open multipart upload, and the aborts get [`CLEANUP_WAIT`] to finish; then
+    /// the exception propagates, or the process ends by the stop signal.
     fn wait<T, E, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
     where
         F: std::future::Future<Output = Result<T, E>> + Send,
         T: Send,
         E: Raise + Send,
     {
+        let watch = crate::stop::watch(py);
+        let busy = watch.map(crate::stop::Watch::enter);
         // Boxed so that it can be dropped (cancelled) before the clean-ups are awaited.
         let mut work = Box::pin(work);
         loop {
@@ -314,15 +317,24 @@ impl Client {
             if let Ok(done) = step {
                 return done.map_err(Raise::raise);
             }
-            if let Err(raised) = py.check_signals() {
-                // Dropped inside the runtime's context: a multipart upload's guard spawns its
-                // abort on the current runtime, and there is none on this thread otherwise.
-                let entered = self.runtime.enter();
-                drop(work);
-                drop(entered);
-                py.detach(|| self.runtime.block_on(finish_cleanups_within(CLEANUP_WAIT)));
-                return Err(raised);
+            let raised = py.check_signals().err();
+            let stopped = watch.and_then(crate::stop::Watch::stopped);
+            if raised.is_none() && stopped.is_none() {
+                continue;
             }
+            // Dropped inside the runtime's context: a multipart upload's guard spawns its
+            // abort on the current runtime, and there is none on this thread otherwise.
+            let entered = self.runtime.enter();
+            drop(work);
+            drop(entered);
+            py.detach(|| self.runtime.block_on(finish_cleanups_within(CLEANUP_WAIT)));
+            drop(busy);
+            if let (Some(signal), Some(watch)) = (stopped, watch) {
+                py.detach(|| watch.end_by(signal, CLEANUP_WAIT));
+            }
+            return Err(raised.unwrap_or_else(|| {
+                PyRuntimeError::new_err("the transfer was stopped by a signal")
+            }));
         }
     }
 

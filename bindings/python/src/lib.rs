@@ -12,6 +12,7 @@
 mod client;
 mod options;
 mod pipeline;
+mod stop;
 
 use std::sync::Mutex;
 
