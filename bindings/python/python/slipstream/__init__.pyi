@@ -113,9 +113,9 @@ class Client:
         is aborted.
 
         Ctrl-C (``KeyboardInterrupt``) stops a transfer within 0.1 s; so does any signal
-        handler that raises. From the main thread, a transfer also catches SIGTERM and SIGHUP
-        while the process has no handler of its own for them: it cleans up (no partial file,
-        no open multipart upload) and then ends the process with that signal, as it would have
+        handler that raises. Where the program has no handler of its own for SIGTERM or SIGHUP,
+        a transfer in flight (on any thread) also catches them: it cleans up (no partial file,
+        no open multipart upload) and then ends the process by that signal, as it would have
         ended without the client."""
         ...
     @classmethod
