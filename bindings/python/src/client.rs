@@ -322,11 +322,7 @@ impl Client {
             if raised.is_none() && stopped.is_none() {
                 continue;
             }
-            // Dropped inside the runtime's context: a multipart upload's guard spawns its
-            // abort on the current runtime, and there is none on this thread otherwise.
-            let entered = self.runtime.enter();
             drop(work);
-            drop(entered);
             py.detach(|| self.runtime.block_on(finish_cleanups_within(CLEANUP_WAIT)));
             drop(busy);
             if let (Some(signal), Some(watch)) = (stopped, watch) {

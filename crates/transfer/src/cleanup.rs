@@ -61,6 +61,9 @@ struct MultipartGuard {
     key: String,
     upload_id: String,
     armed: bool,
+    /// The runtime the upload runs on, where a drop spawns the abort: the future may be
+    /// dropped on a thread outside it (a Python thread cancelling a transfer).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl MultipartGuard {
@@ -71,6 +74,7 @@ impl MultipartGuard {
             key: key.to_owned(),
             upload_id: upload_id.to_owned(),
             armed: true,
+            runtime: tokio::runtime::Handle::try_current().ok(),
         }
     }
 
@@ -91,7 +95,7 @@ impl Drop for MultipartGuard {
         if !self.armed {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        let Some(runtime) = self.runtime.take() else {
             return;
         };
         let (client, bucket, key, id) = (
