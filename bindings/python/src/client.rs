@@ -23,7 +23,7 @@ use slipstream_client::{
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{
     download_to_file, finish_cleanups_within, upload_file, MemoryDownload, TransferError,
-    TransferOptions,
+    TransferOptions, CLEANUP_WAIT,
 };
 
 use crate::{addressing_style, Credentials};
@@ -125,10 +125,6 @@ impl ProvideCredentials for Callback {
 /// How often a waiting transfer lets Python run its signal handlers: Ctrl-C feels immediate, and
 /// the GIL is taken ten times a second at most.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
-
-/// How long an interrupted transfer waits for its multipart uploads' aborts (a server that
-/// stopped answering would hold the exception forever).
-const CLEANUP_WAIT: Duration = Duration::from_secs(10);
 
 /// Moves objects between S3 and files or memory; thread-safe.
 #[pyclass(frozen, subclass, module = "slipstream")]

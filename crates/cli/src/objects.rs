@@ -9,7 +9,7 @@ use slipstream_client::{resolve, ChecksumAlgorithm, ClientOptions, Env, S3Client
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_writer, upload_directory, upload_file,
-    upload_from_reader, TransferError, TransferOptions, MIN_PART_SIZE,
+    upload_from_reader, TransferError, TransferOptions, CLEANUP_WAIT, MIN_PART_SIZE,
 };
 
 use crate::args::{CpArgs, ObjectArgs};
@@ -324,11 +324,6 @@ async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<
     };
     Err(Failure::signalled(number, message))
 }
-
-/// How long an interrupted command waits for its multipart uploads' aborts: Kubernetes gives a
-/// pod 30 s between SIGTERM and SIGKILL, and a server that stopped answering would hold the
-/// exit forever.
-const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The signals besides Ctrl-C that stop a transfer.
 enum Stop {

@@ -150,6 +150,10 @@ pub async fn finish_cleanups() {
     }
 }
 
+/// How long a cancelled or stalled transfer's caller waits for its aborts: Kubernetes gives a pod
+/// 30 s between SIGTERM and SIGKILL, and a server that stopped answering would hold it forever.
+pub const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// [`finish_cleanups`], giving up after `limit` (a server that stopped answering will not
 /// answer the aborts either); `false` if some abort had not finished by then. Those go on in
 /// the background for as long as the runtime runs.

@@ -35,7 +35,7 @@ mod stall;
 mod stream;
 mod upload;
 
-pub use cleanup::{finish_cleanups, finish_cleanups_within};
+pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
 pub use many::{download_prefix, upload_directory, Many};

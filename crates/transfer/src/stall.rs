@@ -19,11 +19,7 @@ use slipstream_client::S3Client;
 
 use crate::TransferError;
 
-use crate::cleanup::finish_cleanups_within;
-
-/// How long a stalled transfer's clean-up (a multipart upload's abort) may take before the
-/// error is returned anyway: the server that stalled may not answer the abort either.
-const CLEANUP_WAIT: Duration = Duration::from_secs(10);
+use crate::cleanup::{finish_cleanups_within, CLEANUP_WAIT};
 
 /// Runs `work` until it ends, or fails it once `client` has moved nothing for `limit`
 /// (`Duration::ZERO`: no bound). `sending`: a download, for the message.
