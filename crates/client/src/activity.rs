@@ -2,7 +2,7 @@
 //!
 //! A fixed timeout on a whole request fails a healthy upload on a slow link (8 MiB at 1 Mbit/s
 //! takes a minute) and waits far too long on a server that froze. So the client counts time
-//! from the last byte that moved instead: [`Sending`] hands a request body to the connection in
+//! from the last byte that moved instead ([`Activity::until_idle`]): [`Sending`] hands a request body to the connection in
 //! slices and notes each slice taken (the connection takes more only as the socket drains), and
 //! the transfer engine notes each frame of a response body it reads. The response timeout then
 //! runs from the last byte sent, and the engine's stall watchdog (`slipstream-transfer`) ends a
@@ -60,6 +60,28 @@ impl Activity {
     pub fn idle_for(&self) -> Duration {
         self.last().elapsed()
     }
+
+    /// Runs `work` to its end, or gives up (`None`, `work` dropped) once no byte has moved for
+    /// `limit`, counted from the later of this call and the last byte.
+    pub async fn until_idle<T>(
+        &self,
+        limit: Duration,
+        work: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        let started = Instant::now();
+        let quiet_since = || self.last().max(started);
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return Some(out),
+                () = tokio::time::sleep_until((quiet_since() + limit).into()) => {
+                    if quiet_since().elapsed() >= limit {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A request body handed out in slices of at most 256 KiB (zero-copy views of one buffer), each
@@ -110,28 +132,6 @@ impl Body for Sending {
     }
 }
 
-/// Waits for `work`, failing with `()` once `clock` has been idle for `limit` (measured from
-/// the later of the call and the clock's last activity).
-pub(crate) async fn until_idle<T>(
-    clock: &Activity,
-    limit: Duration,
-    work: impl std::future::Future<Output = T>,
-) -> Result<T, ()> {
-    let started = Instant::now();
-    let mut work = std::pin::pin!(work);
-    loop {
-        let deadline = clock.last().max(started) + limit;
-        tokio::select! {
-            out = &mut work => return Ok(out),
-            () = tokio::time::sleep_until(deadline.into()) => {
-                if clock.last().max(started).elapsed() >= limit {
-                    return Err(());
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,12 +171,12 @@ mod tests {
             "done"
         };
         let limit = Duration::from_secs(1);
-        assert_eq!(until_idle(&clock, limit, busy).await, Ok("done"));
+        assert_eq!(clock.until_idle(limit, busy).await, Some("done"));
         // Work that moves nothing fails once the limit has passed since the last byte.
         let silent = std::future::pending::<()>();
         let started = Instant::now();
         let limit = Duration::from_millis(50);
-        assert_eq!(until_idle(&clock, limit, silent).await, Err(()));
+        assert_eq!(clock.until_idle(limit, silent).await, None);
         assert!(started.elapsed() >= limit);
     }
 }

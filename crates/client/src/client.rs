@@ -14,7 +14,7 @@ use hyper::{Method, Request, Response};
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
 
-use crate::activity::{until_idle, Activity, Sending};
+use crate::activity::{Activity, Sending};
 use crate::credentials::CredentialCache;
 use crate::transport::{connection_error, pool, Connector, Http};
 use crate::{xml, ClientError, ClientOptions, Resolved};
@@ -219,9 +219,10 @@ impl S3Client {
             .body(body)
             .map_err(|e| ClientError::Request(e.to_string()))?;
         let timeout = self.options.response_timeout;
-        let response = until_idle(&sent, timeout, self.http.request(request))
+        let response = sent
+            .until_idle(timeout, self.http.request(request))
             .await
-            .map_err(|()| {
+            .ok_or_else(|| {
                 ClientError::Network(format!(
                     "no response within {}s of the request's last byte",
                     timeout.as_secs_f64()

@@ -13,13 +13,12 @@
 //! the client's `read_timeout`'s business (it is fetched again).
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use slipstream_client::S3Client;
 
-use crate::TransferError;
-
 use crate::cleanup::{finish_cleanups_within, CLEANUP_WAIT};
+use crate::TransferError;
 
 /// Runs `work` until it ends, or fails it once `client` has moved nothing for `limit`
 /// (`Duration::ZERO`: no bound). `sending`: a download, for the message.
@@ -32,21 +31,10 @@ pub(crate) async fn bounded<T>(
     if limit.is_zero() {
         return work.await;
     }
-    let started = Instant::now();
-    let quiet_since = || client.activity().last().max(started);
-    let mut work = Box::pin(work);
-    loop {
-        tokio::select! {
-            out = &mut work => return out,
-            () = tokio::time::sleep_until((quiet_since() + limit).into()) => {
-                if quiet_since().elapsed() >= limit {
-                    break;
-                }
-            }
-        }
+    if let Some(out) = client.activity().until_idle(limit, work).await {
+        return out;
     }
-    // Dropping the work removes its temporary file and starts its abort.
-    drop(work);
+    // The work was dropped: its temporary file is gone and its abort started.
     finish_cleanups_within(CLEANUP_WAIT).await;
     Err(TransferError::Stalled {
         idle: limit,
