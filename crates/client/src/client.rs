@@ -107,8 +107,7 @@ impl S3Client {
             &self.region,
             self.endpoint.as_ref(),
             self.addressing,
-        )
-        .map_err(|e| ClientError::Request(e.to_string()))?;
+        )?;
         let mut path = base.path_prefix.clone();
         match key {
             Some(k) => encode_path_into(&mut path, k),
@@ -157,11 +156,7 @@ impl S3Client {
 
     /// When this client last moved a byte: request bodies note it as the connections take
     /// them, responses as they arrive, and readers of response bodies note each frame.
-    pub fn activity(&self) -> &Activity {
-        &self.activity
-    }
-
-    pub(crate) fn activity_clock(&self) -> &Arc<Activity> {
+    pub fn activity(&self) -> &Arc<Activity> {
         &self.activity
     }
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::HeaderMap;
 use hyper::Response;
 
+use crate::ops::{body_bytes, header};
 use crate::{Activity, ClientError};
 
 /// An object's bytes on their way: the answer's metadata and its body.
@@ -43,11 +43,10 @@ impl ObjectStream {
         activity: Arc<Activity>,
     ) -> Self {
         let headers = response.headers();
-        let etag = header(headers, "etag").unwrap_or_default().to_owned();
+        let etag = header(headers, "etag").unwrap_or_default();
         let content_length = header(headers, "content-length").and_then(|v| v.parse().ok());
         let total_size = header(headers, "content-range")
-            .and_then(|v| v.rsplit_once('/'))
-            .and_then(|(_, total)| total.trim().parse().ok());
+            .and_then(|v| v.rsplit_once('/')?.1.trim().parse().ok());
         Self {
             etag,
             content_length,
@@ -83,14 +82,6 @@ impl ObjectStream {
 
     /// The whole body.
     pub async fn bytes(self) -> Result<Bytes, ClientError> {
-        self.body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .map_err(|e| ClientError::Network(format!("reading the response body: {e}")))
+        body_bytes(self.body).await
     }
-}
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
 }

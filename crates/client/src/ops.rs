@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::HeaderMap;
-use hyper::{Method, Response};
+use hyper::Method;
 use slipstream_sign::encode::encode_query;
 
 use crate::checksum::{Checksum, ChecksumAlgorithm};
@@ -45,7 +45,7 @@ pub struct CompletedPart {
     pub size: u64,
 }
 
-fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -63,10 +63,8 @@ fn whole_checksum(headers: &HeaderMap) -> Option<Checksum> {
     })
 }
 
-async fn body_bytes(response: Response<Incoming>) -> Result<Bytes, ClientError> {
-    response
-        .into_body()
-        .collect()
+pub(crate) async fn body_bytes(body: Incoming) -> Result<Bytes, ClientError> {
+    body.collect()
         .await
         .map(|b| b.to_bytes())
         .map_err(|e| ClientError::Network(format!("reading the response body: {e}")))
@@ -121,7 +119,7 @@ impl S3Client {
         Ok(ObjectStream::new(
             response,
             self.read_timeout(),
-            Arc::clone(self.activity_clock()),
+            Arc::clone(self.activity()),
         ))
     }
 
@@ -176,7 +174,7 @@ impl S3Client {
                 ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;
-        Ok(xml::upload_id(&body_bytes(r).await?)?)
+        Ok(xml::upload_id(&body_bytes(r.into_body()).await?)?)
     }
 
     /// `UploadPart` number `number` (1 to 10,000) with its checksum, of the algorithm the
@@ -244,7 +242,7 @@ impl S3Client {
                 ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;
-        let body = body_bytes(r).await?;
+        let body = body_bytes(r.into_body()).await?;
         match xml::error(&body) {
             Some((code, message)) => Err(ClientError::S3 {
                 status: 200,
@@ -299,7 +297,7 @@ impl S3Client {
                 ..Call::new(Method::GET, bucket, None)
             })
             .await?;
-        Ok(xml::list_page(&body_bytes(r).await?)?)
+        Ok(xml::list_page(&body_bytes(r.into_body()).await?)?)
     }
 
     /// Every object under `prefix` (all pages).

@@ -49,7 +49,6 @@ pub struct MemoryDownload {
     source: Source,
     concurrency: usize,
     progress: Option<Arc<Progress>>,
-    client: Arc<S3Client>,
     stall_timeout: Duration,
 }
 
@@ -75,7 +74,6 @@ impl MemoryDownload {
             source,
             concurrency,
             progress: opts.progress,
-            client,
             stall_timeout: opts.stall_timeout,
         })
     }
@@ -100,7 +98,6 @@ impl MemoryDownload {
             source,
             concurrency,
             progress,
-            client,
             stall_timeout,
         } = self;
         let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
@@ -126,7 +123,8 @@ impl MemoryDownload {
         let all = stream::iter(parts)
             .buffer_unordered(concurrency.max(1))
             .try_collect();
-        let mut crcs: Vec<(usize, u64)> = stall::bounded(&client, stall_timeout, true, all).await?;
+        let mut crcs: Vec<(usize, u64)> =
+            stall::bounded(source.client(), stall_timeout, true, all).await?;
         crcs.sort_unstable_by_key(|c| c.0);
         let crcs: Vec<u64> = crcs.into_iter().map(|c| c.1).collect();
         let checksum_verified = check_checksum(&info, |alg| {

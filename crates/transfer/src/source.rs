@@ -65,6 +65,11 @@ impl Source {
         }
     }
 
+    /// The client the parts come through.
+    pub(crate) fn client(&self) -> &S3Client {
+        &self.client
+    }
+
     /// Part `i`'s body through `take` (given the response, the part's start and length). Part 0
     /// is the first GET's body when there is one; a body that breaks or stalls is fetched again,
     /// pinned to the ETag (the request itself is retried inside the client).
