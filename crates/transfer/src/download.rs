@@ -38,46 +38,55 @@ pub async fn download_to_file(
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    stall::bounded(&watched, limit, true, async move {
-        let asked = Instant::now();
-        let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
-        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
-        let tmp = temporary_path(dest);
-        let file = File::create(&tmp)?;
-        // Removes the temporary file on every way out but success, including this future being
-        // dropped (Ctrl-C in the CLI, a caller's timeout).
-        let mut guard = RemoveOnDrop(Some(tmp.clone()));
-        file.set_len(info.size)?;
-        let file = Arc::new(OffsetWriter::new(file));
-        opts.set_total(info.size);
-        let source = Arc::new(Source::new(
-            &client,
-            bucket,
-            key,
-            &info.etag,
-            first,
-            info.size,
-            |n| download_ranges(n, part_size, concurrency),
-        ));
-        // Every part's length was checked on arrival and the file was sized up front, so the
-        // combined checksum is all that is left to compare.
-        let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
-        let crcs = fetch_all(&source, &file, algorithm, concurrency, &opts).await?;
-        let checksum_verified = check_checksum(&info, |alg| {
-            let parts = crcs.iter().zip(&source.ranges);
-            parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
-        })?;
-        // No fsync: a killed process leaves the page cache intact, so the rename still only ever
-        // shows complete data; surviving power loss as well would slow every download.
-        std::fs::rename(&tmp, dest)?;
-        guard.0 = None;
-        Ok(Downloaded {
-            size: info.size,
-            etag: info.etag,
-            checksum_verified,
-        })
+    let work = to_file(client, bucket, key, dest, opts);
+    stall::bounded(&watched, limit, true, work).await
+}
+
+/// The transfer itself, under the stall bound of [`download_to_file`].
+async fn to_file(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    dest: &Path,
+    opts: TransferOptions,
+) -> Result<Downloaded, TransferError> {
+    let asked = Instant::now();
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size)).await?;
+    let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
+    let tmp = temporary_path(dest);
+    let file = File::create(&tmp)?;
+    // Removes the temporary file on every way out but success, including this future being
+    // dropped (Ctrl-C in the CLI, a caller's timeout).
+    let mut guard = RemoveOnDrop(Some(tmp.clone()));
+    file.set_len(info.size)?;
+    let file = Arc::new(OffsetWriter::new(file));
+    opts.set_total(info.size);
+    let source = Arc::new(Source::new(
+        &client,
+        bucket,
+        key,
+        &info.etag,
+        first,
+        info.size,
+        |n| download_ranges(n, part_size, concurrency),
+    ));
+    // Every part's length was checked on arrival and the file was sized up front, so the
+    // combined checksum is all that is left to compare.
+    let algorithm = info.checksum.as_ref().map(|c| c.algorithm);
+    let crcs = fetch_all(&source, &file, algorithm, concurrency, &opts).await?;
+    let checksum_verified = check_checksum(&info, |alg| {
+        let parts = crcs.iter().zip(&source.ranges);
+        parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
+    })?;
+    // No fsync: a killed process leaves the page cache intact, so the rename still only ever
+    // shows complete data; surviving power loss as well would slow every download.
+    std::fs::rename(&tmp, dest)?;
+    guard.0 = None;
+    Ok(Downloaded {
+        size: info.size,
+        etag: info.etag,
+        checksum_verified,
     })
-    .await
 }
 
 /// Deletes the path it holds when dropped, unless emptied first.

@@ -46,77 +46,86 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    stall::bounded(&watched, limit, true, async move {
-        let concurrency = opts.concurrency.max(1);
-        let pool = Arc::new(BufferPool::default());
-        let asked = Instant::now();
-        // The first range fits the smallest cut; the split is chosen once it has answered.
-        let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3)).await?;
-        let split = window_split(asked.elapsed());
-        let part_size = (opts.part_size / split).max(1);
-        opts.set_total(info.size);
-        let source = Arc::new(Source::new(
-            &client,
-            bucket,
-            key,
-            &info.etag,
-            first,
-            info.size,
-            |n| download_ranges(n, part_size, concurrency),
-        ));
-        let window = split as usize * concurrency;
-        // Requests in flight; fair, so parts get connections in order.
-        let requests = Arc::new(Semaphore::new(concurrency));
-        let mut in_window = AbortOnDrop(VecDeque::new());
-        let mut next = 0;
-        // The object's checksum, fed part by part in order.
-        let mut crc = info.checksum.as_ref().map(|c| c.algorithm.start());
-        let spawn = |i: usize| {
-            let (source, pool, requests) = (
-                Arc::clone(&source),
-                Arc::clone(&pool),
-                Arc::clone(&requests),
-            );
-            tokio::spawn(async move {
-                let _request = requests.acquire_owned().await.map_err(|_| {
-                    TransferError::Io(std::io::Error::other("the download was stopped"))
-                })?;
-                part(&source, i, &pool).await
-            })
+    let work = to_writer(client, bucket, key, out, opts);
+    stall::bounded(&watched, limit, true, work).await
+}
+
+/// The transfer itself, under the stall bound of [`download_to_writer`].
+async fn to_writer<W: AsyncWrite + Unpin>(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    out: &mut W,
+    opts: TransferOptions,
+) -> Result<Downloaded, TransferError> {
+    let concurrency = opts.concurrency.max(1);
+    let pool = Arc::new(BufferPool::default());
+    let asked = Instant::now();
+    // The first range fits the smallest cut; the split is chosen once it has answered.
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3)).await?;
+    let split = window_split(asked.elapsed());
+    let part_size = (opts.part_size / split).max(1);
+    opts.set_total(info.size);
+    let source = Arc::new(Source::new(
+        &client,
+        bucket,
+        key,
+        &info.etag,
+        first,
+        info.size,
+        |n| download_ranges(n, part_size, concurrency),
+    ));
+    let window = split as usize * concurrency;
+    // Requests in flight; fair, so parts get connections in order.
+    let requests = Arc::new(Semaphore::new(concurrency));
+    let mut in_window = AbortOnDrop(VecDeque::new());
+    let mut next = 0;
+    // The object's checksum, fed part by part in order.
+    let mut crc = info.checksum.as_ref().map(|c| c.algorithm.start());
+    let spawn = |i: usize| {
+        let (source, pool, requests) = (
+            Arc::clone(&source),
+            Arc::clone(&pool),
+            Arc::clone(&requests),
+        );
+        tokio::spawn(async move {
+            let _request = requests.acquire_owned().await.map_err(|_| {
+                TransferError::Io(std::io::Error::other("the download was stopped"))
+            })?;
+            part(&source, i, &pool).await
+        })
+    };
+    let count = source.ranges.len();
+    while next < count && in_window.0.len() < window {
+        in_window.0.push_back(spawn(next));
+        next += 1;
+    }
+    while let Some(task) = in_window.0.pop_front() {
+        let part = match task.await {
+            Ok(Ok(part)) => part,
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
-        let count = source.ranges.len();
-        while next < count && in_window.0.len() < window {
+        if let Some(c) = crc.as_mut() {
+            c.update(&part.data);
+        }
+        out.write_all(&part.data).await?;
+        opts.add_progress(part.data.len() as u64);
+        // The next part enters the window once this one's buffer is free.
+        part.recycle(&pool);
+        if next < count {
             in_window.0.push_back(spawn(next));
             next += 1;
         }
-        while let Some(task) = in_window.0.pop_front() {
-            let part = match task.await {
-                Ok(Ok(part)) => part,
-                Ok(Err(e)) => return Err(e),
-                Err(e) => return Err(e.into()),
-            };
-            if let Some(c) = crc.as_mut() {
-                c.update(&part.data);
-            }
-            out.write_all(&part.data).await?;
-            opts.add_progress(part.data.len() as u64);
-            // The next part enters the window once this one's buffer is free.
-            part.recycle(&pool);
-            if next < count {
-                in_window.0.push_back(spawn(next));
-                next += 1;
-            }
-        }
-        out.flush().await?;
-        // The parts cover the object and each one's length was checked on arrival.
-        let checksum_verified = check_checksum(&info, |_| crc.map_or(0, |c| c.value()))?;
-        Ok(Downloaded {
-            size: info.size,
-            etag: info.etag,
-            checksum_verified,
-        })
+    }
+    out.flush().await?;
+    // The parts cover the object and each one's length was checked on arrival.
+    let checksum_verified = check_checksum(&info, |_| crc.map_or(0, |c| c.value()))?;
+    Ok(Downloaded {
+        size: info.size,
+        etag: info.etag,
+        checksum_verified,
     })
-    .await
 }
 
 /// The parts of a stream download; on an error (or the download being dropped) the parts
@@ -144,31 +153,40 @@ pub async fn upload_from_reader<R: AsyncRead + Unpin>(
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    stall::bounded(&watched, limit, false, async move {
-        let part_size = opts.part_size.max(MIN_PART_SIZE) as usize;
-        let threshold = (opts.multipart_threshold as usize).clamp(1, part_size);
-        let first = read_up_to(input, part_size).await?;
-        if first.len() < threshold {
-            let size = first.len() as u64;
-            client.put_object(bucket, key, first, opts.checksum).await?;
-            opts.add_progress(size);
-            return Ok(Uploaded { size, parts: 0 });
-        }
-        let mut size = 0;
-        // As for files: the parts' connections open during CreateMultipartUpload.
-        client.preconnect(bucket, opts.concurrency.saturating_sub(1));
-        let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
-            send_stream(
-                &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
-            )
-        })
-        .await?;
-        Ok(Uploaded {
-            size,
-            parts: parts.len(),
-        })
+    let work = from_reader(client, input, bucket, key, opts);
+    stall::bounded(&watched, limit, false, work).await
+}
+
+/// The transfer itself, under the stall bound of [`upload_from_reader`].
+async fn from_reader<R: AsyncRead + Unpin>(
+    client: Arc<S3Client>,
+    input: &mut R,
+    bucket: &str,
+    key: &str,
+    opts: TransferOptions,
+) -> Result<Uploaded, TransferError> {
+    let part_size = opts.part_size.max(MIN_PART_SIZE) as usize;
+    let threshold = (opts.multipart_threshold as usize).clamp(1, part_size);
+    let first = read_up_to(input, part_size).await?;
+    if first.len() < threshold {
+        let size = first.len() as u64;
+        client.put_object(bucket, key, first, opts.checksum).await?;
+        opts.add_progress(size);
+        return Ok(Uploaded { size, parts: 0 });
+    }
+    let mut size = 0;
+    // As for files: the parts' connections open during CreateMultipartUpload.
+    client.preconnect(bucket, opts.concurrency.saturating_sub(1));
+    let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
+        send_stream(
+            &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
+        )
     })
-    .await
+    .await?;
+    Ok(Uploaded {
+        size,
+        parts: parts.len(),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

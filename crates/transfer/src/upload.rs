@@ -35,44 +35,53 @@ pub async fn upload_file(
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    stall::bounded(&watched, limit, false, async move {
-        let file = Arc::new(File::open(path)?);
-        let size = file.metadata()?.len();
-        opts.set_total(size);
-        if size < opts.multipart_threshold.max(1) {
-            let data = read_at(&file, 0, size).await?;
-            client.put_object(bucket, key, data, opts.checksum).await?;
-            opts.add_progress(size);
-            return Ok(Uploaded { size, parts: 0 });
-        }
-        // The parts' connections open while CreateMultipartUpload is on its way (that request
-        // takes one of its own, which the parts reuse); as many as a long path uses, the rest
-        // connect when needed.
-        let (part_size, connections) = upload_cut(LONG_PATH, size, &opts);
-        let connections = connections.min(size.div_ceil(part_size) as usize);
-        client.preconnect(bucket, connections.saturating_sub(1));
-        let asked = Instant::now();
-        let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
-            let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
-            let ranges = upload_ranges(size, part_size, concurrency);
-            send_parts(
-                &client,
-                bucket,
-                key,
-                upload_id,
-                ranges,
-                concurrency,
-                &file,
-                &opts,
-            )
-        })
-        .await?;
-        Ok(Uploaded {
-            size,
-            parts: parts.len(),
-        })
+    let work = from_file(client, path, bucket, key, opts);
+    stall::bounded(&watched, limit, false, work).await
+}
+
+/// The transfer itself, under the stall bound of [`upload_file`].
+async fn from_file(
+    client: Arc<S3Client>,
+    path: &Path,
+    bucket: &str,
+    key: &str,
+    opts: TransferOptions,
+) -> Result<Uploaded, TransferError> {
+    let file = Arc::new(File::open(path)?);
+    let size = file.metadata()?.len();
+    opts.set_total(size);
+    if size < opts.multipart_threshold.max(1) {
+        let data = read_at(&file, 0, size).await?;
+        client.put_object(bucket, key, data, opts.checksum).await?;
+        opts.add_progress(size);
+        return Ok(Uploaded { size, parts: 0 });
+    }
+    // The parts' connections open while CreateMultipartUpload is on its way (that request
+    // takes one of its own, which the parts reuse); as many as a long path uses, the rest
+    // connect when needed.
+    let (part_size, connections) = upload_cut(LONG_PATH, size, &opts);
+    let connections = connections.min(size.div_ceil(part_size) as usize);
+    client.preconnect(bucket, connections.saturating_sub(1));
+    let asked = Instant::now();
+    let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
+        let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
+        let ranges = upload_ranges(size, part_size, concurrency);
+        send_parts(
+            &client,
+            bucket,
+            key,
+            upload_id,
+            ranges,
+            concurrency,
+            &file,
+            &opts,
+        )
     })
-    .await
+    .await?;
+    Ok(Uploaded {
+        size,
+        parts: parts.len(),
+    })
 }
 
 async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, TransferError> {
