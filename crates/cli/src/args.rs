@@ -38,6 +38,9 @@ pub enum Command {
     /// Measure latency (percentiles, time to first byte) and throughput of S3 requests.
     #[command(after_help = crate::bench_args::BENCH_EXAMPLES)]
     Bench(crate::bench_args::BenchArgs),
+    /// Run the edge: terminate TLS near users, forward S3 requests over warm connections.
+    #[command(after_help = crate::gateway::GATEWAY_EXAMPLES)]
+    Gateway(crate::gateway::GatewayArgs),
 }
 
 const CP_EXAMPLES: &str = "\

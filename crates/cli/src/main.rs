@@ -11,6 +11,7 @@ mod args;
 mod bench;
 mod bench_args;
 mod flags;
+mod gateway;
 mod objects;
 mod presign;
 mod progress;
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// An error with the exit code it maps to.
+#[derive(Debug)]
 pub struct Failure {
     code: u8,
     message: String,
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         args::Command::Head(a) => objects::head(&a),
         args::Command::Mb(a) => objects::mb(&a),
         args::Command::Bench(a) => bench::run(a),
+        args::Command::Gateway(a) => gateway::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,20 +13,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::{Method, Request};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 use crate::activity::Sending;
-use crate::congestion::WithCongestion;
-use crate::dns::SpreadResolver;
 use crate::warm::Warm;
 use crate::{ClientError, ClientOptions};
 
 /// The pool's connector: TCP (spread over DNS answers, under the congestion control asked
 /// for), TLS when the endpoint is HTTPS, and connections opened ahead of need.
-pub(crate) type Connector = Warm<HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
+pub(crate) type Connector = Warm<crate::dial::Https>;
 /// The pool.
 pub(crate) type Http = Client<Connector, Sending>;
 
@@ -45,19 +41,7 @@ pub(crate) fn pool(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
 ) -> Result<(Http, Connector), ClientError> {
-    let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
-    tcp.set_nodelay(true);
-    tcp.enforce_http(false);
-    tcp.set_connect_timeout(Some(options.connect_timeout));
-    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(crate::tls::client_config(
-            ca_bundle,
-            crate::tls::DEFAULT_VERSIONS,
-        )?)
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp);
+    let https = crate::dial::https(options, ca_bundle, false)?;
     let warm = Warm::new(https);
     let http = Client::builder(TokioExecutor::new())
         .pool_idle_timeout(options.idle_timeout)

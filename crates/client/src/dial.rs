@@ -1,0 +1,99 @@
+//! Single connections, for callers that keep their own pool: the gateway's warm upstream pool
+//! must hold connections open from start-up, keep them alive and count what it does with them,
+//! which hyper-util's pool cannot (no minimum idle, no keep-alive, no counters).
+//!
+//! A [`Dialer`] is the same connector stack as the client's pool (`transport.rs`): TCP_NODELAY,
+//! spread over the DNS answers, under the congestion control asked for, TLS 1.3 and 1.2 with the
+//! Mozilla roots or `--ca-bundle`'s, so both keep the same behaviour. It can offer HTTP/2 in
+//! ALPN, which the client's pool does not (S3 picks HTTP/1.1; the gateway serves origins that
+//! pick h2, such as MinIO).
+
+use std::path::Path;
+
+use hyper::Uri;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_util::client::legacy::connect::{Connection, HttpConnector};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tower_service::Service;
+
+use crate::congestion::WithCongestion;
+use crate::dns::SpreadResolver;
+use crate::{ClientError, ClientOptions};
+
+/// The TCP and TLS connector the client's pool and [`Dialer`] share.
+pub(crate) type Https = HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>;
+
+/// A connection as dialled: plain TCP, or TLS over it.
+pub type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
+
+/// A dialled connection and the protocol the server chose.
+pub struct Dialed {
+    /// The connection, ready for an HTTP handshake.
+    pub stream: Stream,
+    /// Whether TLS negotiated HTTP/2 (only when offered; never over plain HTTP).
+    pub h2: bool,
+}
+
+/// Opens one connection at a time to an origin, with the client's connector stack.
+#[derive(Clone)]
+pub struct Dialer {
+    inner: Https,
+}
+
+impl std::fmt::Debug for Dialer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dialer").finish_non_exhaustive()
+    }
+}
+
+impl Dialer {
+    /// A dialer with `options`' connect timeout and congestion control, trusting `ca_bundle`'s
+    /// certificates (or the Mozilla roots), offering HTTP/2 in ALPN when `offer_h2`.
+    pub fn new(
+        options: &ClientOptions,
+        ca_bundle: Option<&Path>,
+        offer_h2: bool,
+    ) -> Result<Self, ClientError> {
+        Ok(Self {
+            inner: https(options, ca_bundle, offer_h2)?,
+        })
+    }
+
+    /// Connects (and handshakes TLS for `https` URIs) to `uri`'s origin.
+    pub async fn dial(&self, uri: &Uri) -> Result<Dialed, ClientError> {
+        let stream = self
+            .inner
+            .clone()
+            .call(uri.clone())
+            .await
+            .map_err(|e| crate::transport::connection_error(&*e))?;
+        let h2 = stream.connected().is_negotiated_h2();
+        Ok(Dialed { stream, h2 })
+    }
+}
+
+/// TCP_NODELAY (without it a request can wait a whole round trip), the connect timeout, the
+/// congestion control, and TLS over it for `https` URIs; ALPN `h2` offered only when `offer_h2`.
+pub(crate) fn https(
+    options: &ClientOptions,
+    ca_bundle: Option<&Path>,
+    offer_h2: bool,
+) -> Result<Https, ClientError> {
+    let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
+    tcp.set_connect_timeout(Some(options.connect_timeout));
+    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(crate::tls::client_config(
+            ca_bundle,
+            crate::tls::DEFAULT_VERSIONS,
+        )?)
+        .https_or_http();
+    Ok(if offer_h2 {
+        builder.enable_all_versions().wrap_connector(tcp)
+    } else {
+        builder.enable_http1().wrap_connector(tcp)
+    })
+}

@@ -1,0 +1,34 @@
+//! The edge: a gateway near users that terminates their TLS and forwards their S3 requests to
+//! the origin over connections that are already open.
+//!
+//! A fresh client far from its origin pays the long round trip three times before its first
+//! byte (TCP, TLS, the request). Through a nearby gateway it pays the short round trip for its
+//! handshakes and the long one once, on a warm connection ([`pool`'s module docs](crate) and
+//! docs/GATEWAY.md have the model and the figures).
+//!
+//! This crate is pass-through: the origin authenticates, and requests reach it byte for byte
+//! as the client signed them (`proxy.rs`). Layers:
+//! - `tls.rs`: certificates by SNI, reloadable; TLS 1.3/1.2, tickets, ALPN h2 and http/1.1;
+//! - `server.rs`: listeners, limits, HTTP/1.1 and HTTP/2, graceful drain, `/metrics`;
+//! - `proxy.rs` and `body.rs`: forwarding, streamed both ways, `Expect: 100-continue`;
+//! - `pool.rs`: the warm upstream pool, on `slipstream-client`'s [`Dialer`](slipstream_client::Dialer);
+//! - `metrics.rs`, `access_log.rs`, `s3_error.rs`: what it reports and answers.
+//!
+//! It does not cache objects, verify signatures (the next step: verifying at the edge from a
+//! cache of per-day keys), or parse flags (the CLI's `slipstream gateway` does).
+#![forbid(unsafe_code)]
+
+mod access_log;
+mod body;
+mod error;
+mod metrics;
+mod pool;
+mod proxy;
+mod s3_error;
+mod server;
+mod settings;
+mod tls;
+
+pub use error::GatewayError;
+pub use server::{Gateway, Reloader};
+pub use settings::{CertFiles, Settings, MIN_IDLE_FLOOR};

@@ -1,0 +1,336 @@
+//! Pass-through forwarding: a client's request goes to the origin as it came, and the origin's
+//! answer comes back as it was, both streamed.
+//!
+//! "As it came": the method, the raw path and query byte for byte (`a//b`, `%2F`, `+`, `..`
+//! stay: S3 does not normalize, and the client signed those bytes), every header but the
+//! hop-by-hop ones, and `Host` unchanged (the client signed it; an origin behind the edge must
+//! accept the edge's name). aws-chunked bodies pass untouched. The origin authenticates; this
+//! mode checks nothing (the verifying edge is the next step, and it will authorize before
+//! signing anything upstream).
+//!
+//! What the gateway answers itself, as S3-style XML: 503 when the origin cannot be reached,
+//! 502 when it closed the connection without answering, 504 when it did not answer within
+//! `origin_timeout` of the request's last byte.
+
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body::Body as _;
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONNECTION, EXPECT, HOST};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+
+use crate::access_log::{AccessLog, Record};
+use crate::body::{Relay, Upload};
+use crate::metrics::{ConnectionLabels, Metrics, RequestLabels};
+use crate::pool::{Lease, Pool, UpBody, UpstreamError};
+
+/// Headers that belong to one connection, not to the request (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// What every request handler shares.
+pub(crate) struct Proxy {
+    pub(crate) pool: Pool,
+    pub(crate) origin: Uri,
+    pub(crate) origin_timeout: Duration,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) log: Arc<AccessLog>,
+}
+
+/// The client connection a request came on.
+pub(crate) struct ClientConnection {
+    pub(crate) peer: SocketAddr,
+    pub(crate) accepted: Instant,
+    /// Whether no request has been answered on it yet.
+    pub(crate) fresh: AtomicBool,
+}
+
+impl Proxy {
+    /// Forwards `request` and returns the origin's answer, or the gateway's own when there is
+    /// none. Never fails: every error becomes an S3-style answer.
+    pub(crate) async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        connection: Arc<ClientConnection>,
+    ) -> Result<Response<Relay>, std::convert::Infallible> {
+        let (parts, body) = request.into_parts();
+        let protocol = match parts.version {
+            hyper::Version::HTTP_2 => "HTTP/2",
+            hyper::Version::HTTP_10 => "HTTP/1.0",
+            _ => "HTTP/1.1",
+        };
+        let host = client_host(&parts);
+        let mut record = Record::start(&self.log, connection.peer, protocol, &parts, &host);
+        let fresh = connection.fresh.swap(false, Ordering::Relaxed);
+        let since = if fresh {
+            connection.accepted
+        } else {
+            record.started()
+        };
+        let in_flight = self.pool.in_flight();
+        let path_and_query = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let bodyless = body.is_end_stream();
+        let safe = bodyless && matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let headers = forwarded_headers(&parts.headers);
+        let expect_continue = parts
+            .headers
+            .get(EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let (upload, gate): (UpBody, _) = if bodyless {
+            let _ = done_tx.send(());
+            (Empty::new().map_err(|never| match never {}).boxed(), None)
+        } else if expect_continue {
+            let (u, gate) = Upload::gated(body, Arc::clone(&record.bytes_in), done_tx);
+            (u.boxed(), Some(gate))
+        } else {
+            (
+                Upload::new(body, Arc::clone(&record.bytes_in), done_tx).boxed(),
+                None,
+            )
+        };
+        let mut request = Request::new(upload);
+        *request.method_mut() = parts.method.clone();
+        *request.headers_mut() = headers;
+        if let Some(gate) = &gate {
+            let gate = gate.clone();
+            hyper::ext::on_informational(&mut request, move |r| {
+                if r.status() == StatusCode::CONTINUE {
+                    gate.open();
+                }
+            });
+        }
+
+        let sent = Instant::now();
+        let answer = self
+            .exchange(request, &path_and_query, &host, safe, done_rx, &mut record)
+            .await;
+        if let Some(gate) = gate {
+            // The origin answered: a body it did not ask for is not sent.
+            gate.refuse();
+        }
+        let ttfb = since.elapsed();
+        self.metrics
+            .ttfb
+            .get_or_create(&ConnectionLabels {
+                connection: if fresh { "fresh" } else { "reused" },
+            })
+            .observe(ttfb.as_secs_f64());
+        record.ttfb = Some(record.started().elapsed());
+        Ok(match answer {
+            Ok(response) => {
+                self.metrics
+                    .origin_ttfb
+                    .observe(sent.elapsed().as_secs_f64());
+                let (mut head, body) = response.into_parts();
+                strip_hop_by_hop(&mut head.headers);
+                record.status = head.status.as_u16();
+                Response::from_parts(head, Relay::origin(body, record, in_flight))
+            }
+            Err((status, code, message)) => {
+                record.status = status.as_u16();
+                record.error = Some(message.clone());
+                self.metrics
+                    .errors
+                    .get_or_create(&RequestLabels {
+                        method: record.method.clone(),
+                        status: record.status,
+                    })
+                    .inc();
+                let resource = record.path.clone();
+                crate::s3_error::answer(status, code, &message, &resource, record)
+            }
+        })
+    }
+
+    /// Sends the request (again once, on a new connection, if a pooled one turned out closed
+    /// and the request allows it); the origin's response head, or the gateway's error.
+    async fn exchange(
+        &self,
+        mut request: Request<UpBody>,
+        path_and_query: &str,
+        host: &str,
+        safe: bool,
+        body_done: tokio::sync::oneshot::Receiver<()>,
+        record: &mut Record,
+    ) -> Result<Response<Incoming>, (StatusCode, &'static str, String)> {
+        let template = safe.then(|| (request.method().clone(), request.headers().clone()));
+        let mut body_done = Some(body_done);
+        for attempt in 0..2 {
+            let lease = if attempt == 0 {
+                self.pool.checkout().await
+            } else {
+                self.pool.count_stale_retry();
+                self.pool.fresh().await
+            }
+            .map_err(|e| self.unreachable(e))?;
+            let reused = lease.reused;
+            record.reused = Some(reused);
+            self.fit(&mut request, &lease, path_and_query, host)?;
+            let exchange = self.pool.send(lease, request);
+            let result = match body_done.take() {
+                Some(done) => self.within_timeout(exchange, done).await,
+                None => self.within_timeout(exchange, ready()).await,
+            };
+            match result {
+                Ok(Ok(response)) => return Ok(response),
+                Err(()) => {
+                    return Err((
+                        StatusCode::GATEWAY_TIMEOUT,
+                        "GatewayTimeout",
+                        format!(
+                            "the origin did not answer within {:?} of the request",
+                            self.origin_timeout
+                        ),
+                    ))
+                }
+                Ok(Err((error, back))) => {
+                    let message = match &error {
+                        UpstreamError::Connect(m) | UpstreamError::Failed(m) => m.clone(),
+                    };
+                    let again = match (back, &template) {
+                        (Some(unsent), _) => Some(unsent),
+                        (None, Some((method, headers))) if reused => {
+                            let mut r = Request::new(Empty::new().map_err(|n| match n {}).boxed());
+                            *r.method_mut() = method.clone();
+                            *r.headers_mut() = headers.clone();
+                            Some(r)
+                        }
+                        _ => None,
+                    };
+                    match again {
+                        Some(r) if attempt == 0 && (reused || safe) => request = r,
+                        _ => {
+                            return Err((
+                                StatusCode::BAD_GATEWAY,
+                                "BadGateway",
+                                format!(
+                                    "the origin closed the connection without answering: {message}"
+                                ),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Err((
+            StatusCode::BAD_GATEWAY,
+            "BadGateway",
+            "the origin closed the connection without answering".into(),
+        ))
+    }
+
+    /// The exchange, with `origin_timeout` counted from the request body's end.
+    async fn within_timeout<F, T>(
+        &self,
+        exchange: F,
+        body_done: impl std::future::Future,
+    ) -> Result<T, ()>
+    where
+        F: std::future::Future<Output = T>,
+    {
+        let mut exchange = pin!(exchange);
+        tokio::select! {
+            r = &mut exchange => Ok(r),
+            _ = body_done => tokio::time::timeout(self.origin_timeout, exchange).await.map_err(|_| ()),
+        }
+    }
+
+    /// The request target and `Host` for the connection's protocol: origin-form and a `Host`
+    /// header on HTTP/1.1, an absolute URI (its authority the client's host) on HTTP/2.
+    fn fit(
+        &self,
+        request: &mut Request<UpBody>,
+        lease: &Lease,
+        path_and_query: &str,
+        host: &str,
+    ) -> Result<(), (StatusCode, &'static str, String)> {
+        let bad = |e: String| (StatusCode::BAD_REQUEST, "InvalidRequest", e);
+        let uri = if lease.is_h2() {
+            request.headers_mut().remove(HOST);
+            let scheme = self.origin.scheme_str().unwrap_or("https");
+            format!("{scheme}://{host}{path_and_query}")
+        } else {
+            if !host.is_empty() {
+                let value = HeaderValue::from_str(host).map_err(|e| bad(e.to_string()))?;
+                request.headers_mut().insert(HOST, value);
+            }
+            path_and_query.to_owned()
+        };
+        *request.uri_mut() = uri
+            .parse()
+            .map_err(|e: hyper::http::uri::InvalidUri| bad(e.to_string()))?;
+        *request.version_mut() = if lease.is_h2() {
+            hyper::Version::HTTP_2
+        } else {
+            hyper::Version::HTTP_11
+        };
+        Ok(())
+    }
+
+    fn unreachable(&self, e: UpstreamError) -> (StatusCode, &'static str, String) {
+        let m = match e {
+            UpstreamError::Connect(m) | UpstreamError::Failed(m) => m,
+        };
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            format!("the origin {} cannot be reached: {m}", self.origin),
+        )
+    }
+}
+
+fn ready() -> std::future::Ready<()> {
+    std::future::ready(())
+}
+
+/// The host the client addressed (and signed): `Host`, else HTTP/2's `:authority`.
+fn client_host(parts: &hyper::http::request::Parts) -> String {
+    parts
+        .headers
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| parts.uri.authority().map(|a| a.as_str().to_owned()))
+        .unwrap_or_default()
+}
+
+/// The request's headers without the hop-by-hop ones (and those its `Connection` names).
+fn forwarded_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut out = headers.clone();
+    strip_hop_by_hop(&mut out);
+    out
+}
+
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}

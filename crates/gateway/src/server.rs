@@ -1,0 +1,446 @@
+//! Listeners and connections: accepting clients (up to `max_connections`), their TLS
+//! handshakes, HTTP/1.1 and HTTP/2 on the same port (ALPN, or the HTTP/2 preface on plain
+//! listeners), the metrics listener, certificate reload and the drain on shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_rustls::TlsAcceptor;
+
+use crate::access_log::AccessLog;
+use crate::body::Relay;
+use crate::metrics::Metrics;
+use crate::pool::{Pool, PoolSettings};
+use crate::proxy::{ClientConnection, Proxy};
+use crate::tls::Certificates;
+use crate::{GatewayError, Settings};
+
+/// A gateway with its listeners bound, its certificates loaded and its upstream pool warming;
+/// [`Gateway::serve`] runs it.
+pub struct Gateway {
+    settings: Settings,
+    listeners: Vec<TcpListener>,
+    metrics_listener: Option<TcpListener>,
+    tls: Option<(TlsAcceptor, Arc<Certificates>)>,
+    proxy: Arc<Proxy>,
+    metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("listen", &self.local_addrs())
+            .field("origin", &self.settings.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Re-reads the certificate files (SIGHUP); existing connections keep theirs.
+#[derive(Clone, Debug)]
+pub struct Reloader(Option<Arc<Certificates>>);
+
+impl Reloader {
+    /// Reloads; on error the certificates in use stay.
+    pub fn reload(&self) -> Result<(), GatewayError> {
+        match &self.0 {
+            Some(c) => c.reload(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Gateway {
+    /// Checks the settings, loads the certificates, opens the access log, binds every listener
+    /// and starts warming the upstream pool. Must run inside a tokio runtime.
+    pub async fn bind(settings: Settings) -> Result<Self, GatewayError> {
+        if settings.listen.is_empty() {
+            return Err(GatewayError::Settings(
+                "no --listen address: give at least one, such as --listen 127.0.0.1:8443".into(),
+            ));
+        }
+        let origin = origin(&settings.origin)?;
+        let tls = if settings.tls.is_empty() {
+            None
+        } else {
+            let certificates = Arc::new(Certificates::load(&settings.tls)?);
+            let config = crate::tls::server_config(Arc::clone(&certificates))?;
+            Some((TlsAcceptor::from(config), certificates))
+        };
+        let metrics = Arc::new(Metrics::new());
+        let log =
+            Arc::new(AccessLog::open(settings.access_log.as_deref(), Arc::clone(&metrics)).await?);
+        let options = slipstream_client::ClientOptions {
+            connect_timeout: settings.connect_timeout,
+            ..Default::default()
+        };
+        let dialer = slipstream_client::Dialer::new(
+            &options,
+            settings.origin_ca_bundle.as_deref(),
+            settings.upstream_h2,
+        )
+        .map_err(|e| GatewayError::Settings(format!("--origin-ca-bundle: {e}")))?;
+        let mut listeners = Vec::new();
+        for addr in &settings.listen {
+            listeners.push(bind(*addr).await?);
+        }
+        let metrics_listener = match settings.metrics_listen {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        let pool = Pool::start(
+            origin.clone(),
+            dialer,
+            PoolSettings {
+                min_idle: settings.upstream_min_idle,
+                max_idle: settings.upstream_max_idle,
+                keepalive: settings.upstream_keepalive,
+                connect_timeout: settings.connect_timeout,
+            },
+            Arc::clone(&metrics),
+        );
+        let proxy = Arc::new(Proxy {
+            pool,
+            origin,
+            origin_timeout: settings.origin_timeout,
+            metrics: Arc::clone(&metrics),
+            log,
+        });
+        Ok(Self {
+            settings,
+            listeners,
+            metrics_listener,
+            tls,
+            proxy,
+            metrics,
+        })
+    }
+
+    /// The addresses the S3 listeners are bound to (ports resolved when 0 was asked for).
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect()
+    }
+
+    /// The metrics listener's address, if there is one.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+    }
+
+    /// A handle that reloads the certificates while the gateway serves.
+    pub fn reloader(&self) -> Reloader {
+        Reloader(self.tls.as_ref().map(|(_, c)| Arc::clone(c)))
+    }
+
+    /// Serves until `shutdown` completes; then stops accepting, lets in-flight requests finish
+    /// (HTTP/1.1 connections close after their current response, HTTP/2 ones get GOAWAY) for
+    /// up to `drain_timeout`, and closes the upstream pool.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) {
+        let Gateway {
+            settings,
+            listeners,
+            metrics_listener,
+            tls,
+            proxy,
+            metrics,
+        } = self;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let draining = Arc::new(AtomicBool::new(false));
+        let graceful = Arc::new(GracefulShutdown::new());
+        let builder = Arc::new(http_builder(&settings));
+        let open = Arc::new(AtomicUsize::new(0));
+        let acceptor = tls.map(|(a, _)| a);
+        let mut accepting = Vec::new();
+        for listener in listeners {
+            let accept = Accept {
+                listener,
+                acceptor: acceptor.clone(),
+                builder: Arc::clone(&builder),
+                proxy: Arc::clone(&proxy),
+                metrics: Arc::clone(&metrics),
+                open: Arc::clone(&open),
+                max_connections: settings.max_connections,
+                handshake_timeout: settings.handshake_timeout,
+            };
+            accepting.push(tokio::spawn(
+                accept.run(stop_rx.clone(), Arc::clone(&graceful)),
+            ));
+        }
+        let ops = metrics_listener.map(|l| {
+            tokio::spawn(serve_metrics(
+                l,
+                Arc::clone(&metrics),
+                Arc::clone(&draining),
+                stop_rx.clone(),
+            ))
+        });
+        shutdown.await;
+        draining.store(true, Ordering::SeqCst);
+        let _ = stop_tx.send(true);
+        for a in accepting {
+            let _ = a.await;
+        }
+        // The accept loops are gone, so this is the last reference.
+        if let Ok(graceful) = Arc::try_unwrap(graceful) {
+            let _ = tokio::time::timeout(settings.drain_timeout, graceful.shutdown()).await;
+        }
+        proxy.pool.stop();
+        if let Some(ops) = ops {
+            ops.abort();
+        }
+    }
+}
+
+/// The HTTP/1.1 and HTTP/2 server settings: the header limits and timeouts of `settings`.
+fn http_builder(settings: &Settings) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(settings.header_timeout)
+        .max_buf_size(settings.max_header_bytes.max(8192))
+        .keep_alive(true);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX))
+        .keep_alive_interval(Some(Duration::from_secs(20)))
+        .max_concurrent_streams(256);
+    builder
+}
+
+/// One listener's accept loop and what each connection needs.
+struct Accept {
+    listener: TcpListener,
+    acceptor: Option<TlsAcceptor>,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    proxy: Arc<Proxy>,
+    metrics: Arc<Metrics>,
+    open: Arc<AtomicUsize>,
+    max_connections: usize,
+    handshake_timeout: Duration,
+}
+
+/// Counts a client connection as open until dropped.
+struct Open {
+    open: Arc<AtomicUsize>,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::SeqCst);
+        self.metrics.client_connections.dec();
+    }
+}
+
+impl Accept {
+    async fn run(self, mut stop: watch::Receiver<bool>, graceful: Arc<GracefulShutdown>) {
+        let this = Arc::new(self);
+        loop {
+            let accepted = tokio::select! {
+                a = this.listener.accept() => a,
+                _ = stop.changed() => return,
+            };
+            let (tcp, peer) = match accepted {
+                Ok(a) => a,
+                Err(_) => {
+                    // Out of file descriptors and the like: wait rather than spin.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            if this.open.fetch_add(1, Ordering::SeqCst) >= this.max_connections {
+                this.open.fetch_sub(1, Ordering::SeqCst);
+                this.metrics.client_refused.inc();
+                drop(tcp);
+                continue;
+            }
+            this.metrics.client_connections.inc();
+            let guard = Open {
+                open: Arc::clone(&this.open),
+                metrics: Arc::clone(&this.metrics),
+            };
+            let _ = tcp.set_nodelay(true);
+            tokio::spawn(Arc::clone(&this).connection(tcp, peer, graceful.watcher(), guard));
+        }
+    }
+
+    async fn connection(
+        self: Arc<Self>,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        watcher: Watcher,
+        _open: Open,
+    ) {
+        let accepted = Instant::now();
+        let client = Arc::new(ClientConnection {
+            peer,
+            accepted,
+            fresh: AtomicBool::new(true),
+        });
+        let proxy = Arc::clone(&self.proxy);
+        let service = service_fn(move |request| proxy.clone().handle(request, Arc::clone(&client)));
+        match &self.acceptor {
+            None => {
+                let conn = self.builder.serve_connection(TokioIo::new(tcp), service);
+                let _ = watcher.watch(conn).await;
+            }
+            Some(acceptor) => {
+                let handshake =
+                    tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)).await;
+                let stream = match handshake {
+                    Ok(Ok(s)) => s,
+                    _ => {
+                        self.metrics.handshake_failures.inc();
+                        return;
+                    }
+                };
+                self.metrics
+                    .handshake
+                    .observe(accepted.elapsed().as_secs_f64());
+                let conn = self.builder.serve_connection(TokioIo::new(stream), service);
+                let _ = watcher.watch(conn).await;
+            }
+        }
+    }
+}
+
+/// `/metrics` (Prometheus text) and `/healthz` (200 `ok`; 503 `draining` after shutdown began).
+async fn serve_metrics(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    draining: Arc<AtomicBool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.changed() => {
+                // Keep answering /healthz (503) while the gateway drains.
+                std::future::pending::<()>().await;
+                return;
+            }
+        };
+        let Ok((tcp, _)) = accepted else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let (metrics, draining) = (Arc::clone(&metrics), Arc::clone(&draining));
+        tokio::spawn(async move {
+            let service = service_fn(move |request: Request<hyper::body::Incoming>| {
+                let answer = operations(request.uri().path(), &metrics, &draining);
+                async move { Ok::<_, std::convert::Infallible>(answer) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(tcp), service)
+                .await;
+        });
+    }
+}
+
+fn operations(path: &str, metrics: &Metrics, draining: &AtomicBool) -> Response<Relay> {
+    let (status, kind, body) = match path {
+        "/metrics" => (
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics.encode(),
+        ),
+        "/healthz" if draining.load(Ordering::SeqCst) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "draining\n".into(),
+        ),
+        "/healthz" => (StatusCode::OK, "text/plain", "ok\n".into()),
+        _ => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "try /metrics or /healthz\n".into(),
+        ),
+    };
+    let mut response = Response::new(Relay::plain(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(kind),
+    );
+    response
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, GatewayError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| GatewayError::Bind(format!("cannot listen on {addr}: {e}")))
+}
+
+/// The origin as `scheme://authority`, refusing anything with a path or query.
+fn origin(s: &str) -> Result<hyper::Uri, GatewayError> {
+    let bad = |why: &str| {
+        GatewayError::Settings(format!(
+            "--origin {s:?}: {why}; give the origin as http[s]://host[:port], such as https://s3.example.com"
+        ))
+    };
+    let uri: hyper::Uri = s.parse().map_err(|_| bad("not a URL"))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        _ => return Err(bad("the scheme must be http or https")),
+    }
+    if uri.host().map_or(true, str::is_empty) {
+        return Err(bad("no host"));
+    }
+    if uri.path_and_query().is_some_and(|p| p.as_str() != "/") {
+        return Err(bad("no path or query allowed"));
+    }
+    let authority = uri
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    format!("{}://{authority}", uri.scheme_str().unwrap_or("https"))
+        .parse()
+        .map_err(|_| bad("not a URL"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_scheme_and_authority_only() {
+        assert_eq!(
+            origin("http://127.0.0.1:9000").unwrap().to_string(),
+            "http://127.0.0.1:9000/"
+        );
+        assert_eq!(
+            origin("https://s3.example.com/")
+                .unwrap()
+                .authority()
+                .unwrap()
+                .as_str(),
+            "s3.example.com"
+        );
+        for bad in [
+            "s3.example.com",
+            "ftp://h",
+            "https://h/bucket",
+            "https://h/?x=1",
+            "http://",
+        ] {
+            let e = origin(bad).unwrap_err().to_string();
+            assert!(e.contains("http[s]://host[:port]"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! What a gateway is told: where to listen, which certificates, which origin, its limits.
+//! Parsing flags and files is the CLI's (`slipstream gateway`); this is the resolved result.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A certificate chain and its private key, both PEM files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertFiles {
+    /// The chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// A gateway's settings. [`Settings::new`] gives the defaults for an origin.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Addresses to accept clients on (at least one).
+    pub listen: Vec<SocketAddr>,
+    /// Certificates to serve, chosen by SNI; the first also serves clients that send no name
+    /// or a name no certificate has. Empty: the listeners speak plain HTTP (behind a load
+    /// balancer that terminates TLS).
+    pub tls: Vec<CertFiles>,
+    /// The origin, `http[s]://host[:port]` (no path).
+    pub origin: String,
+    /// Trust only these PEM certificates for the origin's TLS (else the Mozilla roots).
+    pub origin_ca_bundle: Option<PathBuf>,
+    /// Where `/metrics` and `/healthz` are served, if anywhere.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Idle upstream connections kept open and ready. `None`: the most requests in flight at
+    /// once over the last minute, and at least [`MIN_IDLE_FLOOR`].
+    pub upstream_min_idle: Option<usize>,
+    /// An idle upstream connection gets a keep-alive request (`HEAD /`; an h2 PING on HTTP/2)
+    /// after this long, below the origin's own idle timeout (S3 closes at about 20 s).
+    /// `Duration::ZERO`: none; idle connections are then closed after 15 s and redialled.
+    pub upstream_keepalive: Duration,
+    /// The most idle upstream connections kept (beyond them, returned ones are closed).
+    pub upstream_max_idle: usize,
+    /// Offer HTTP/2 to the origin in ALPN (used when the origin picks it).
+    pub upstream_h2: bool,
+    /// Giving up on dialling the origin after this long (answered 503).
+    pub connect_timeout: Duration,
+    /// Giving up on the origin's response headers this long after the request was sent
+    /// (answered 504).
+    pub origin_timeout: Duration,
+    /// A client must finish its TLS handshake within this long.
+    pub handshake_timeout: Duration,
+    /// A client must send a request's headers within this long of starting it (HTTP/1.1),
+    /// and a connection with no request in flight is closed after this long idle.
+    pub header_timeout: Duration,
+    /// The largest request head accepted (HTTP/1.1 request line and headers; HTTP/2 header list).
+    pub max_header_bytes: usize,
+    /// The most client connections open at once; more are closed on accept.
+    pub max_connections: usize,
+    /// On SIGTERM, in-flight requests get this long to finish.
+    pub drain_timeout: Duration,
+    /// Where the access log's JSON lines go: a file (appended), `-` for standard output, or
+    /// nowhere (`None`).
+    pub access_log: Option<PathBuf>,
+}
+
+/// The least number of idle upstream connections kept when none is configured.
+pub const MIN_IDLE_FLOOR: usize = 4;
+
+impl Settings {
+    /// The defaults, for `origin` and one listener.
+    pub fn new(listen: SocketAddr, origin: impl Into<String>) -> Self {
+        Self {
+            listen: vec![listen],
+            tls: Vec::new(),
+            origin: origin.into(),
+            origin_ca_bundle: None,
+            metrics_listen: None,
+            upstream_min_idle: None,
+            upstream_keepalive: Duration::from_secs(15),
+            upstream_max_idle: 256,
+            upstream_h2: true,
+            connect_timeout: Duration::from_secs(5),
+            origin_timeout: Duration::from_secs(60),
+            handshake_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(30),
+            max_header_bytes: 64 * 1024,
+            max_connections: 10_000,
+            drain_timeout: Duration::from_secs(30),
+            access_log: None,
+        }
+    }
+}
