@@ -38,6 +38,21 @@ class Relay:
     def thaw(self) -> None:
         self._running.set()
 
+    def reset(self) -> None:
+        """Resets every open connection (RST, as a crashed or rebooted server does); new ones are
+        still accepted."""
+        import struct
+
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        for s in sockets:
+            try:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.shutdown(socket.SHUT_RD)  # wakes the pump blocked in recv, sends nothing
+                s.close()  # with a zero linger: RST
+            except OSError:
+                pass
+
     def close(self) -> None:
         self._closed.set()
         self._running.set()

@@ -5,6 +5,7 @@ The server is started by scripts/with-s3-server.sh (make test). Tests that need 
 skip, when it is missing: a signing test that silently skips proves nothing.
 """
 
+import contextlib
 import datetime
 import os
 
@@ -80,6 +81,14 @@ def private_server(server, tmp_path):
     """A versitygw of this test's own (same binary, credentials and region as `server`, data in
     tmp_path), so the test may freeze it with SIGSTOP without stopping anyone else's. Yields
     the dict of `server` plus `process`; the server is resumed and stopped afterwards."""
+    with start_private_server(server, tmp_path) as s:
+        yield s
+
+
+@contextlib.contextmanager
+def start_private_server(server, directory: pathlib.Path):
+    """What `private_server` yields, as a context manager, for tests that need several."""
+
     import signal
     import socket
     import time
@@ -87,8 +96,8 @@ def private_server(server, tmp_path):
 
     binary = ROOT / ".tools" / "bin" / "versitygw"
     assert binary.exists(), f"{binary} is missing: run `make test` (scripts/install-versitygw.sh)"
-    data = tmp_path / "private-s3"
-    data.mkdir()
+    data = directory / "private-s3"
+    data.mkdir(parents=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

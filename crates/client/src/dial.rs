@@ -35,6 +35,16 @@ pub struct Dialed {
     pub h2: bool,
 }
 
+impl Dialed {
+    /// The TCP connection underneath (for socket options).
+    pub fn tcp(&self) -> &TcpStream {
+        match &self.stream {
+            MaybeHttpsStream::Http(io) => io.inner(),
+            MaybeHttpsStream::Https(tls) => tls.inner().get_ref().0.inner().inner(),
+        }
+    }
+}
+
 /// Opens one connection at a time to an origin, with the client's connector stack.
 #[derive(Clone)]
 pub struct Dialer {

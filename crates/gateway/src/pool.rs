@@ -92,6 +92,8 @@ struct State {
     /// Whether the origin picked HTTP/2 on the last dial.
     origin_h2: bool,
     dialing: usize,
+    /// Idle connections out for a keep-alive request (coming back).
+    keeping: usize,
     in_flight: usize,
     peak: [usize; 2],
     peak_since: Option<Instant>,
@@ -290,6 +292,7 @@ impl Pool {
                 )));
             }
         };
+        abort_with_reset(dialled.tcp());
         let io = dialled.stream;
         let handshake_failed = |e: hyper::Error| {
             m.dial_failures.inc();
@@ -379,14 +382,16 @@ impl Pool {
                     return;
                 }
                 s.idle.retain(|i| !i.send.is_closed());
-                let stale = self.due_for_keepalive(&mut s);
+                let target = self.target(&s);
+                let stale = self.due_for_keepalive(&mut s, target);
                 let backing_off = s.last_failure.is_some_and(|t| t.elapsed() < DIAL_BACKOFF);
                 let want = if s.origin_h2 {
                     usize::from(!s.h2.as_ref().is_some_and(|h| !h.is_closed()))
                 } else {
                     self.target(&s)
                 };
-                let have = if s.origin_h2 { 0 } else { s.idle.len() } + s.dialing + stale.len();
+                s.keeping += stale.len();
+                let have = if s.origin_h2 { 0 } else { s.idle.len() } + s.dialing + s.keeping;
                 let dials = if backing_off {
                     0
                 } else {
@@ -406,8 +411,9 @@ impl Pool {
     }
 
     /// Takes out the idle connections due for a keep-alive (or, without keep-alives, drops
-    /// those idle past [`IDLE_LIMIT`]).
-    fn due_for_keepalive(&self, s: &mut State) -> Vec<Idle> {
+    /// those idle past [`IDLE_LIMIT`]). Those beyond `target` (left from a burst) are closed
+    /// instead of kept alive.
+    fn due_for_keepalive(&self, s: &mut State, target: usize) -> Vec<Idle> {
         let keepalive = self.inner.settings.keepalive;
         if keepalive.is_zero() {
             s.idle.retain(|i| i.since.elapsed() < IDLE_LIMIT);
@@ -417,7 +423,10 @@ impl Pool {
             .into_iter()
             .partition(|i| i.since.elapsed() >= keepalive);
         s.idle = fresh;
-        due.into()
+        let mut due: Vec<Idle> = due.into();
+        let surplus = (s.idle.len() + due.len() + s.keeping).saturating_sub(target);
+        due.truncate(due.len().saturating_sub(surplus));
+        due
     }
 
     /// A `HEAD /` on an idle connection, read to its end; the connection goes back to the
@@ -434,7 +443,12 @@ impl Pool {
             response.into_body().collect().await.ok()
         })
         .await;
-        if matches!(answered, Ok(Some(_))) && send.ready().await.is_ok() {
+        let alive = matches!(answered, Ok(Some(_))) && send.ready().await.is_ok();
+        {
+            let mut s = self.inner.lock();
+            s.keeping = s.keeping.saturating_sub(1);
+        }
+        if alive {
             self.put(send);
         }
     }
@@ -468,6 +482,15 @@ impl Inner {
             Err(poisoned) => poisoned.into_inner(),
         }
     }
+}
+
+/// Closes of this connection reset it (a zero linger). hyper closes an upstream connection
+/// mid-request when the client's body fails (the client went away): with a plain FIN the origin
+/// reads a clean end of body, and some origins (versitygw among them) then store the truncated
+/// object. A reset makes the origin's read fail, so nothing is stored. Closes after a finished
+/// exchange lose nothing: the origin has answered, so it read the whole request.
+fn abort_with_reset(tcp: &tokio::net::TcpStream) {
+    let _ = socket2::SockRef::from(tcp).set_linger(Some(Duration::ZERO));
 }
 
 fn connect_message(e: &ClientError) -> String {

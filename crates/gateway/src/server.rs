@@ -185,7 +185,6 @@ impl Gateway {
                 l,
                 Arc::clone(&metrics),
                 Arc::clone(&draining),
-                stop_rx.clone(),
             ))
         });
         shutdown.await;
@@ -321,22 +320,10 @@ impl Accept {
 }
 
 /// `/metrics` (Prometheus text) and `/healthz` (200 `ok`; 503 `draining` after shutdown began).
-async fn serve_metrics(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    draining: Arc<AtomicBool>,
-    mut stop: watch::Receiver<bool>,
-) {
+async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, draining: Arc<AtomicBool>) {
     loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = stop.changed() => {
-                // Keep answering /healthz (503) while the gateway drains.
-                std::future::pending::<()>().await;
-                return;
-            }
-        };
-        let Ok((tcp, _)) = accepted else {
+        // It keeps answering while the gateway drains (/healthz says 503), until `serve` ends.
+        let Ok((tcp, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };

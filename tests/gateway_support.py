@@ -1,0 +1,104 @@
+"""Starting `slipstream gateway` for a test: certificates from a throwaway CA (a DNS name and
+127.0.0.1, since nginx and some clients do not match IP addresses), a free port, the access
+log in the test's directory, and a clean stop (SIGTERM, then the exit code checked)."""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+
+def openssl(*args: str, cwd: pathlib.Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_ca(directory: pathlib.Path) -> pathlib.Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    openssl("req", "-x509", *EC, "-days", "2", "-subj", "/CN=slipstream-edge-test-ca", "-keyout", "ca.key",
+            "-out", "ca.pem", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign", cwd=directory)
+    return directory / "ca.pem"
+
+
+def make_cert(directory: pathlib.Path, name: str, dns: list[str], rsa: bool = False) -> tuple[pathlib.Path, pathlib.Path]:
+    """A certificate for `dns` (and 127.0.0.1) signed by the CA in `directory`."""
+    key = ["-newkey", "rsa:2048", "-nodes"] if rsa else EC
+    openssl("req", *key, "-subj", f"/CN={name}", "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=directory)
+    sans = ",".join([f"DNS:{d}" for d in dns] + ["IP:127.0.0.1"])
+    (directory / f"{name}.ext").write_text(f"subjectAltName={sans}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=directory)
+    return directory / f"{name}.pem", directory / f"{name}.key"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Edge:
+    """A running gateway: `url` (https://localhost:PORT, or http://127.0.0.1:PORT when plain),
+    `metrics_url`, `log` (the access log's path), `proc`."""
+
+    def __init__(self, binary: str, origin: str, directory: pathlib.Path, tls: list[tuple] | None,
+                 extra: list[str]) -> None:
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.log = directory / f"access-{self.port}.log"
+        args = [binary, "gateway", "--listen", f"127.0.0.1:{self.port}", "--origin", origin,
+                "--metrics-listen", f"127.0.0.1:{self.metrics_port}", "--access-log", str(self.log), *extra]
+        for cert, key in tls or []:
+            args += ["--tls-cert", str(cert), "--tls-key", str(key)]
+        self.url = f"https://localhost:{self.port}" if tls else f"http://127.0.0.1:{self.port}"
+        self.metrics_url = f"http://127.0.0.1:{self.metrics_port}"
+        self.stderr_path = directory / f"gateway-{self.port}.err"
+        self._stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._stderr)
+        deadline = time.time() + 20
+        while "listening on" not in self.stderr():
+            assert self.proc.poll() is None, f"the gateway exited {self.proc.returncode}: {self.stderr()}"
+            assert time.time() < deadline, f"the gateway did not start: {self.stderr()}"
+            time.sleep(0.02)
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def metrics(self) -> dict[str, float]:
+        """The metrics' samples without labels (and the labelled ones under their full name)."""
+        text = urllib.request.urlopen(self.metrics_url + "/metrics", timeout=5).read().decode()
+        out = {}
+        for line in text.splitlines():
+            m = re.match(r"^([a-zA-Z_:][^ ]*) ([0-9.eE+-]+|NaN)$", line)
+            if m:
+                out[m.group(1)] = float(m.group(2))
+        return out
+
+    def stop(self, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._stderr.close()
+        return self.proc.returncode
+
+
+@contextlib.contextmanager
+def running(binary: str, origin: str, directory: pathlib.Path, tls: list[tuple] | None = None, extra: list[str] = ()):
+    edge = Edge(binary, origin, directory, tls, list(extra))
+    try:
+        yield edge
+    finally:
+        code = edge.stop()
+        assert code == 0, f"the gateway exited {code}: {edge.stderr()}"
