@@ -42,7 +42,7 @@ pub struct GatewayArgs {
     /// The PEM private key of the --tls-cert in the same position.
     #[arg(long, value_name = "FILE")]
     pub tls_key: Vec<PathBuf>,
-    /// The origin, http[s]://host[:port].
+    /// The origin, `http[s]://host[:port]`.
     #[arg(long, value_name = "URL")]
     pub origin: Option<String>,
     /// Trust only these PEM certificates for the origin's TLS (else the Mozilla roots).

@@ -105,3 +105,16 @@ impl From<std::io::Error> for ClientError {
         ClientError::Io(e)
     }
 }
+
+/// An error with its causes: hyper's top-level messages alone ("client error (Connect)",
+/// "connection closed before message completed") do not say what happened.
+pub fn describe(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

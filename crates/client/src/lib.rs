@@ -38,7 +38,7 @@ pub use client::S3Client;
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
 pub use credentials::{CredentialSource, Expiring, ProvideCredentials};
 pub use dial::{Dialed, Dialer};
-pub use error::ClientError;
+pub use error::{describe, ClientError};
 pub use object::ObjectStream;
 pub use ops::{CompletedPart, ObjectInfo};
 pub use options::ClientOptions;

@@ -53,25 +53,12 @@ pub(crate) fn pool(
 /// A failed connection: a refused TLS certificate will be refused again (not retried, and
 /// reported as such); anything else may be transient.
 pub(crate) fn connection_error(e: &dyn std::error::Error) -> ClientError {
-    let text = describe(e);
+    let text = crate::error::describe(e);
     if text.contains("invalid peer certificate") {
         ClientError::Tls(text)
     } else {
         ClientError::Network(text)
     }
-}
-
-/// An error with its causes: hyper's top-level messages alone ("client error (Connect)") do not
-/// say what happened.
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 /// One request without SigV4 and without a body; the body of a 2xx answer.

@@ -221,7 +221,7 @@ impl Body for Relay {
             Source::Origin(body) => match ready!(Pin::new(body).poll_frame(cx)) {
                 Some(Ok(frame)) => Some(Ok(frame)),
                 Some(Err(e)) => {
-                    let message = crate::pool::describe(&e);
+                    let message = slipstream_client::describe(&e);
                     if let Some(r) = &mut this.record {
                         r.error = Some(format!("origin body: {message}"));
                     }

@@ -336,7 +336,10 @@ impl Pool {
         match lease.sender {
             Sender::H2(mut send) => send.try_send_request(request).await.map_err(|mut e| {
                 let back = e.take_message();
-                (UpstreamError::Failed(describe(e.error())), back)
+                (
+                    UpstreamError::Failed(slipstream_client::describe(e.error())),
+                    back,
+                )
             }),
             Sender::H1(mut send) => {
                 let response = send.try_send_request(request);
@@ -348,7 +351,10 @@ impl Pool {
                 });
                 response.await.map_err(|mut e| {
                     let back = e.take_message();
-                    (UpstreamError::Failed(describe(e.error())), back)
+                    (
+                        UpstreamError::Failed(slipstream_client::describe(e.error())),
+                        back,
+                    )
                 })
             }
         }
@@ -498,17 +504,4 @@ fn connect_message(e: &ClientError) -> String {
         ClientError::Network(m) | ClientError::Tls(m) => m.clone(),
         other => other.to_string(),
     }
-}
-
-/// An error with its causes ("connection closed before message completed" alone does not say
-/// why).
-pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
