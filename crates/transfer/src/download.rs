@@ -13,7 +13,7 @@ use crate::pool::for_each_part;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
 use crate::TransferError;
-use crate::{download_ranges, TransferOptions};
+use crate::TransferOptions;
 
 /// What a finished download was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,10 +65,10 @@ async fn to_file(
         &client,
         bucket,
         key,
-        &info.etag,
+        &info,
         first,
-        info.size,
-        |n| download_ranges(n, part_size, concurrency),
+        part_size,
+        concurrency,
     ));
     // Every part's length was checked on arrival and the file was sized up front, so the
     // combined checksum is all that is left to compare.

@@ -21,7 +21,7 @@ use crate::cut::file_cut;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
 use crate::TransferError;
-use crate::{download_ranges, Downloaded, Progress, TransferOptions};
+use crate::{Downloaded, Progress, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum
 /// when the object has one.
@@ -66,9 +66,7 @@ impl MemoryDownload {
         opts.set_total(info.size);
         // As for files (the object is held whole anyway, so longer parts cost no memory).
         let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
-        let source = Source::new(&client, bucket, key, &info.etag, first, info.size, |n| {
-            download_ranges(n, part_size, concurrency)
-        });
+        let source = Source::new(&client, bucket, key, &info, first, part_size, concurrency);
         Ok(Self {
             info,
             source,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, ObjectStream, S3Client};
 
-use crate::TransferError;
+use crate::{download_ranges, TransferError};
 
 /// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
 /// is read as part 0, alongside the other parts. Waiting for that body before starting the
@@ -34,23 +34,25 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    /// The parts of an object of `size`: `first`'s bytes, then the rest cut by `cut` as if it
-    /// were an object of its own.
+    /// The parts of the object `info` describes, pinned to its ETag: `first`'s bytes, then the
+    /// rest cut by [`download_ranges`] into `part_size` parts for `concurrency` connections, as
+    /// if it were an object of its own.
     pub(crate) fn new(
         client: &Arc<S3Client>,
         bucket: &str,
         key: &str,
-        etag: &str,
+        info: &ObjectInfo,
         first: Option<First>,
-        size: u64,
-        cut: impl Fn(u64) -> Vec<(u64, u64)>,
+        part_size: u64,
+        concurrency: usize,
     ) -> Self {
+        let (etag, size) = (&info.etag, info.size);
         let covered = first.as_ref().map_or(0, |f| f.len);
         let ranges = first
             .iter()
             .map(|f| (0, f.len))
             .chain(
-                cut(size.saturating_sub(covered))
+                download_ranges(size.saturating_sub(covered), part_size, concurrency)
                     .into_iter()
                     .map(|(s, e)| (s + covered, e + covered)),
             )

@@ -16,7 +16,7 @@ use crate::pool::BufferPool;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
 use crate::TransferError;
-use crate::{download_ranges, Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
+use crate::{Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 
 /// Into how many window parts each part's memory is cut, given how long the first answer took.
 /// On a long path a part takes many round trips and connections get unequal shares of the
@@ -70,10 +70,10 @@ async fn to_writer<W: AsyncWrite + Unpin>(
         &client,
         bucket,
         key,
-        &info.etag,
+        &info,
         first,
-        info.size,
-        |n| download_ranges(n, part_size, concurrency),
+        part_size,
+        concurrency,
     ));
     let window = split as usize * concurrency;
     // Requests in flight; fair, so parts get connections in order.
