@@ -58,15 +58,6 @@ pub(crate) struct PoolSettings {
     pub(crate) connect_timeout: Duration,
 }
 
-/// Why no response came from the origin.
-#[derive(Debug)]
-pub(crate) enum UpstreamError {
-    /// No connection could be opened (refused, unreachable, TLS refused, timed out).
-    Connect(String),
-    /// The connection failed before the response head arrived.
-    Failed(String),
-}
-
 /// The pool for one origin. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Pool {
@@ -213,7 +204,7 @@ impl Pool {
 
     /// An open connection: the shared HTTP/2 one, the most recently used idle one, or (none
     /// idle) a new one dialled now.
-    pub(crate) async fn checkout(&self) -> Result<Lease, UpstreamError> {
+    pub(crate) async fn checkout(&self) -> Result<Lease, String> {
         let started = Instant::now();
         if let Some(sender) = self.take() {
             self.inner.metrics.reuses.inc();
@@ -241,7 +232,7 @@ impl Pool {
     }
 
     /// A new connection, not from the pool (for a retry after a stale one).
-    pub(crate) async fn fresh(&self) -> Result<Lease, UpstreamError> {
+    pub(crate) async fn fresh(&self) -> Result<Lease, String> {
         Ok(Lease {
             sender: self.dial().await?,
             reused: false,
@@ -269,7 +260,8 @@ impl Pool {
     }
 
     /// Dials, handshakes HTTP/1.1 or HTTP/2 (as the origin chose in ALPN), and counts.
-    async fn dial(&self) -> Result<Sender, UpstreamError> {
+    /// Errors say why no connection could be had (refused, unreachable, TLS refused, timed out).
+    async fn dial(&self) -> Result<Sender, String> {
         let started = Instant::now();
         let m = &self.inner.metrics;
         m.dials.inc();
@@ -282,21 +274,21 @@ impl Pool {
             Ok(Ok(d)) => d,
             Ok(Err(e)) => {
                 m.dial_failures.inc();
-                return Err(UpstreamError::Connect(connect_message(&e)));
+                return Err(connect_message(&e));
             }
             Err(_) => {
                 m.dial_failures.inc();
-                return Err(UpstreamError::Connect(format!(
+                return Err(format!(
                     "no connection within {:?}",
                     self.inner.settings.connect_timeout
-                )));
+                ));
             }
         };
         abort_with_reset(dialled.tcp());
         let io = dialled.stream;
         let handshake_failed = |e: hyper::Error| {
             m.dial_failures.inc();
-            UpstreamError::Connect(format!("HTTP handshake: {e}"))
+            format!("HTTP handshake: {e}")
         };
         let sender = if dialled.h2 {
             let mut builder = http2::Builder::new(TokioExecutor::new());
@@ -332,14 +324,11 @@ impl Pool {
         &self,
         lease: Lease,
         request: Request<UpBody>,
-    ) -> Result<Response<Incoming>, (UpstreamError, Option<Request<UpBody>>)> {
+    ) -> Result<Response<Incoming>, (String, Option<Request<UpBody>>)> {
         match lease.sender {
             Sender::H2(mut send) => send.try_send_request(request).await.map_err(|mut e| {
                 let back = e.take_message();
-                (
-                    UpstreamError::Failed(slipstream_client::describe(e.error())),
-                    back,
-                )
+                (slipstream_client::describe(e.error()), back)
             }),
             Sender::H1(mut send) => {
                 let response = send.try_send_request(request);
@@ -351,10 +340,7 @@ impl Pool {
                 });
                 response.await.map_err(|mut e| {
                     let back = e.take_message();
-                    (
-                        UpstreamError::Failed(slipstream_client::describe(e.error())),
-                        back,
-                    )
+                    (slipstream_client::describe(e.error()), back)
                 })
             }
         }

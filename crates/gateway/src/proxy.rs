@@ -27,7 +27,7 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use crate::access_log::{AccessLog, Record};
 use crate::body::{Relay, Upload};
 use crate::metrics::{ConnectionLabels, Metrics, RequestLabels};
-use crate::pool::{Lease, Pool, UpBody, UpstreamError};
+use crate::pool::{Lease, Pool, UpBody};
 
 /// Headers that belong to one connection, not to the request (RFC 9110 §7.6.1).
 const HOP_BY_HOP: [&str; 8] = [
@@ -88,27 +88,36 @@ impl Proxy {
             .to_owned();
         let bodyless = body.is_end_stream();
         let safe = bodyless && matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
-        let headers = forwarded_headers(&parts.headers);
         let expect_continue = parts
             .headers
             .get(EXPECT)
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-        let (upload, gate): (UpBody, _) = if bodyless {
-            let _ = done_tx.send(());
-            (Empty::new().map_err(|never| match never {}).boxed(), None)
-        } else if expect_continue {
-            let (u, gate) = Upload::gated(body, Arc::clone(&record.bytes_in), done_tx);
-            (u.boxed(), Some(gate))
-        } else {
+        // The origin's response timeout starts when the body has been read (a body-less
+        // request's at once: `None`).
+        let (upload, gate, body_done): (UpBody, _, _) = if bodyless {
             (
-                Upload::new(body, Arc::clone(&record.bytes_in), done_tx).boxed(),
+                Empty::new().map_err(|never| match never {}).boxed(),
+                None,
                 None,
             )
+        } else {
+            let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+            let counted = Arc::clone(&record.bytes_in);
+            if expect_continue {
+                let (u, gate) = Upload::gated(body, counted, done_tx);
+                (u.boxed(), Some(gate), Some(done_rx))
+            } else {
+                (
+                    Upload::new(body, counted, done_tx).boxed(),
+                    None,
+                    Some(done_rx),
+                )
+            }
         };
         let mut request = Request::new(upload);
         *request.method_mut() = parts.method.clone();
-        *request.headers_mut() = headers;
+        *request.headers_mut() = parts.headers;
+        strip_hop_by_hop(request.headers_mut());
         if let Some(gate) = &gate {
             let gate = gate.clone();
             hyper::ext::on_informational(&mut request, move |r| {
@@ -120,7 +129,14 @@ impl Proxy {
 
         let sent = Instant::now();
         let answer = self
-            .exchange(request, &path_and_query, &host, safe, done_rx, &mut record)
+            .exchange(
+                request,
+                &path_and_query,
+                &host,
+                safe,
+                body_done,
+                &mut record,
+            )
             .await;
         if let Some(gate) = gate {
             // The origin answered: a body it did not ask for is not sent.
@@ -160,81 +176,83 @@ impl Proxy {
         })
     }
 
-    /// Sends the request (again once, on a new connection, if a pooled one turned out closed
-    /// and the request allows it); the origin's response head, or the gateway's error.
+    /// Sends the request, and again once on a new connection if a pooled one turned out
+    /// closed: a request hyper did not start writing comes back to be sent again; a body-less
+    /// GET, HEAD or OPTIONS is rebuilt (its method and headers kept for that). The origin's
+    /// response head, or the gateway's answer.
     async fn exchange(
         &self,
-        mut request: Request<UpBody>,
+        request: Request<UpBody>,
         path_and_query: &str,
         host: &str,
         safe: bool,
-        body_done: tokio::sync::oneshot::Receiver<()>,
+        body_done: Option<tokio::sync::oneshot::Receiver<()>>,
         record: &mut Record,
-    ) -> Result<Response<Incoming>, (StatusCode, &'static str, String)> {
+    ) -> Result<Response<Incoming>, Answer> {
         let template = safe.then(|| (request.method().clone(), request.headers().clone()));
-        let mut body_done = Some(body_done);
-        for attempt in 0..2 {
-            let lease = if attempt == 0 {
-                self.pool.checkout().await
-            } else {
-                self.pool.count_stale_retry();
-                self.pool.fresh().await
-            }
-            .map_err(|e| self.unreachable(e))?;
-            let reused = lease.reused;
-            record.reused = Some(reused);
-            self.fit(&mut request, &lease, path_and_query, host)?;
-            let exchange = self.pool.send(lease, request);
-            let result = match body_done.take() {
-                Some(done) => self.within_timeout(exchange, done).await,
-                None => self.within_timeout(exchange, ready()).await,
-            };
-            match result {
-                Ok(Ok(response)) => return Ok(response),
-                Err(()) => {
-                    return Err((
-                        StatusCode::GATEWAY_TIMEOUT,
-                        "GatewayTimeout",
-                        format!(
-                            "the origin did not answer within {:?} of the request",
-                            self.origin_timeout
-                        ),
-                    ))
-                }
-                Ok(Err((error, back))) => {
-                    let message = match &error {
-                        UpstreamError::Connect(m) | UpstreamError::Failed(m) => m.clone(),
-                    };
-                    let again = match (back, &template) {
-                        (Some(unsent), _) => Some(unsent),
-                        (None, Some((method, headers))) if reused => {
-                            let mut r = Request::new(Empty::new().map_err(|n| match n {}).boxed());
-                            *r.method_mut() = method.clone();
-                            *r.headers_mut() = headers.clone();
-                            Some(r)
-                        }
-                        _ => None,
-                    };
-                    match again {
-                        Some(r) if attempt == 0 && (reused || safe) => request = r,
-                        _ => {
-                            return Err((
-                                StatusCode::BAD_GATEWAY,
-                                "BadGateway",
-                                format!(
-                                    "the origin closed the connection without answering: {message}"
-                                ),
-                            ))
-                        }
-                    }
-                }
-            }
+        let lease = self
+            .pool
+            .checkout()
+            .await
+            .map_err(|m| self.unreachable(m))?;
+        let reused = lease.reused;
+        record.reused = Some(reused);
+        let (message, back) = match self
+            .attempt(lease, request, path_and_query, host, body_done)
+            .await?
+        {
+            Ok(response) => return Ok(response),
+            Err(failed) => failed,
+        };
+        let unsent = back.filter(|_| reused || safe);
+        let again = unsent.or_else(|| {
+            let (method, headers) = template.filter(|_| reused)?;
+            let mut r = Request::new(Empty::new().map_err(|n| match n {}).boxed());
+            *r.method_mut() = method;
+            *r.headers_mut() = headers;
+            Some(r)
+        });
+        let Some(request) = again else {
+            return Err(closed(&message));
+        };
+        self.pool.count_stale_retry();
+        let lease = self.pool.fresh().await.map_err(|m| self.unreachable(m))?;
+        record.reused = Some(false);
+        match self
+            .attempt(lease, request, path_and_query, host, None)
+            .await?
+        {
+            Ok(response) => Ok(response),
+            Err((message, _)) => Err(closed(&message)),
         }
-        Err((
-            StatusCode::BAD_GATEWAY,
-            "BadGateway",
-            "the origin closed the connection without answering".into(),
-        ))
+    }
+
+    /// One try on `lease`: the response head, or why the connection failed (with the request
+    /// if it was not sent); a timeout is the gateway's answer.
+    async fn attempt(
+        &self,
+        lease: Lease,
+        mut request: Request<UpBody>,
+        path_and_query: &str,
+        host: &str,
+        body_done: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Result<Result<Response<Incoming>, Failed>, Answer> {
+        self.fit(&mut request, &lease, path_and_query, host)?;
+        let exchange = self.pool.send(lease, request);
+        let answered = match body_done {
+            Some(done) => self.within_timeout(exchange, done).await,
+            None => self.within_timeout(exchange, std::future::ready(())).await,
+        };
+        answered.map_err(|()| {
+            (
+                StatusCode::GATEWAY_TIMEOUT,
+                "GatewayTimeout",
+                format!(
+                    "the origin did not answer within {:?} of the request",
+                    self.origin_timeout
+                ),
+            )
+        })
     }
 
     /// The exchange, with `origin_timeout` counted from the request body's end.
@@ -261,7 +279,7 @@ impl Proxy {
         lease: &Lease,
         path_and_query: &str,
         host: &str,
-    ) -> Result<(), (StatusCode, &'static str, String)> {
+    ) -> Result<(), Answer> {
         let bad = |e: String| (StatusCode::BAD_REQUEST, "InvalidRequest", e);
         let uri = if lease.is_h2() {
             request.headers_mut().remove(HOST);
@@ -285,10 +303,7 @@ impl Proxy {
         Ok(())
     }
 
-    fn unreachable(&self, e: UpstreamError) -> (StatusCode, &'static str, String) {
-        let m = match e {
-            UpstreamError::Connect(m) | UpstreamError::Failed(m) => m,
-        };
+    fn unreachable(&self, m: String) -> Answer {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             "ServiceUnavailable",
@@ -297,8 +312,19 @@ impl Proxy {
     }
 }
 
-fn ready() -> std::future::Ready<()> {
-    std::future::ready(())
+/// The gateway's own answer: status, S3 error code, message.
+type Answer = (StatusCode, &'static str, String);
+
+/// A connection that failed: why, and the request if hyper did not start sending it.
+type Failed = (String, Option<Request<UpBody>>);
+
+/// The origin closed the connection without answering.
+fn closed(message: &str) -> Answer {
+    (
+        StatusCode::BAD_GATEWAY,
+        "BadGateway",
+        format!("the origin closed the connection without answering: {message}"),
+    )
 }
 
 /// The host the client addressed (and signed): `Host`, else HTTP/2's `:authority`.
@@ -312,13 +338,7 @@ fn client_host(parts: &hyper::http::request::Parts) -> String {
         .unwrap_or_default()
 }
 
-/// The request's headers without the hop-by-hop ones (and those its `Connection` names).
-fn forwarded_headers(headers: &HeaderMap) -> HeaderMap {
-    let mut out = headers.clone();
-    strip_hop_by_hop(&mut out);
-    out
-}
-
+/// Removes the hop-by-hop headers (and those `Connection` names).
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(CONNECTION)

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -159,10 +159,8 @@ impl Gateway {
             metrics,
         } = self;
         let (stop_tx, stop_rx) = watch::channel(false);
-        let draining = Arc::new(AtomicBool::new(false));
         let graceful = Arc::new(GracefulShutdown::new());
         let builder = Arc::new(http_builder(&settings));
-        let open = Arc::new(AtomicUsize::new(0));
         let acceptor = tls.map(|(a, _)| a);
         let mut accepting = Vec::new();
         for listener in listeners {
@@ -172,7 +170,6 @@ impl Gateway {
                 builder: Arc::clone(&builder),
                 proxy: Arc::clone(&proxy),
                 metrics: Arc::clone(&metrics),
-                open: Arc::clone(&open),
                 max_connections: settings.max_connections,
                 handshake_timeout: settings.handshake_timeout,
             };
@@ -180,15 +177,9 @@ impl Gateway {
                 accept.run(stop_rx.clone(), Arc::clone(&graceful)),
             ));
         }
-        let ops = metrics_listener.map(|l| {
-            tokio::spawn(serve_metrics(
-                l,
-                Arc::clone(&metrics),
-                Arc::clone(&draining),
-            ))
-        });
+        let ops = metrics_listener
+            .map(|l| tokio::spawn(serve_metrics(l, Arc::clone(&metrics), stop_rx.clone())));
         shutdown.await;
-        draining.store(true, Ordering::SeqCst);
         let _ = stop_tx.send(true);
         for a in accepting {
             let _ = a.await;
@@ -229,21 +220,17 @@ struct Accept {
     builder: Arc<auto::Builder<TokioExecutor>>,
     proxy: Arc<Proxy>,
     metrics: Arc<Metrics>,
-    open: Arc<AtomicUsize>,
     max_connections: usize,
     handshake_timeout: Duration,
 }
 
-/// Counts a client connection as open until dropped.
-struct Open {
-    open: Arc<AtomicUsize>,
-    metrics: Arc<Metrics>,
-}
+/// Counts a client connection as open (the `client_connections` gauge, which the limit reads)
+/// until dropped.
+struct Open(Arc<Metrics>);
 
 impl Drop for Open {
     fn drop(&mut self) {
-        self.open.fetch_sub(1, Ordering::SeqCst);
-        self.metrics.client_connections.dec();
+        self.0.client_connections.dec();
     }
 }
 
@@ -263,17 +250,12 @@ impl Accept {
                     continue;
                 }
             };
-            if this.open.fetch_add(1, Ordering::SeqCst) >= this.max_connections {
-                this.open.fetch_sub(1, Ordering::SeqCst);
+            let guard = Open(Arc::clone(&this.metrics));
+            let before = this.metrics.client_connections.inc();
+            if usize::try_from(before).unwrap_or(0) >= this.max_connections {
                 this.metrics.client_refused.inc();
-                drop(tcp);
-                continue;
+                continue; // dropping `tcp` and `guard` closes and uncounts it
             }
-            this.metrics.client_connections.inc();
-            let guard = Open {
-                open: Arc::clone(&this.open),
-                metrics: Arc::clone(&this.metrics),
-            };
             let _ = tcp.set_nodelay(true);
             tokio::spawn(Arc::clone(&this).connection(tcp, peer, graceful.watcher(), guard));
         }
@@ -319,18 +301,19 @@ impl Accept {
     }
 }
 
-/// `/metrics` (Prometheus text) and `/healthz` (200 `ok`; 503 `draining` after shutdown began).
-async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, draining: Arc<AtomicBool>) {
+/// `/metrics` (Prometheus text) and `/healthz` (200 `ok`; 503 `draining` once `stop` says
+/// shutdown began).
+async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, stop: watch::Receiver<bool>) {
     loop {
         // It keeps answering while the gateway drains (/healthz says 503), until `serve` ends.
         let Ok((tcp, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let (metrics, draining) = (Arc::clone(&metrics), Arc::clone(&draining));
+        let (metrics, stop) = (Arc::clone(&metrics), stop.clone());
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<hyper::body::Incoming>| {
-                let answer = operations(request.uri().path(), &metrics, &draining);
+                let answer = operations(request.uri().path(), &metrics, *stop.borrow());
                 async move { Ok::<_, std::convert::Infallible>(answer) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
@@ -340,14 +323,14 @@ async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, draining: A
     }
 }
 
-fn operations(path: &str, metrics: &Metrics, draining: &AtomicBool) -> Response<Relay> {
+fn operations(path: &str, metrics: &Metrics, draining: bool) -> Response<Relay> {
     let (status, kind, body) = match path {
         "/metrics" => (
             StatusCode::OK,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
             metrics.encode(),
         ),
-        "/healthz" if draining.load(Ordering::SeqCst) => (
+        "/healthz" if draining => (
             StatusCode::SERVICE_UNAVAILABLE,
             "text/plain",
             "draining\n".into(),
