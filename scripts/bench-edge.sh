@@ -39,16 +39,8 @@ cleanup() {
 trap cleanup EXIT
 
 # The edge's certificate (a DNS name: nginx matches no IP addresses), from its own CA.
-(
-  cd "$WORK"
-  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  openssl req -x509 "${ec[@]}" -days 2 -subj /CN=bench-edge-ca -keyout ca.key -out ca.pem \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-  openssl req "${ec[@]}" -subj /CN=localhost -keyout edge.key -out edge.csr 2>/dev/null
-  printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' > ext
-  openssl x509 -req -in edge.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out edge.pem 2>/dev/null
-  cat ca.pem "$SLIPSTREAM_TEST_CA" > both.pem
-)
+scripts/test-cert.sh "$WORK" edge DNS:localhost
+cat "$WORK/ca.pem" "$SLIPSTREAM_TEST_CA" > "$WORK/both.pem"
 ORIGIN=$SLIPSTREAM_TEST_TLS_ENDPOINT
 ORIGIN_HOSTPORT=${ORIGIN#https://}
 

@@ -64,23 +64,14 @@ tls=(--endpoint-url "$SLIPSTREAM_TEST_TLS_ENDPOINT" --ca-bundle "$SLIPSTREAM_TES
 "$bin" bench compare "$work/pooled.json" "$work/fresh.json" | grep -E '^(A|B):|throughput|p50|p99 '
 
 step "8. The edge: slipstream gateway in front of the TLS server, an object fetched through it"
-(
-  cd "$work"
-  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  openssl req -x509 "${ec[@]}" -days 1 -subj /CN=demo-edge-ca -keyout edge-ca.key -out edge-ca.pem \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-  openssl req "${ec[@]}" -subj /CN=localhost -keyout edge.key -out edge.csr 2>/dev/null
-  printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' > edge.ext
-  openssl x509 -req -in edge.csr -CA edge-ca.pem -CAkey edge-ca.key -CAcreateserial -days 1 \
-    -extfile edge.ext -out edge.pem 2>/dev/null
-)
+scripts/test-cert.sh "$work/edge" edge DNS:localhost
 edge_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin" gateway --listen "127.0.0.1:$edge_port" --tls-cert "$work/edge.pem" --tls-key "$work/edge.key" \
+"$bin" gateway --listen "127.0.0.1:$edge_port" --tls-cert "$work/edge/edge.pem" --tls-key "$work/edge/edge.key" \
   --origin "$SLIPSTREAM_TEST_TLS_ENDPOINT" --origin-ca-bundle "$SLIPSTREAM_TEST_CA" 2>"$work/edge.err" &
 edge_pid=$!
 trap 'kill $edge_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/edge.err" && break; sleep 0.05; done
-edge=(--endpoint-url "https://localhost:$edge_port" --ca-bundle "$work/edge-ca.pem")
+edge=(--endpoint-url "https://localhost:$edge_port" --ca-bundle "$work/edge/ca.pem")
 # The TLS server keeps its own data (step 7 made its bucket): up and down through the edge.
 "$bin" cp "$work/report 2026.bin" "s3://demo/through the edge.bin" "${edge[@]}"
 "$bin" cp "s3://demo/through the edge.bin" "$work/through-edge.bin" "${edge[@]}"

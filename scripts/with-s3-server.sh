@@ -66,17 +66,8 @@ echo "versitygw on $SLIPSTREAM_TEST_ENDPOINT (pid $pid)" >&2
 
 # The TLS server: a throwaway CA signs a certificate for 127.0.0.1, so clients can be tested
 # with --ca-bundle (trusted) and without it (refused).
-(
-  cd "$tls"
-  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  openssl req -x509 "${ec[@]}" -days 2 -subj /CN=slipstream-test-ca -keyout ca.key -out ca.pem \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-  openssl req "${ec[@]}" -subj "/CN=$host" -keyout server.key -out server.csr 2>/dev/null
-  printf 'subjectAltName=IP:%s,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$host" > ext
-  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext \
-    -out server.pem 2>/dev/null
-  mkdir data
-)
+"$here/test-cert.sh" "$tls" server "IP:$host,DNS:localhost"
+mkdir "$tls/data"
 tls_port="$(free_port)"
 ROOT_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" ROOT_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
   "${in_ns[@]}" "$bin" --port "$host:$tls_port" --region "$SLIPSTREAM_TEST_REGION" --quiet --keep-alive \

@@ -13,29 +13,15 @@ import subprocess
 import time
 import urllib.request
 
-EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-
-
-def openssl(*args: str, cwd: pathlib.Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def make_ca(directory: pathlib.Path) -> pathlib.Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    openssl("req", "-x509", *EC, "-days", "2", "-subj", "/CN=slipstream-edge-test-ca", "-keyout", "ca.key",
-            "-out", "ca.pem", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign", cwd=directory)
-    return directory / "ca.pem"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def make_cert(directory: pathlib.Path, name: str, dns: list[str], rsa: bool = False) -> tuple[pathlib.Path, pathlib.Path]:
-    """A certificate for `dns` (and 127.0.0.1) signed by the CA in `directory`."""
-    key = ["-newkey", "rsa:2048", "-nodes"] if rsa else EC
-    openssl("req", *key, "-subj", f"/CN={name}", "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=directory)
+    """A certificate for `dns` (and 127.0.0.1) signed by the CA in `directory` (made on first
+    use: `directory / "ca.pem"`), by scripts/test-cert.sh."""
     sans = ",".join([f"DNS:{d}" for d in dns] + ["IP:127.0.0.1"])
-    (directory / f"{name}.ext").write_text(f"subjectAltName={sans}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
-    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=directory)
+    subprocess.run([str(ROOT / "scripts" / "test-cert.sh"), str(directory), name, sans, *(["rsa"] if rsa else [])],
+                   check=True, capture_output=True)
     return directory / f"{name}.pem", directory / f"{name}.key"
 
 

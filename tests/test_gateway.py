@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from gateway_support import make_ca, make_cert, running
+from gateway_support import free_port, make_cert, running
 from relay import Relay
 from support import cli_env, run_cli, wait_for
 
@@ -30,9 +30,8 @@ AWKWARD_KEYS = ["plain.txt", "sp ace/and+plus", "a//double", "dots/../up", "Ã¼nÃ
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory) -> dict:
     d = tmp_path_factory.mktemp("edge-pki")
-    ca = make_ca(d)
     cert, key = make_cert(d, "edge", ["localhost"])
-    return {"dir": d, "ca": str(ca), "cert": cert, "key": key}
+    return {"dir": d, "ca": str(d / "ca.pem"), "cert": cert, "key": key}
 
 
 @pytest.fixture()
@@ -156,7 +155,7 @@ def test_expect_100_continue_waits_for_the_origin(edge, server, pki, bucket, sli
 
 
 def test_an_unreachable_origin_is_a_quick_503_in_s3s_format(slipstream_bin, tmp_path):
-    dead = f"http://127.0.0.1:{_closed_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with running(slipstream_bin, dead, tmp_path) as e:
         started = time.time()
         conn = http.client.HTTPConnection("127.0.0.1", e.port, timeout=10)
@@ -169,12 +168,6 @@ def test_an_unreachable_origin_is_a_quick_503_in_s3s_format(slipstream_bin, tmp_
         m = e.metrics()
         assert m['gateway_errors_total{method="GET",status="503"}'] == 1
         assert m["gateway_upstream_dial_failures_total"] >= 1
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_an_origin_reset_mid_body_is_a_broken_transfer_not_a_short_one(slipstream_bin, server, s3, bucket, tmp_path):
