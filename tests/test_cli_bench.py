@@ -5,6 +5,7 @@ Speed is not asserted here (benchmarks measure it); counts, fields and clean-up 
 
 import json
 import os
+import time
 import uuid
 
 import pytest
@@ -106,6 +107,76 @@ def test_open_loop_schedules_rate_times_duration(slipstream_bin, server, tmp_pat
                      "--duration", "1s", "--concurrency", "4", "--objects", "3")
     assert data["ops"] == 200 and data["errors"] == 0
     assert data["config"]["rate"] == 200 and data["config"]["duration_s"] == 1
+
+
+def test_idle_waits_between_the_set_up_and_the_measured_run(slipstream_bin, server, tmp_path):
+    bucket = f"bench-{uuid.uuid4().hex[:16]}"
+    started = time.monotonic()
+    _, data = report(slipstream_bin, server, tmp_path, "get", "--bucket", bucket, "--count", "4",
+                     "--concurrency", "4", "--warmup", "0", "--objects", "4", "--idle", "1500ms")
+    assert time.monotonic() - started >= 1.5
+    assert data["ops"] == 4 and data["errors"] == 0
+    assert data["config"]["idle_s"] == 1.5
+    # The quiet period is not part of the measured run.
+    assert data["elapsed_s"] < time.monotonic() - started - 1.5
+    _, plain = report(slipstream_bin, server, tmp_path, "head", "--bucket", bucket, "--count", "1",
+                      "--objects", "1")
+    assert "idle_s" not in plain["config"]
+
+
+def test_fresh_https_ttfb_is_the_responses_first_byte_not_a_session_ticket(slipstream_bin, tmp_path):
+    """OpenSSL (so nginx) and rustls (so the gateway) send TLS 1.3 session tickets after the
+    handshake: they arrive just after the request goes out. The clock must skip them and stop at
+    the response. A server that answers HEAD 0.4 s late: time to first byte is at least that.
+    (Not S3 behaviour, a TLS one: a few lines of server suffice.)"""
+    import http.server
+    import ssl
+    import threading
+
+    from gateway_support import make_cert
+
+    cert, key = make_cert(tmp_path, "late", ["localhost"])
+
+    class Late(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def answer(self):
+            self.send_response(200)
+            self.send_header("ETag", '"0"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_PUT(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.answer()
+
+        def do_HEAD(self):
+            time.sleep(0.4)
+            self.answer()
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Late)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.load_cert_chain(cert, key)
+    assert ctx.num_tickets > 0
+    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        server = {"access_key": "AKIDEXAMPLE", "secret_key": "secret", "region": "us-east-1"}
+        env = dict(env_for(server), AWS_CA_BUNDLE=str(tmp_path / "ca.pem"))
+        out = tmp_path / "late.json"
+        run_cli(slipstream_bin, "bench", "head", "--bucket", "b", "--count", "3", "--concurrency", "1", "--warmup", "0",
+                "--objects", "1", "--size", "1KiB", "--connections", "fresh", "--keep", "--json", str(out),
+                "--endpoint-url", f"https://localhost:{httpd.server_address[1]}", "--path-style", env=env)
+        data = json.loads(out.read_text())
+        assert data["ops"] == 3 and data["errors"] == 0
+        assert data["ttfb_ms"]["p25"] >= 400, data["ttfb_ms"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @pytest.mark.parametrize("tls", ["1.2", "1.3"])

@@ -3,10 +3,12 @@
 //! A pooled HTTP client hides when a connection was opened and when bytes moved. Here each worker
 //! owns its connection: TCP (TCP_NODELAY), then TLS if the endpoint is HTTPS (TLS 1.3 or 1.2, no
 //! session resumption for fresh connections: each one pays the full handshake a new client
-//! would), then hyper's HTTP/1.1 on top. The TCP stream is wrapped in `TimedIo`, which notes
-//! when the request's last byte was written and when the response's first byte was read, below
-//! TLS, so "time to first byte" means the first byte on the wire, as curl's
-//! `time_starttransfer` does.
+//! would), then hyper's HTTP/1.1 on top. The stream hyper talks to (TLS's plaintext side for
+//! HTTPS) is wrapped in `TimedIo`, which notes when the request's last byte was written and when
+//! the response's first byte was read, as curl's `time_starttransfer` does. Not below TLS: TLS
+//! 1.3 servers that send their session tickets after the handshake (rustls, OpenSSL, so nginx
+//! and most proxies) have them arrive one round trip after the client's Finished, just after the
+//! request went out, and a clock on the TCP stream took those tickets for the response.
 
 use std::io;
 use std::net::SocketAddr;
@@ -106,21 +108,19 @@ impl Target {
             .map_err(|e| ConnectError::Connect(e.to_string()))?;
         let connected = Instant::now();
         let marks = Arc::new(Mutex::new(Marks::default()));
-        let io = TimedIo {
-            inner: tcp,
-            marks: Arc::clone(&marks),
-        };
         let (sender, tls_done) = match &self.tls {
-            None => (handshake(io).await?, None),
+            None => (handshake(TimedIo::new(tcp, &marks)).await?, None),
             Some((name, config)) => {
                 let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
-                let tls =
-                    tokio::time::timeout(self.connect_timeout, connector.connect(name.clone(), io))
-                        .await
-                        .map_err(|_| ConnectError::Tls("handshake timed out".into()))?
-                        .map_err(|e| ConnectError::Tls(e.to_string()))?;
+                let tls = tokio::time::timeout(
+                    self.connect_timeout,
+                    connector.connect(name.clone(), tcp),
+                )
+                .await
+                .map_err(|_| ConnectError::Tls("handshake timed out".into()))?
+                .map_err(|e| ConnectError::Tls(e.to_string()))?;
                 let done = Instant::now();
-                (handshake(tls).await?, Some(done))
+                (handshake(TimedIo::new(tls, &marks)).await?, Some(done))
             }
         };
         let setup = Setup {
@@ -201,6 +201,13 @@ struct TimedIo<S> {
 }
 
 impl<S> TimedIo<S> {
+    fn new(inner: S, marks: &Arc<Mutex<Marks>>) -> Self {
+        Self {
+            inner,
+            marks: Arc::clone(marks),
+        }
+    }
+
     /// Passes a write's outcome through, noting the time if bytes went out.
     fn note_write(&self, poll: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {

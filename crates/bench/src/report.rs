@@ -67,6 +67,9 @@ pub struct RunConfig {
     pub concurrency: usize,
     /// Unrecorded operations before the measured phase.
     pub warmup: u64,
+    /// Seconds of quiet before the measured phase (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_s: Option<f64>,
     /// Open-loop rate in operations per second; absent: closed loop.
     pub rate: Option<f64>,
     /// Objects uploaded before the run.
@@ -177,6 +180,7 @@ impl Report {
                 duration_s: settings.duration.map(|d| d.as_secs_f64()),
                 concurrency: settings.concurrency,
                 warmup: settings.warmup,
+                idle_s: settings.idle.map(|d| d.as_secs_f64()),
                 rate: settings.rate,
                 objects: settings.objects,
                 prefixes: settings.prefixes,

@@ -126,6 +126,9 @@ pub async fn run(
         workers = run_phase(&shared, workers, phase, None).await;
     }
     shared.next.store(s.warmup, Ordering::Relaxed);
+    if let Some(idle) = s.idle {
+        tokio::time::sleep(idle).await;
+    }
     let start = Instant::now();
     let phase = Phase {
         first: s.warmup,

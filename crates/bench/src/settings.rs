@@ -33,6 +33,9 @@ pub struct Settings {
     pub concurrency: usize,
     /// Operations before the measured phase, not recorded (opens pooled connections).
     pub warmup: u64,
+    /// A quiet period after the set-up and the warm-up, before the measured phase: what a
+    /// proxy or a pool in between does when traffic returns after its idle timeouts.
+    pub idle: Option<Duration>,
     /// Open loop: operations per second in total; closed loop without it.
     pub rate: Option<f64>,
     /// Objects uploaded before GET, HEAD, LIST and mixed runs.

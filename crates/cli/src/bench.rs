@@ -122,6 +122,7 @@ fn settings(workload: Workload, r: &RunArgs) -> Result<Settings, Failure> {
         duration: r.duration,
         concurrency,
         warmup: r.warmup.unwrap_or(concurrency as u64),
+        idle: r.idle,
         rate: r.rate,
         objects: r.objects,
         prefixes: r.prefixes,

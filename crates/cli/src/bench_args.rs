@@ -75,6 +75,10 @@ pub struct RunArgs {
     /// Unrecorded operations first, spread over the workers [default: one per worker].
     #[arg(long)]
     pub warmup: Option<u64>,
+    /// Stay quiet this long after the set-up and warm-up, then measure (2m, 25s): traffic that
+    /// returns after proxies' and servers' idle timeouts have closed their connections.
+    #[arg(long, value_parser = parse_duration)]
+    pub idle: Option<std::time::Duration>,
     /// Open loop: start this many operations per second in total, late or not.
     #[arg(long)]
     pub rate: Option<f64>,
