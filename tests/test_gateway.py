@@ -438,3 +438,116 @@ def test_a_thousand_keep_alive_clients(slipstream_bin, server, s3, bucket, tmp_p
         rss = int([l for l in open(f"/proc/{e.proc.pid}/status") if l.startswith("VmHWM")][0].split()[1])
         print(f"\n1000 clients: {sum(done)} requests in 8 s, gateway peak RSS {rss / 1024:.0f} MiB")
         assert not errors and len(done) == 1000 and min(done) >= 1
+
+
+def test_an_origin_that_stalls_is_a_504_after_the_origin_timeout(slipstream_bin, server, s3, bucket, tmp_path):
+    s3.put_object(Bucket=bucket, Key="k", Body=b"hello")
+    with Relay(server["endpoint"]) as relay, running(slipstream_bin, relay.endpoint, tmp_path, extra=["--origin-timeout", "2s"]) as e:
+        url = boto(server, f"http://127.0.0.1:{e.port}").generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"})
+        path = url.split(str(e.port), 1)[1]
+        conn = http.client.HTTPConnection("127.0.0.1", e.port, timeout=30)
+        conn.request("GET", path)
+        assert conn.getresponse().read() == b"hello"
+        relay.freeze()  # connections stay open; the origin answers nothing
+        started = time.time()
+        conn.request("GET", path)
+        r = conn.getresponse()
+        body = r.read().decode()
+        took = time.time() - started
+        assert r.status == 504 and "<Code>GatewayTimeout</Code>" in body, body
+        assert "X-Amz-Signature" not in body
+        assert 2 <= took < 6, took
+        assert e.metrics()['gateway_errors_total{method="GET",status="504"}'] == 1
+        relay.thaw()
+        # Once the origin answers again, so does the edge.
+        conn = http.client.HTTPConnection("127.0.0.1", e.port, timeout=30)
+        conn.request("GET", path)
+        assert conn.getresponse().read() == b"hello"
+
+
+def test_sighup_under_load_drops_no_request(slipstream_bin, server, s3, bucket, pki, tmp_path):
+    s3.put_object(Bucket=bucket, Key="load", Body=b"z" * 65536)
+    first = make_cert(pki["dir"], "load-1", ["localhost"])
+    second = make_cert(pki["dir"], "load-2", ["localhost"])
+    cert, key = tmp_path / "live.pem", tmp_path / "live.key"
+    cert.write_bytes(first[0].read_bytes())
+    key.write_bytes(first[1].read_bytes())
+    with running(slipstream_bin, server["endpoint"], tmp_path, tls=[(cert, key)]) as e:
+        url = boto(server, e.url, ca=pki["ca"]).generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "load"})
+        path = url.split(str(e.port), 1)[1]
+        stop = threading.Event()
+        outcomes: list[object] = []
+
+        def worker(keep: bool):
+            conn = None
+            while not stop.is_set():
+                try:
+                    if conn is None or not keep:
+                        conn = http.client.HTTPSConnection("localhost", e.port, context=ssl_context(pki["ca"]), timeout=10)
+                    conn.request("GET", path)
+                    r = conn.getresponse()
+                    outcomes.append((r.status, len(r.read())))
+                except Exception as exc:  # noqa: BLE001 - every failure is the test's finding
+                    outcomes.append(repr(exc))
+                    conn = None
+
+        threads = [threading.Thread(target=worker, args=(i % 2 == 0,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for i in range(6):
+            time.sleep(0.3)
+            src = second if i % 2 == 0 else first
+            cert.write_bytes(src[0].read_bytes())
+            key.write_bytes(src[1].read_bytes())
+            e.proc.send_signal(signal.SIGHUP)
+            wait_for(lambda: e.stderr().count("certificates reloaded") == i + 1, 5, f"reload {i + 1}")
+        time.sleep(0.3)
+        stop.set()
+        for t in threads:
+            t.join()
+        failures = [o for o in outcomes if o != (200, 65536)]
+        assert len(outcomes) > 50 and not failures, failures[:5]
+
+
+def test_an_http2_origin_gets_one_shared_connection(slipstream_bin, server, s3, bucket, pki, tmp_path):
+    """A gateway in front of a gateway: the inner one offers h2 over TLS, so the outer one speaks
+    HTTP/2 upstream; boto3 through both gets the origin's bytes and verdicts."""
+    inner_dir = tmp_path / "inner"
+    inner_dir.mkdir()
+    with running(slipstream_bin, server["endpoint"], inner_dir, tls=[(pki["cert"], pki["key"])]) as inner, \
+            running(slipstream_bin, inner.url, tmp_path, extra=["--origin-ca-bundle", pki["ca"]]) as outer:
+        client = boto(server, outer.url)
+        body = os.urandom(3 * 1024 * 1024 + 5)
+        client.put_object(Bucket=bucket, Key="h2/obj", Body=body)
+        assert client.get_object(Bucket=bucket, Key="h2/obj")["Body"].read() == body
+        assert client.get_object(Bucket=bucket, Key="h2/obj", Range="bytes=5-9")["Body"].read() == body[5:10]
+        import botocore.exceptions
+
+        wrong = boto(dict(server, secret_key="wrong"), outer.url)
+        with pytest.raises(botocore.exceptions.ClientError) as refused:
+            wrong.get_object(Bucket=bucket, Key="h2/obj")
+        assert refused.value.response["Error"]["Code"] == "SignatureDoesNotMatch"
+        lines = [l for l in log_lines(inner) if l["key"] == "h2/obj"]
+        assert len(lines) == 4 and {l["protocol"] for l in lines} == {"HTTP/2"}
+        # One connection carries them all (plus the pool's first dial): no per-request dials.
+        assert outer.metrics()["gateway_upstream_dials_total"] <= 2
+
+
+def test_signed_chunks_from_the_projects_signer_pass_through_the_edge(slipstream_bin, server, tmp_path):
+    """crates/client's versitygw_signing tests (header signing, STREAMING-AWS4-HMAC-SHA256-PAYLOAD
+    chunks and a tampered chunk, unsigned chunks with a checksum trailer, a wrong secret) pointed
+    at the edge instead of the server: the origin's verdicts arrive unchanged."""
+    from support import ROOT, start_private_server
+
+    # A server of its own: the tests create their buckets, which `make test` made already.
+    with start_private_server(server, tmp_path / "origin") as origin, running(slipstream_bin, origin["endpoint"], tmp_path) as e:
+        env = dict(os.environ, SLIPSTREAM_TEST_ENDPOINT=e.url)
+        # The same selection as `make test`'s cargo test, so nothing is rebuilt.
+        p = subprocess.run(["cargo", "test", "--locked", "--workspace", "--exclude", "slipstream-sign-bench",
+                            "--exclude", "slipstream-python", "--test", "versitygw_signing"],
+                           capture_output=True, env=env, cwd=ROOT, timeout=1200)
+        out = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
+        assert p.returncode == 0, out[-3000:]
+        assert "test streaming_signed_chunks_are_accepted_and_a_tampered_chunk_is_not ... ok" in out
+        chunked = [l for l in log_lines(e) if l["key"] == "obj" and l["bucket"] == "chunked"]
+        assert [l["status"] for l in chunked if l["method"] == "PUT"] == [200, 403]
