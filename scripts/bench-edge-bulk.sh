@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Large objects through `slipstream gateway` on loopback: upload and download throughput direct
-# to versitygw (TLS) and through the gateway (TLS) in front of it, the gateway's CPU per GiB,
-# and its resident memory while a BIG_GIB object goes up and comes back down.
+# to versitygw and through the gateway in front of it, over TLS (both hops) and over plain HTTP
+# (what the proxying itself costs, without a second encryption and decryption of every byte),
+# the gateway's CPU per GiB, and its resident memory while a BIG_GIB object goes up and comes
+# back down.
+#
+# With PIN=1 the client and the server share core 0 and the gateway has core 1, as an edge box
+# has cores of its own: on two shared cores every CPU-second the gateway spends is taken from
+# the client and the server, and the direct run already keeps both cores busy.
 #
 #   scripts/bench-edge-bulk.sh [SIZE_MIB] [ROUNDS] [BIG_GIB]          (defaults 1024 5 5)
 #
@@ -17,51 +23,68 @@ BIG_GIB=${3:-5}
 
 if [ "${BENCH_EDGE_INNER:-}" != 1 ]; then
   make --no-print-directory build >/dev/null
-  BENCH_EDGE_INNER=1 SLIPSTREAM_S3_DATA=/dev/shm scripts/with-s3-server.sh "$0" "$SIZE_MIB" "$ROUNDS" "$BIG_GIB"
+  pin=()
+  [ "${PIN:-}" = 1 ] && pin=(taskset -c 0)
+  BENCH_EDGE_INNER=1 SLIPSTREAM_S3_DATA=/dev/shm "${pin[@]}" scripts/with-s3-server.sh "$0" "$SIZE_MIB" "$ROUNDS" "$BIG_GIB"
   exit
 fi
 
 BIN=$PWD/target/release/slipstream
+GW=("$BIN")
+[ "${PIN:-}" = 1 ] && GW=(taskset -c 1 "$BIN")
 WORK=$(mktemp -d -p /dev/shm)
 gateway_pid=""
-trap '[ -n "$gateway_pid" ] && kill "$gateway_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
+plain_pid=""
+trap 'kill $gateway_pid $plain_pid 2>/dev/null; rm -rf "$WORK"' EXIT
 export AWS_REGION=$SLIPSTREAM_TEST_REGION
 
 scripts/test-cert.sh "$WORK" edge "IP:127.0.0.1,DNS:localhost"
 cat "$WORK/ca.pem" "$SLIPSTREAM_TEST_CA" > "$WORK/both.pem"
 export AWS_CA_BUNDLE=$WORK/both.pem
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN" gateway --listen "127.0.0.1:$port" --tls-cert "$WORK/edge.pem" --tls-key "$WORK/edge.key" \
+"${GW[@]}" gateway --listen "127.0.0.1:$port" --tls-cert "$WORK/edge.pem" --tls-key "$WORK/edge.key" \
   --origin "$SLIPSTREAM_TEST_TLS_ENDPOINT" --origin-ca-bundle "$SLIPSTREAM_TEST_CA" 2>"$WORK/gateway.err" &
 gateway_pid=$!
+plain_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"${GW[@]}" gateway --listen "127.0.0.1:$plain_port" --origin "$SLIPSTREAM_TEST_ENDPOINT" 2>"$WORK/plain.err" &
+plain_pid=$!
 for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$port/" && break; sleep 0.05; done
-EDGE=https://127.0.0.1:$port
-DIRECT=$SLIPSTREAM_TEST_TLS_ENDPOINT
+for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$plain_port/" && break; sleep 0.05; done
 
 cpu_ns() { # PID: CPU time so far, every thread, in nanoseconds
   local total=0 t
   for t in /proc/"$1"/task/*/schedstat; do total=$(( total + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0) )); done
   echo "$total"
 }
-# timed NAME URL COMMAND...: one run, appended to $WORK/NAME as "seconds gateway_cpu_seconds".
+# url PATH: the endpoint of direct-tls, edge-tls, direct-plain or edge-plain.
+url() {
+  case "$1" in
+    direct-tls) echo "$SLIPSTREAM_TEST_TLS_ENDPOINT" ;;
+    edge-tls) echo "https://127.0.0.1:$port" ;;
+    direct-plain) echo "$SLIPSTREAM_TEST_ENDPOINT" ;;
+    edge-plain) echo "http://127.0.0.1:$plain_port" ;;
+  esac
+}
+# timed NAME PATH COMMAND...: one run, appended to $WORK/NAME as "seconds gateway_cpu_seconds".
 timed() {
-  local name=$1 url=$2 t0 c0 t1 c1
+  local name=$1 path=$2 t0 c0 t1 c1 pid=$gateway_pid
   shift 2
-  c0=$(cpu_ns "$gateway_pid"); t0=$(date +%s.%N)
-  "$BIN" "$@" --endpoint-url "$url" --path-style --quiet >/dev/null
-  t1=$(date +%s.%N); c1=$(cpu_ns "$gateway_pid")
+  [ "$path" = edge-plain ] && pid=$plain_pid
+  c0=$(cpu_ns "$pid"); t0=$(date +%s.%N)
+  "$BIN" "$@" --endpoint-url "$(url "$path")" --path-style --quiet >/dev/null
+  t1=$(date +%s.%N); c1=$(cpu_ns "$pid")
   echo "$t0 $t1 $c0 $c1" | awk '{ printf "%.4f %.4f\n", $2 - $1, ($4 - $3) / 1e9 }' >> "$WORK/$name"
 }
 
 BUCKET=edge-bulk-$RANDOM$RANDOM
 head -c $((SIZE_MIB << 20)) /dev/urandom > "$WORK/src"
-for url in "$DIRECT" "$EDGE"; do "$BIN" mb "s3://$BUCKET" --endpoint-url "$url" --path-style >/dev/null 2>&1 || true; done
+PATHS=(direct-tls edge-tls direct-plain edge-plain)
+for path in direct-tls direct-plain; do "$BIN" mb "s3://$BUCKET" --endpoint-url "$(url "$path")" --path-style >/dev/null 2>&1 || true; done
 for r in $(seq 1 "$ROUNDS"); do
-  for path in direct edge; do
-    url=$DIRECT; [ "$path" = edge ] && url=$EDGE
-    timed "put-$path" "$url" cp "$WORK/src" "s3://$BUCKET/o-$path"
+  for path in "${PATHS[@]}"; do
+    timed "put-$path" "$path" cp "$WORK/src" "s3://$BUCKET/o-$path"
     rm -f "$WORK/dst"
-    timed "get-$path" "$url" cp "s3://$BUCKET/o-$path" "$WORK/dst"
+    timed "get-$path" "$path" cp "s3://$BUCKET/o-$path" "$WORK/dst"
     if [ "$r" = 1 ]; then cmp "$WORK/src" "$WORK/dst"; fi
   done
 done
@@ -70,11 +93,11 @@ rm -f "$WORK/dst"
 # The big transfer: from a pipe up, to a pipe down, so no file of that size is needed.
 echo 5 > "/proc/$gateway_pid/clear_refs"
 rss_before=$(awk '/^VmRSS/ { print $2 }' "/proc/$gateway_pid/status")
-head -c $((BIG_GIB << 30)) /dev/zero | "$BIN" cp - "s3://$BUCKET/big" --endpoint-url "$EDGE" --path-style --quiet
-got=$("$BIN" cp "s3://$BUCKET/big" - --endpoint-url "$EDGE" --path-style --quiet | wc -c)
+head -c $((BIG_GIB << 30)) /dev/zero | "$BIN" cp - "s3://$BUCKET/big" --endpoint-url "$(url edge-tls)" --path-style --quiet
+got=$("$BIN" cp "s3://$BUCKET/big" - --endpoint-url "$(url edge-tls)" --path-style --quiet | wc -c)
 [ "$got" = $((BIG_GIB << 30)) ] || { echo "bench-edge-bulk: the big object came back with $got bytes" >&2; exit 1; }
 rss_peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$gateway_pid/status")
-"$BIN" rm "s3://$BUCKET/big" --endpoint-url "$EDGE" --path-style >/dev/null
+"$BIN" rm "s3://$BUCKET/big" --endpoint-url "$(url edge-tls)" --path-style >/dev/null
 
 python3 - "$WORK" "$SIZE_MIB" "$ROUNDS" "$BIG_GIB" "$rss_before" "$rss_peak" <<'PY'
 import pathlib, statistics, sys
@@ -86,12 +109,14 @@ def runs(name):
 gib = mib / 1024
 print(f"\n| {mib} MiB, median of {rounds} | direct | through the gateway | gateway vs direct | gateway CPU per GiB |")
 print("|---|---:|---:|---:|---:|")
-for op, label in [("put", "upload (`cp FILE s3://`)"), ("get", "download (`cp s3:// FILE`)")]:
-    d, _ = runs(f"{op}-direct")
-    e, cpu = runs(f"{op}-edge")
-    md, me = statistics.median(d), statistics.median(e)
-    print(f"| {label} | {md:.2f} s ({mib * 1.048576 / md:.0f} MB/s) | {me:.2f} s ({mib * 1.048576 / me:.0f} MB/s) "
-          f"| {md / me * 100:.0f}% | {statistics.median(cpu) / gib:.2f} s |")
+for scheme in ["tls", "plain"]:
+    for op, label in [("put", "upload (`cp FILE s3://`)"), ("get", "download (`cp s3:// FILE`)")]:
+        d, _ = runs(f"{op}-direct-{scheme}")
+        e, cpu = runs(f"{op}-edge-{scheme}")
+        md, me = statistics.median(d), statistics.median(e)
+        what = "TLS both hops" if scheme == "tls" else "plain HTTP"
+        print(f"| {label}, {what} | {md:.2f} s ({mib * 1.048576 / md:.0f} MB/s) | {me:.2f} s ({mib * 1.048576 / me:.0f} MB/s) "
+              f"| {md / me * 100:.0f}% | {statistics.median(cpu) / gib:.2f} s |")
 print(f"\nThe gateway's RSS: {before / 1024:.1f} MiB before a {big} GiB upload and download through it, "
       f"peak {peak / 1024:.1f} MiB during them (+{(peak - before) / 1024:.1f} MiB).")
 PY
