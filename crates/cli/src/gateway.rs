@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde::Deserialize;
-use slipstream_gateway::{CertFiles, Gateway, Settings};
+use slipstream_gateway::{CertFiles, Gateway, Settings, VerifySettings};
 
 use crate::flags::{parse_duration, parse_size, parse_timeout};
 use crate::Failure;
@@ -90,6 +90,35 @@ pub struct GatewayArgs {
     /// Write the access log (JSON lines) to this file, or - for standard output.
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
+    /// `pass-through` (the origin authenticates) or `verify` (the edge authenticates and
+    /// authorizes every request with --keys, and signs it for the origin) [default: pass-through].
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<Mode>,
+    /// Verify mode: the keys file (TOML: access keys, secrets, policies; see docs/GATEWAY.md),
+    /// reloaded when it changes and on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// Verify mode: the region clients sign for [default: us-east-1].
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Verify mode: the region the origin checks signatures for [default: the profile's, else
+    /// AWS_REGION, else us-east-1].
+    #[arg(long, value_name = "REGION")]
+    pub origin_region: Option<String>,
+    /// Verify mode: the profile of the gateway's own credentials for the origin (else the AWS
+    /// chain: AWS_ACCESS_KEY_ID..., AWS_PROFILE, the shared files, instance roles).
+    #[arg(long, value_name = "NAME")]
+    pub origin_profile: Option<String>,
+}
+
+/// How the gateway treats requests.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Forwarded as they came; the origin authenticates.
+    PassThrough,
+    /// Authenticated and authorized at the edge, then signed for the origin.
+    Verify,
 }
 
 /// The --config file: the flags' names, durations and sizes as strings ("15s", "64KiB").
@@ -113,6 +142,11 @@ struct File {
     max_connections: Option<usize>,
     drain_timeout: Option<String>,
     access_log: Option<PathBuf>,
+    mode: Option<Mode>,
+    keys: Option<PathBuf>,
+    region: Option<String>,
+    origin_region: Option<String>,
+    origin_profile: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -139,11 +173,17 @@ async fn serve(settings: Settings) -> Result<(), Failure> {
         "https"
     };
     let origin = settings.origin.clone();
+    let mode = match &settings.verify {
+        Some(v) => format!("verifying, keys from {}", v.keys.display()),
+        None => "pass-through".to_owned(),
+    };
     let gateway = Gateway::bind(settings)
         .await
         .map_err(|e| Failure::usage(e.to_string()))?;
     for addr in gateway.local_addrs() {
-        eprintln!("slipstream gateway: listening on {scheme}://{addr}, forwarding to {origin}");
+        eprintln!(
+            "slipstream gateway: listening on {scheme}://{addr}, forwarding to {origin} ({mode})"
+        );
     }
     if let Some(addr) = gateway.metrics_addr() {
         eprintln!("slipstream gateway: metrics on http://{addr}/metrics");
@@ -153,10 +193,11 @@ async fn serve(settings: Settings) -> Result<(), Failure> {
     tokio::spawn(async move {
         while hangup.recv().await.is_some() {
             match reloader.reload() {
-                Ok(()) => eprintln!("slipstream gateway: certificates reloaded"),
-                Err(e) => eprintln!(
-                    "slipstream gateway: reload failed, keeping the certificates in use: {e}"
-                ),
+                Ok(done) if done.is_empty() => {}
+                Ok(done) => eprintln!("slipstream gateway: {done}"),
+                Err(e) => {
+                    eprintln!("slipstream gateway: reload failed, keeping what is in use: {e}")
+                }
             }
         }
     });
@@ -280,6 +321,44 @@ fn settings(args: &GatewayArgs) -> Result<Settings, Failure> {
         s.max_connections = n;
     }
     s.access_log = args.access_log.clone().or(file.access_log);
+    let keys = args.keys.clone().or(file.keys);
+    let region = args.region.clone().or(file.region);
+    let origin_region = args.origin_region.clone().or(file.origin_region);
+    let origin_profile = args.origin_profile.clone().or(file.origin_profile);
+    match args.mode.or(file.mode).unwrap_or(Mode::PassThrough) {
+        Mode::PassThrough => {
+            if keys.is_some()
+                || region.is_some()
+                || origin_region.is_some()
+                || origin_profile.is_some()
+            {
+                return Err(Failure::usage(
+                    "--keys, --region, --origin-region and --origin-profile are for --mode verify",
+                ));
+            }
+        }
+        Mode::Verify => {
+            let keys = keys.ok_or_else(|| {
+                Failure::usage("--mode verify needs --keys FILE (access keys, secrets and policies; see docs/GATEWAY.md)")
+            })?;
+            let overrides = slipstream_client::Overrides {
+                profile: origin_profile,
+                region: origin_region,
+                ..Default::default()
+            };
+            let resolved =
+                slipstream_client::resolve(&slipstream_client::Env::from_process(), &overrides)
+                    .map_err(|e| {
+                        Failure::usage(format!("the gateway's origin credentials: {e}"))
+                    })?;
+            s.verify = Some(VerifySettings {
+                keys,
+                region: region.unwrap_or_else(|| "us-east-1".into()),
+                origin_credentials: resolved.credentials,
+                origin_region: resolved.region,
+            });
+        }
+    }
     Ok(s)
 }
 

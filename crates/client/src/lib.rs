@@ -36,7 +36,7 @@ pub use activity::Activity;
 pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use client::S3Client;
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
-pub use credentials::{CredentialSource, Expiring, ProvideCredentials};
+pub use credentials::{CredentialSource, Expiring, ProvideCredentials, RefreshingSigner};
 pub use dial::{Dialed, Dialer};
 pub use error::{describe, ClientError};
 pub use object::ObjectStream;

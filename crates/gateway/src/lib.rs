@@ -28,7 +28,8 @@ mod s3_error;
 mod server;
 mod settings;
 mod tls;
+mod verify;
 
 pub use error::GatewayError;
 pub use server::{Gateway, Reloader};
-pub use settings::{CertFiles, Settings, MIN_IDLE_FLOOR};
+pub use settings::{CertFiles, Settings, VerifySettings, MIN_IDLE_FLOOR};

@@ -48,6 +48,8 @@ pub(crate) struct Proxy {
     pub(crate) origin_timeout: Duration,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) log: Arc<AccessLog>,
+    /// Verify mode's keys, verifier and origin signer; `None` passes requests through.
+    pub(crate) verify: Option<crate::verify::Verify>,
 }
 
 /// The client connection a request came on.
@@ -81,52 +83,26 @@ impl Proxy {
             record.started()
         };
         let in_flight = self.pool.in_flight();
-        let path_and_query = parts
-            .uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
-        let bodyless = body.is_end_stream();
-        let safe = bodyless && matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
-        let expect_continue = parts
-            .headers
-            .get(EXPECT)
-            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-        // The origin's response timeout starts when the body has been read (a body-less
-        // request's at once: `None`).
-        let (upload, gate, body_done): (UpBody, _, _) = if bodyless {
-            (
-                Empty::new().map_err(|never| match never {}).boxed(),
-                None,
-                None,
-            )
-        } else {
-            let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-            let counted = Arc::clone(&record.bytes_in);
-            if expect_continue {
-                let (u, gate) = Upload::gated(body, counted, done_tx);
-                (u.boxed(), Some(gate), Some(done_rx))
-            } else {
-                (
-                    Upload::new(body, counted, done_tx).boxed(),
-                    None,
-                    Some(done_rx),
-                )
+        let counted = Arc::clone(&record.bytes_in);
+        let admitted = match &self.verify {
+            Some(verify) => verify.admit(parts, body, &host, counted).await,
+            None => Ok(pass_through(parts, body, host, counted)),
+        };
+        let Admitted {
+            request,
+            path_and_query,
+            host,
+            safe,
+            body_done,
+            gate,
+            failure,
+        } = match admitted {
+            Ok(a) => a,
+            Err(answer) => {
+                record.ttfb = Some(record.started().elapsed());
+                return Ok(self.refuse(answer, record));
             }
         };
-        let mut request = Request::new(upload);
-        *request.method_mut() = parts.method.clone();
-        *request.headers_mut() = parts.headers;
-        strip_hop_by_hop(request.headers_mut());
-        if let Some(gate) = &gate {
-            let gate = gate.clone();
-            hyper::ext::on_informational(&mut request, move |r| {
-                if r.status() == StatusCode::CONTINUE {
-                    gate.open();
-                }
-            });
-        }
-
         let sent = Instant::now();
         let answer = self
             .exchange(
@@ -160,7 +136,18 @@ impl Proxy {
                 record.status = head.status.as_u16();
                 Response::from_parts(head, Relay::origin(body, record, in_flight))
             }
-            Err((status, code, message)) => {
+            Err(answer) => {
+                let failed = failure.and_then(|f| f.lock().ok().and_then(|mut e| e.take()));
+                let answer = failed.map_or(answer, crate::verify::refuse);
+                self.refuse(answer, record)
+            }
+        })
+    }
+
+    /// The gateway's own answer, counted and logged.
+    fn refuse(&self, (status, code, message): Answer, mut record: Record) -> Response<Relay> {
+        {
+            {
                 record.status = status.as_u16();
                 record.error = Some(message.clone());
                 self.metrics
@@ -173,7 +160,7 @@ impl Proxy {
                 let resource = record.path.clone();
                 crate::s3_error::answer(status, code, &message, &resource, record)
             }
-        })
+        }
     }
 
     /// Sends the request, and again once on a new connection if a pooled one turned out
@@ -313,7 +300,87 @@ impl Proxy {
 }
 
 /// The gateway's own answer: status, S3 error code, message.
-type Answer = (StatusCode, &'static str, String);
+pub(crate) type Answer = (StatusCode, &'static str, String);
+
+/// A request ready for the origin: pass-through's as it came, verify mode's as it was signed.
+pub(crate) struct Admitted {
+    /// Method, headers and body (the target is set per connection).
+    pub(crate) request: Request<UpBody>,
+    pub(crate) path_and_query: String,
+    /// The `Host` (or `:authority`) to send.
+    pub(crate) host: String,
+    /// A body-less GET, HEAD or OPTIONS: may be sent again on a stale connection.
+    pub(crate) safe: bool,
+    /// Told when the body has been read to its end (`None`: no body).
+    pub(crate) body_done: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// `Expect: 100-continue` passed through: opened by the origin's `100`.
+    pub(crate) gate: Option<crate::body::Continue>,
+    /// Verify mode: why a body failed verification on its way, if it did.
+    pub(crate) failure: Option<crate::verify::FailureSlot>,
+}
+
+/// Pass-through: the request as it came, minus hop-by-hop headers, its body streamed (held
+/// for the origin's `100 Continue` when the client expects one).
+fn pass_through(
+    parts: hyper::http::request::Parts,
+    body: Incoming,
+    host: String,
+    counted: Arc<std::sync::atomic::AtomicU64>,
+) -> Admitted {
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let bodyless = body.is_end_stream();
+    let safe = bodyless && matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let expect_continue = parts
+        .headers
+        .get(EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    // The origin's response timeout starts when the body has been read (a body-less
+    // request's at once: `None`).
+    let (upload, gate, body_done): (UpBody, _, _) = if bodyless {
+        (
+            Empty::new().map_err(|never| match never {}).boxed(),
+            None,
+            None,
+        )
+    } else {
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        if expect_continue {
+            let (u, gate) = Upload::gated(body, counted, done_tx);
+            (u.boxed(), Some(gate), Some(done_rx))
+        } else {
+            (
+                Upload::new(body, counted, done_tx).boxed(),
+                None,
+                Some(done_rx),
+            )
+        }
+    };
+    let mut request = Request::new(upload);
+    *request.method_mut() = parts.method;
+    *request.headers_mut() = parts.headers;
+    strip_hop_by_hop(request.headers_mut());
+    if let Some(gate) = &gate {
+        let gate = gate.clone();
+        hyper::ext::on_informational(&mut request, move |r| {
+            if r.status() == StatusCode::CONTINUE {
+                gate.open();
+            }
+        });
+    }
+    Admitted {
+        request,
+        path_and_query,
+        host,
+        safe,
+        body_done,
+        gate,
+        failure: None,
+    }
+}
 
 /// A connection that failed: why, and the request if hyper did not start sending it.
 type Failed = (String, Option<Request<UpBody>>);
@@ -339,7 +406,7 @@ fn client_host(parts: &hyper::http::request::Parts) -> String {
 }
 
 /// Removes the hop-by-hop headers (and those `Connection` names).
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(CONNECTION)
         .iter()

@@ -46,17 +46,40 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
-/// Re-reads the certificate files (SIGHUP); existing connections keep theirs.
-#[derive(Clone, Debug)]
-pub struct Reloader(Option<Arc<Certificates>>);
+/// Re-reads the certificate files and verify mode's keys file (SIGHUP); existing
+/// connections keep their certificates.
+#[derive(Clone)]
+pub struct Reloader {
+    certificates: Option<Arc<Certificates>>,
+    proxy: Arc<Proxy>,
+}
+
+impl std::fmt::Debug for Reloader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reloader").finish_non_exhaustive()
+    }
+}
 
 impl Reloader {
-    /// Reloads; on error the certificates in use stay.
-    pub fn reload(&self) -> Result<(), GatewayError> {
-        match &self.0 {
-            Some(c) => c.reload(),
-            None => Ok(()),
-        }
+    /// Reloads both; on error what is in use stays (the other one still reloads). Says what
+    /// was reloaded.
+    pub fn reload(&self) -> Result<String, GatewayError> {
+        let certificates = match &self.certificates {
+            Some(c) => c.reload().map(|()| "certificates reloaded".to_owned()),
+            None => Ok(String::new()),
+        };
+        let keys = match &self.proxy.verify {
+            Some(v) => v
+                .reload()
+                .map(|n| format!("{n} keys loaded from {}", v.keys_file().display()))
+                .map_err(GatewayError::Settings),
+            None => Ok(String::new()),
+        };
+        let done: Vec<String> = [certificates?, keys?]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        Ok(done.join("; "))
     }
 }
 
@@ -109,13 +132,21 @@ impl Gateway {
             },
             Arc::clone(&metrics),
         );
+        let verify = match &settings.verify {
+            Some(v) => Some(verify_mode(v, &origin)?),
+            None => None,
+        };
         let proxy = Arc::new(Proxy {
             pool,
             origin,
             origin_timeout: settings.origin_timeout,
             metrics: Arc::clone(&metrics),
             log,
+            verify,
         });
+        if proxy.verify.is_some() {
+            tokio::spawn(watch_keys(Arc::downgrade(&proxy)));
+        }
         Ok(Self {
             settings,
             listeners,
@@ -143,7 +174,10 @@ impl Gateway {
 
     /// A handle that reloads the certificates while the gateway serves.
     pub fn reloader(&self) -> Reloader {
-        Reloader(self.tls.as_ref().map(|(_, c)| Arc::clone(c)))
+        Reloader {
+            certificates: self.tls.as_ref().map(|(_, c)| Arc::clone(c)),
+            proxy: Arc::clone(&self.proxy),
+        }
     }
 
     /// Serves until `shutdown` completes; then stops accepting, lets in-flight requests finish
@@ -191,6 +225,54 @@ impl Gateway {
         proxy.pool.stop();
         if let Some(ops) = ops {
             ops.abort();
+        }
+    }
+}
+
+/// Verify mode's state: the keys loaded, the origin signer ready.
+fn verify_mode(
+    v: &crate::VerifySettings,
+    origin: &hyper::Uri,
+) -> Result<crate::verify::Verify, GatewayError> {
+    let signer =
+        slipstream_client::RefreshingSigner::new(v.origin_credentials.clone(), &v.origin_region)
+            .map_err(|e| GatewayError::Settings(format!("the origin credentials: {e}")))?;
+    let host = origin
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    crate::verify::Verify::new(&v.region, v.keys.clone(), signer, host)
+        .map_err(GatewayError::Settings)
+}
+
+/// Reloads the keys file when it changes (checked every second), until the gateway is gone.
+/// A file that does not load is reported once per change and the keys in use stay.
+async fn watch_keys(proxy: std::sync::Weak<Proxy>) {
+    let modified = |p: &Proxy| {
+        p.verify
+            .as_ref()
+            .and_then(|v| std::fs::metadata(v.keys_file()).ok())
+            .and_then(|m| m.modified().ok())
+    };
+    let mut last = proxy.upgrade().and_then(|p| modified(&p));
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let Some(p) = proxy.upgrade() else { return };
+        let now = modified(&p);
+        if now == last {
+            continue;
+        }
+        last = now;
+        if let Some(v) = &p.verify {
+            match v.reload() {
+                Ok(n) => eprintln!(
+                    "slipstream gateway: {n} keys loaded from {}",
+                    v.keys_file().display()
+                ),
+                Err(e) => {
+                    eprintln!("slipstream gateway: keys not reloaded, keeping those in use: {e}")
+                }
+            }
         }
     }
 }

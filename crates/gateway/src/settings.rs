@@ -59,6 +59,22 @@ pub struct Settings {
     /// Where the access log's JSON lines go: a file (appended), `-` for standard output, or
     /// nowhere (`None`).
     pub access_log: Option<PathBuf>,
+    /// Verify mode: the edge authenticates and authorizes every request and signs it for the
+    /// origin with its own credentials. `None`: pass-through (the origin authenticates).
+    pub verify: Option<VerifySettings>,
+}
+
+/// What verify mode needs.
+#[derive(Clone, Debug)]
+pub struct VerifySettings {
+    /// The keys file (TOML: access keys, secrets, policies), reloaded on change and SIGHUP.
+    pub keys: PathBuf,
+    /// The region clients sign for: the edge's (`--region`).
+    pub region: String,
+    /// The gateway's own credentials for the origin (`Debug` shows where from, never a secret).
+    pub origin_credentials: slipstream_client::CredentialSource,
+    /// The region the origin checks signatures for.
+    pub origin_region: String,
 }
 
 /// The least number of idle upstream connections kept when none is configured.
@@ -85,6 +101,7 @@ impl Settings {
             max_connections: 10_000,
             drain_timeout: Duration::from_secs(30),
             access_log: None,
+            verify: None,
         }
     }
 }

@@ -1,0 +1,581 @@
+//! Verify mode: the edge authenticates every request itself, authorizes it against the key's
+//! policy, and only then signs it for the origin with its own credentials.
+//!
+//! Order, each step refusing with S3's error before anything reaches the origin:
+//! 1. the signature ([`Verifier`], the same canonicalization code the client crate signs
+//!    with), at the edge's region, from keys whose secrets the verifier never sees;
+//! 2. the session token, if the key has one;
+//! 3. the operation (`operation.rs`) against the policy (`policy.rs`), every action it takes;
+//! 4. the body, by how it was signed: a pinned SHA-256 is checked before the last byte goes
+//!    upstream (small bodies are held and checked before the request is sent at all);
+//!    aws-chunked bodies are verified chunk by chunk and re-framed (`reframe.rs`);
+//!    `UNSIGNED-PAYLOAD` streams;
+//! 5. the upstream request: the client's `Authorization`, `X-Amz-Security-Token` and query
+//!    auth removed, `Host` the origin's, the path and the rest of the query byte for byte as
+//!    verified, signed with SigV4 for the origin's region.
+//!
+//! Keys come from a TOML file (`keys.rs`), reloaded when it changes and on SIGHUP; a file that
+//! does not load leaves the keys in use.
+
+mod keys;
+mod operation;
+mod pinned;
+mod policy;
+mod reframe;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body::Body as _;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue, CONTENT_LENGTH, HOST};
+use hyper::http::request::Parts;
+use hyper::{Request, StatusCode};
+use sha2::{Digest, Sha256};
+use slipstream_client::RefreshingSigner;
+use slipstream_sign::verify::{ChunkedBody, Verified, Verifier, VerifyError};
+use slipstream_sign::{PayloadHash, SigningTime};
+use tokio::sync::oneshot;
+
+pub(crate) use keys::Keys;
+use operation::{operation, Check, OperationError};
+use policy::Policy;
+
+use crate::body::Upload;
+use crate::pool::UpBody;
+pub(crate) use reframe::FailureSlot;
+use reframe::{Reframed, Trailer};
+
+use crate::proxy::{Admitted, Answer};
+
+/// Bodies with a signed SHA-256 up to this size are read whole and checked before the request
+/// goes upstream (larger ones stream and are checked before their last byte).
+pub(crate) const HOLD_LIMIT: u64 = 1 << 20;
+/// The largest `POST ?delete` body read (S3's 1,000 keys of up to 1,024 bytes fit).
+const DELETE_LIMIT: usize = 2 << 20;
+
+/// Query parameters of a presigned URL, removed before the request goes upstream.
+const QUERY_AUTH: [&str; 8] = [
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "X-Amz-Expires",
+    "X-Amz-SignedHeaders",
+    "X-Amz-Signature",
+    "X-Amz-Security-Token",
+    "X-Amz-Region-Set",
+];
+
+/// Request headers the edge replaces with its own, or that belong to the client's signature.
+const CLIENT_AUTH_HEADERS: [&str; 7] = [
+    "authorization",
+    "x-amz-security-token",
+    "x-amz-date",
+    "x-amz-content-sha256",
+    "x-amz-region-set",
+    "x-amz-decoded-content-length",
+    "x-amz-trailer",
+];
+
+/// What verify mode needs, shared by every request.
+pub(crate) struct Verify {
+    verifier: Verifier,
+    keys: RwLock<Arc<Keys>>,
+    keys_file: PathBuf,
+    signer: RefreshingSigner,
+    /// The `Host` the origin is addressed by.
+    origin_host: String,
+}
+
+impl Verify {
+    /// Loads the keys; `origin_host` is the origin's `Host`.
+    pub(crate) fn new(
+        region: &str,
+        keys_file: PathBuf,
+        signer: RefreshingSigner,
+        origin_host: String,
+    ) -> Result<Self, String> {
+        let keys = Keys::load(&keys_file)?;
+        Ok(Self {
+            verifier: Verifier::s3(region),
+            keys: RwLock::new(Arc::new(keys)),
+            keys_file,
+            signer,
+            origin_host,
+        })
+    }
+
+    /// Reads the keys file again; on error the keys in use stay. Returns how many keys loaded.
+    pub(crate) fn reload(&self) -> Result<usize, String> {
+        let keys = Keys::load(&self.keys_file)?;
+        let n = keys.len();
+        match self.keys.write() {
+            Ok(mut k) => *k = Arc::new(keys),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(keys),
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn keys_file(&self) -> &std::path::Path {
+        &self.keys_file
+    }
+
+    fn keys(&self) -> Arc<Keys> {
+        match self.keys.read() {
+            Ok(k) => Arc::clone(&k),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Verifies, authorizes and signs `parts`; the body is wrapped to be checked on its way.
+    pub(crate) async fn admit(
+        &self,
+        parts: Parts,
+        body: Incoming,
+        client_host: &str,
+        counted: Arc<AtomicU64>,
+    ) -> Result<Admitted, Answer> {
+        let now_system = SystemTime::now();
+        let now = SigningTime::from_system_time(now_system).map_err(|e| internal(e.to_string()))?;
+        let target = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let mut header_list: Vec<(&str, &str)> = Vec::with_capacity(parts.headers.len() + 1);
+        for (name, value) in &parts.headers {
+            let value = value.to_str().map_err(|_| {
+                refuse(VerifyError::InvalidRequest(format!(
+                    "the header {name} is not visible ASCII"
+                )))
+            })?;
+            header_list.push((name.as_str(), value));
+        }
+        if !parts.headers.contains_key(HOST) && !client_host.is_empty() {
+            header_list.push(("host", client_host)); // HTTP/2's :authority, as signed
+        }
+        let keys = self.keys();
+        let incoming = slipstream_sign::verify::Incoming {
+            method: parts.method.as_str(),
+            target: &target,
+            headers: &header_list,
+            body_sha256: None,
+        };
+        let verified = self
+            .verifier
+            .verify(&incoming, &*keys, now)
+            .map_err(refuse)?;
+        let key = keys
+            .get(&verified.access_key_id)
+            .ok_or_else(|| refuse(VerifyError::InvalidAccessKeyId))?;
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        let pairs: Vec<(&str, &str)> = slipstream_sign::canonical::split_query(query).collect();
+        let token = session_token(&header_list, &pairs);
+        let unix_now = now_system
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        key.check_token(token.as_deref(), unix_now)
+            .map_err(|(code, message)| (StatusCode::FORBIDDEN, code, message.to_owned()))?;
+        let op = operation(parts.method.as_str(), None, path, &pairs, &header_list).map_err(
+            |e| match e {
+                OperationError::InvalidUri(m) => (StatusCode::BAD_REQUEST, "InvalidURI", m),
+                OperationError::Unknown(m) => (StatusCode::FORBIDDEN, "AccessDenied", m),
+            },
+        )?;
+        authorize(&key.policy, &op.checks)?;
+
+        let upstream_query = strip_query_auth(query);
+        let path_and_query = if upstream_query.is_empty() {
+            path.to_owned()
+        } else {
+            format!("{path}?{upstream_query}")
+        };
+        let verified = Arc::new(verified);
+        let mut headers = parts.headers.clone();
+        crate::proxy::strip_hop_by_hop(&mut headers);
+        for name in CLIENT_AUTH_HEADERS {
+            headers.remove(name);
+        }
+        headers.remove(hyper::header::EXPECT); // the edge reads the body itself: no wait for the origin's 100
+        headers.remove(HOST);
+
+        let (body, payload, body_done, failure) = if op.batch_delete {
+            let data = read_whole(body, &verified, &keys, &header_list, DELETE_LIMIT).await?;
+            counted.fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let bucket = op.bucket.as_deref().unwrap_or_default();
+            let mut checks = Vec::new();
+            for key in delete_keys(&data)? {
+                checks.push(Check {
+                    action: "s3:DeleteObject",
+                    resource: format!("arn:aws:s3:::{bucket}/{key}"),
+                });
+            }
+            authorize(&key.policy, &checks)?;
+            set_decoded(&mut headers, data.len() as u64);
+            let payload = PayloadHash::of(&data);
+            (full(data), payload, None, None)
+        } else if body.is_end_stream() {
+            verified
+                .check_body(&Sha256::digest(b"").into())
+                .map_err(refuse)?;
+            (full(Bytes::new()), PayloadHash::of(b""), None, None)
+        } else {
+            self.stream(body, &verified, &keys, &header_list, &mut headers, counted)
+                .await?
+        };
+
+        let signer = self.signer.signer().await.map_err(|e| {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailable",
+                format!("the edge has no credentials for the origin: {e}"),
+            )
+        })?;
+        let upstream_query_ref = upstream_query.as_str();
+        let mut to_sign: Vec<(&str, &str)> = vec![("host", &self.origin_host)];
+        for (name, value) in &headers {
+            let n = name.as_str();
+            if n.starts_with("x-amz-") || n == "content-md5" {
+                if let Ok(v) = value.to_str() {
+                    to_sign.push((n, v));
+                }
+            }
+        }
+        let signature = signer
+            .sign_headers(
+                &slipstream_sign::Request {
+                    method: parts.method.as_str(),
+                    path,
+                    query: upstream_query_ref,
+                    headers: &to_sign,
+                },
+                &payload,
+                now,
+            )
+            .map_err(|e| internal(format!("cannot sign for the origin: {e}")))?;
+        for (name, value) in signature.headers {
+            let value = HeaderValue::from_str(&value).map_err(|e| internal(e.to_string()))?;
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        let safe = matches!(parts.method.as_str(), "GET" | "HEAD") && body_done.is_none();
+        let mut request = Request::new(body);
+        *request.method_mut() = parts.method;
+        *request.headers_mut() = headers;
+        Ok(Admitted {
+            request,
+            path_and_query,
+            host: self.origin_host.clone(),
+            safe,
+            body_done,
+            gate: None,
+            failure,
+        })
+    }
+
+    /// The body of a request that has one, by how it was signed: the upstream body, the
+    /// payload hash to sign, when it ends, and where a failure on the way is left.
+    async fn stream(
+        &self,
+        body: Incoming,
+        verified: &Arc<Verified>,
+        keys: &Keys,
+        header_list: &[(&str, &str)],
+        headers: &mut hyper::HeaderMap,
+        counted: Arc<AtomicU64>,
+    ) -> Result<
+        (
+            UpBody,
+            PayloadHash,
+            Option<oneshot::Receiver<()>>,
+            Option<FailureSlot>,
+        ),
+        Answer,
+    > {
+        let failure: FailureSlot = Arc::new(Mutex::new(None));
+        let (done_tx, done_rx) = oneshot::channel();
+        let length = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        match &verified.payload {
+            PayloadHash::Sha256(_) if length.is_some_and(|l| l <= HOLD_LIMIT) => {
+                let data = Limited::new(body, HOLD_LIMIT as usize)
+                    .collect()
+                    .await
+                    .map_err(|e| client_body(&*e))?
+                    .to_bytes();
+                counted.fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                verified
+                    .check_body(&Sha256::digest(&data).into())
+                    .map_err(refuse)?;
+                Ok((full(data), verified.payload.clone(), None, None))
+            }
+            PayloadHash::Sha256(_) => {
+                let pinned = pinned::Pinned::new(
+                    body,
+                    Arc::clone(verified),
+                    Arc::clone(&failure),
+                    counted,
+                    done_tx,
+                );
+                Ok((
+                    pinned.boxed(),
+                    verified.payload.clone(),
+                    Some(done_rx),
+                    Some(failure),
+                ))
+            }
+            PayloadHash::Unsigned => Ok((
+                Upload::new(body, counted, done_tx).boxed(),
+                PayloadHash::Unsigned,
+                Some(done_rx),
+                None,
+            )),
+            _ => {
+                let chunked = ChunkedBody::new(verified, keys, header_list).map_err(refuse)?;
+                let client_trailer = header_list
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("x-amz-trailer"))
+                    .map(|(_, v)| *v);
+                // A checksum sent as a header moves into the trailer (S3 takes one checksum).
+                let checksum_header = headers
+                    .iter()
+                    .find(|(n, _)| {
+                        let n = n.as_str();
+                        n.starts_with("x-amz-checksum-")
+                            && n != "x-amz-checksum-algorithm"
+                            && n != "x-amz-checksum-type"
+                    })
+                    .map(|(n, v)| (n.clone(), v.to_str().unwrap_or_default().to_owned()));
+                let trailer = match (client_trailer, checksum_header) {
+                    (None, Some((name, value))) => {
+                        headers.remove(&name);
+                        Trailer::Header {
+                            name: name.as_str().to_owned(),
+                            value,
+                        }
+                    }
+                    (client, _) => Trailer::for_request(client).map_err(refuse)?,
+                };
+                let decoded = header_list
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("x-amz-decoded-content-length"))
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+                set_reframed(headers, decoded, &trailer)?;
+                let reframed = Reframed::new(
+                    body,
+                    chunked,
+                    trailer,
+                    Arc::clone(&failure),
+                    counted,
+                    done_tx,
+                );
+                Ok((
+                    reframed.boxed(),
+                    PayloadHash::StreamingUnsignedTrailer,
+                    Some(done_rx),
+                    Some(failure),
+                ))
+            }
+        }
+    }
+}
+
+/// Every check allowed by `policy`, else `AccessDenied` naming the first one refused. A key
+/// with a raw `+` is checked as `+` and as a space too (S3's reading of `+` in a path differs
+/// between servers; a policy must allow both).
+fn authorize(policy: &Policy, checks: &[Check]) -> Result<(), Answer> {
+    for check in checks {
+        let twin = check
+            .resource
+            .contains('+')
+            .then(|| check.resource.replace('+', " "));
+        let allowed = policy.allows(check.action, &check.resource)
+            && twin
+                .as_deref()
+                .map_or(true, |t| policy.allows(check.action, t));
+        if !allowed {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "AccessDenied",
+                format!(
+                    "Access Denied: the key's policy does not allow {} on {}",
+                    check.action, check.resource
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The session token the request carries: the header, or the presigned URL's parameter.
+fn session_token(headers: &[(&str, &str)], pairs: &[(&str, &str)]) -> Option<String> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("x-amz-security-token"))
+        .map(|(_, v)| (*v).to_owned())
+        .or_else(|| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == "X-Amz-Security-Token")
+                .map(|(_, v)| {
+                    String::from_utf8_lossy(&slipstream_sign::encode::percent_decode(v))
+                        .into_owned()
+                })
+        })
+}
+
+/// The query without the presigned URL's auth parameters, the rest byte for byte in order.
+fn strip_query_auth(query: &str) -> String {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .filter(|p| {
+            let name = p.split_once('=').map_or(*p, |(n, _)| n);
+            !QUERY_AUTH.contains(&name)
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// A whole (small) body, verified by how it was signed, decoded if aws-chunked.
+async fn read_whole(
+    body: Incoming,
+    verified: &Verified,
+    keys: &Keys,
+    header_list: &[(&str, &str)],
+    limit: usize,
+) -> Result<Bytes, Answer> {
+    let raw = Limited::new(body, limit)
+        .collect()
+        .await
+        .map_err(|e| client_body(&*e))?
+        .to_bytes();
+    match &verified.payload {
+        PayloadHash::Sha256(_) => {
+            verified
+                .check_body(&Sha256::digest(&raw).into())
+                .map_err(refuse)?;
+            Ok(raw)
+        }
+        PayloadHash::Unsigned => Ok(raw),
+        _ => {
+            let mut chunked = ChunkedBody::new(verified, keys, header_list).map_err(refuse)?;
+            let mut out = Vec::with_capacity(raw.len());
+            chunked.feed(&raw, &mut out).map_err(refuse)?;
+            chunked.finish().map_err(refuse)?;
+            Ok(Bytes::from(out))
+        }
+    }
+}
+
+/// The keys of a `Delete` request body.
+fn delete_keys(body: &[u8]) -> Result<Vec<String>, Answer> {
+    let mut keys = Vec::new();
+    slipstream_s3::xml::walk(body, |path, text| {
+        if let ("Delete/Object/Key", Some(k)) = (path, text) {
+            keys.push(k);
+        }
+    })
+    .map_err(|e| (StatusCode::BAD_REQUEST, "MalformedXML", e.to_string()))?;
+    if keys.is_empty() {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "MalformedXML",
+            "the Delete body names no keys".into(),
+        ));
+    }
+    Ok(keys)
+}
+
+/// Headers for a body forwarded decoded (no longer aws-chunked), `len` bytes.
+fn set_decoded(headers: &mut hyper::HeaderMap, len: u64) {
+    remove_aws_chunked(headers);
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
+}
+
+/// Headers for a re-framed body: aws-chunked, its decoded and encoded lengths, the trailer.
+fn set_reframed(
+    headers: &mut hyper::HeaderMap,
+    decoded: u64,
+    trailer: &Trailer,
+) -> Result<(), Answer> {
+    remove_aws_chunked(headers);
+    let encodings = headers
+        .get(hyper::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| format!("aws-chunked,{v}"))
+        .unwrap_or_else(|| "aws-chunked".into());
+    let value = |s: &str| HeaderValue::from_str(s).map_err(|e| internal(e.to_string()));
+    headers.insert(hyper::header::CONTENT_ENCODING, value(&encodings)?);
+    headers.insert(
+        HeaderName::from_static("x-amz-decoded-content-length"),
+        HeaderValue::from(decoded),
+    );
+    headers.insert(
+        HeaderName::from_static("x-amz-trailer"),
+        value(trailer.name())?,
+    );
+    headers.insert(
+        CONTENT_LENGTH,
+        HeaderValue::from(reframe::encoded_len(decoded, trailer)),
+    );
+    headers.remove(hyper::header::TRANSFER_ENCODING);
+    Ok(())
+}
+
+/// `Content-Encoding` without `aws-chunked` (removed when nothing else is left).
+fn remove_aws_chunked(headers: &mut hyper::HeaderMap) {
+    let rest: Vec<String> = headers
+        .get_all(hyper::header::CONTENT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("aws-chunked"))
+        .map(str::to_owned)
+        .collect();
+    headers.remove(hyper::header::CONTENT_ENCODING);
+    if !rest.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&rest.join(",")) {
+            headers.insert(hyper::header::CONTENT_ENCODING, v);
+        }
+    }
+    headers.remove(hyper::header::TRANSFER_ENCODING);
+}
+
+fn full(data: Bytes) -> UpBody {
+    Full::new(data).map_err(|never| match never {}).boxed()
+}
+
+/// A [`VerifyError`] as the S3 answer it stands for.
+pub(crate) fn refuse(e: VerifyError) -> Answer {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
+    (status, e.s3_code(), e.to_string())
+}
+
+fn internal(message: String) -> Answer {
+    (StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
+}
+
+/// The client's body failed or was too large to hold.
+fn client_body(e: &(dyn std::error::Error + 'static)) -> Answer {
+    if e.is::<http_body_util::LengthLimitError>() {
+        (
+            StatusCode::BAD_REQUEST,
+            "MaxMessageLengthExceeded",
+            "the request body is larger than the edge reads at once".into(),
+        )
+    } else {
+        (
+            StatusCode::BAD_REQUEST,
+            "IncompleteBody",
+            format!("the request body did not arrive whole: {e}"),
+        )
+    }
+}
