@@ -554,9 +554,30 @@ fn full(data: Bytes) -> UpBody {
 }
 
 /// A [`VerifyError`] as the S3 answer it stands for.
+/// Where S3 has one fixed message for a code, that message (clients and conformance suites
+/// compare it); else the verifier's reason.
 pub(crate) fn refuse(e: VerifyError) -> Answer {
     let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
-    (status, e.s3_code(), e.to_string())
+    let message = match &e {
+        VerifyError::Missing => "Access Denied.".to_owned(),
+        VerifyError::InvalidAccessKeyId => {
+            "The AWS access key Id you provided does not exist in our records.".to_owned()
+        }
+        VerifyError::SignatureDoesNotMatch { .. } => "The request signature we calculated does not match the signature you provided. Check your key and signing method.".to_owned(),
+        VerifyError::RequestTimeTooSkewed => {
+            "The difference between the request time and the server's time is too large."
+                .to_owned()
+        }
+        VerifyError::XAmzContentSha256Mismatch => {
+            "The provided 'x-amz-content-sha256' header does not match what was computed."
+                .to_owned()
+        }
+        VerifyError::AccessDenied(why) if why == "Request has expired" => {
+            "Request has expired.".to_owned()
+        }
+        other => other.to_string(),
+    };
+    (status, e.s3_code(), message)
 }
 
 fn internal(message: String) -> Answer {

@@ -56,10 +56,13 @@ impl Trailer {
         };
         let name = name.trim().to_ascii_lowercase();
         let value_len = match name.as_str() {
+            // Base64 of 4, 8, 20, 32 and 64 bytes (and of MD5's 16 and the xxhashes').
             "x-amz-checksum-crc32" | "x-amz-checksum-crc32c" => 8,
-            "x-amz-checksum-crc64nvme" => 12,
+            "x-amz-checksum-crc64nvme" | "x-amz-checksum-xxhash64" | "x-amz-checksum-xxhash3" => 12,
+            "x-amz-checksum-md5" | "x-amz-checksum-xxhash128" => 24,
             "x-amz-checksum-sha1" => 28,
             "x-amz-checksum-sha256" => 44,
+            "x-amz-checksum-sha512" => 88,
             _ => {
                 return Err(VerifyError::InvalidRequest(format!(
                     "the trailer {name} is not a checksum S3 knows"
