@@ -6,16 +6,19 @@
 //! handshakes and the long one once, on a warm connection ([`pool`'s module docs](crate) and
 //! docs/GATEWAY.md have the model and the figures).
 //!
-//! This crate is pass-through: the origin authenticates, and requests reach it byte for byte
-//! as the client signed them (`proxy.rs`). Layers:
+//! Two modes. Pass-through: the origin authenticates, and requests reach it byte for byte as
+//! the client signed them (`proxy.rs`). Verify: the edge authenticates and authorizes each
+//! request with its own keys and policies and signs it for the origin (`verify/`). Layers:
 //! - `tls.rs`: certificates by SNI, reloadable; TLS 1.3/1.2, tickets, ALPN h2 and http/1.1;
 //! - `server.rs`: listeners, limits, HTTP/1.1 and HTTP/2, graceful drain, `/metrics`;
 //! - `proxy.rs` and `body.rs`: forwarding, streamed both ways, `Expect: 100-continue`;
 //! - `pool.rs`: the warm upstream pool, on `slipstream-client`'s [`Dialer`](slipstream_client::Dialer);
-//! - `metrics.rs`, `access_log.rs`, `s3_error.rs`: what it reports and answers.
+//! - `metrics.rs`, `access_log.rs`, `s3_error.rs`: what it reports and answers;
+//! - `verify/`: the keys file, policies, the operation table, verified and re-framed bodies.
 //!
-//! It does not cache objects, verify signatures (the next step: verifying at the edge from a
-//! cache of per-day keys), or parse flags (the CLI's `slipstream gateway` does).
+//! It does not cache objects, fetch keys from an authority (verify mode reads a keys file; the
+//! authority and its cache of per-day keys are the next step), or parse flags (the CLI's
+//! `slipstream gateway` does).
 #![forbid(unsafe_code)]
 
 mod access_log;
