@@ -5,6 +5,8 @@ log in the test's directory, and a clean stop (SIGTERM, then the exit code check
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import pathlib
 import re
 import signal
@@ -88,3 +90,36 @@ def running(binary: str, origin: str, directory: pathlib.Path, tls: list[tuple] 
     finally:
         code = edge.stop()
         assert code == 0, f"the gateway exited {code}: {edge.stderr()}"
+
+
+def log_lines(edge: Edge) -> list[dict]:
+    """The access log's records so far (waiting for the first one)."""
+    deadline = time.time() + 5
+    while not (edge.log.exists() and edge.log.stat().st_size > 0):
+        assert time.time() < deadline, "no access log line"
+        time.sleep(0.02)
+    time.sleep(0.2)
+    return [json.loads(line) for line in edge.log.read_text().splitlines()]
+
+
+def conformance_failures(server: dict, endpoint: str, cwd: pathlib.Path) -> set[str]:
+    """The tests `versitygw test full-flow` fails against `endpoint` (over 500 must run)."""
+    env = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
+    p = subprocess.run([str(ROOT / ".tools" / "bin" / "versitygw"), "test", "-a", server["access_key"], "-s", server["secret_key"],
+                        "-e", endpoint, "full-flow", "--parallel"], capture_output=True, env=env, timeout=600, cwd=cwd)
+    out = re.sub(r"\x1b\[[0-9;]*m", "", p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace"))
+    ran = re.search(r"RAN: (\d+) PASS: (\d+) FAIL: (\d+)", out)
+    assert ran and int(ran.group(1)) > 500, out[-2000:]
+    return set(re.findall(r"^FAIL\s+(\S+?):", out, re.M))
+
+
+def run_signing_suite(endpoint: str) -> str:
+    """crates/client's versitygw_signing tests against `endpoint` (the same selection as
+    `make test`'s cargo test, so nothing is rebuilt); their output, after checking they passed."""
+    env = dict(os.environ, SLIPSTREAM_TEST_ENDPOINT=endpoint)
+    p = subprocess.run(["cargo", "test", "--locked", "--workspace", "--exclude", "slipstream-sign-bench",
+                        "--exclude", "slipstream-python", "--test", "versitygw_signing"],
+                       capture_output=True, env=env, cwd=ROOT, timeout=1200)
+    out = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
+    assert p.returncode == 0, out[-3000:]
+    return out

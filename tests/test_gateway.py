@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from gateway_support import free_port, make_cert, running
+from gateway_support import conformance_failures, free_port, log_lines, make_cert, run_signing_suite, running
 from relay import Relay
 from support import cli_env, run_cli, wait_for
 
@@ -51,12 +51,6 @@ def boto(server, endpoint: str, ca: str | bool = True, **config):
 
 def ssl_context(ca: str) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca)
-
-
-def log_lines(edge) -> list[dict]:
-    wait_for(lambda: edge.log.exists() and edge.log.stat().st_size > 0, 5, "the access log")
-    time.sleep(0.2)
-    return [json.loads(line) for line in edge.log.read_text().splitlines()]
 
 
 def test_boto3_through_the_edge_gets_the_same_bytes_and_verdicts(edge, server, pki, bucket, s3):
@@ -378,18 +372,6 @@ def test_versitygw_conformance_through_the_edge_fails_nothing_that_passes_direct
     (the suite leaves buckets behind): the edge may add no failure."""
     from support import ROOT
 
-    def failures(endpoint: str) -> set[str]:
-        env = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
-        p = subprocess.run([str(ROOT / ".tools" / "bin" / "versitygw"), "test", "-a", server["access_key"], "-s", server["secret_key"],
-                            "-e", endpoint, "full-flow", "--parallel"], capture_output=True, env=env, timeout=600, cwd=tmp_path)
-        out = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
-        import re
-
-        out = re.sub(r"\x1b\[[0-9;]*m", "", out)
-        ran = re.search(r"RAN: (\d+) PASS: (\d+) FAIL: (\d+)", out)
-        assert ran and int(ran.group(1)) > 500, out[-2000:]
-        return set(re.findall(r"^FAIL\s+(\S+?):", out, re.M))
-
     import contextlib
 
     from support import start_private_server
@@ -398,8 +380,8 @@ def test_versitygw_conformance_through_the_edge_fails_nothing_that_passes_direct
         direct = stack.enter_context(start_private_server(server, tmp_path / "a"))
         behind = stack.enter_context(start_private_server(server, tmp_path / "b"))
         edge = stack.enter_context(running(slipstream_bin, behind["endpoint"], tmp_path))
-        failed_direct = failures(direct["endpoint"])
-        failed_edge = failures(edge.url)
+        failed_direct = conformance_failures(server, direct["endpoint"], tmp_path)
+        failed_edge = conformance_failures(server, edge.url, tmp_path)
     assert failed_edge <= failed_direct, f"fail only through the edge: {sorted(failed_edge - failed_direct)}"
 
 
@@ -541,13 +523,7 @@ def test_signed_chunks_from_the_projects_signer_pass_through_the_edge(slipstream
 
     # A server of its own: the tests create their buckets, which `make test` made already.
     with start_private_server(server, tmp_path / "origin") as origin, running(slipstream_bin, origin["endpoint"], tmp_path) as e:
-        env = dict(os.environ, SLIPSTREAM_TEST_ENDPOINT=e.url)
-        # The same selection as `make test`'s cargo test, so nothing is rebuilt.
-        p = subprocess.run(["cargo", "test", "--locked", "--workspace", "--exclude", "slipstream-sign-bench",
-                            "--exclude", "slipstream-python", "--test", "versitygw_signing"],
-                           capture_output=True, env=env, cwd=ROOT, timeout=1200)
-        out = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
-        assert p.returncode == 0, out[-3000:]
+        out = run_signing_suite(e.url)
         assert "test streaming_signed_chunks_are_accepted_and_a_tampered_chunk_is_not ... ok" in out
         chunked = [l for l in log_lines(e) if l["key"] == "obj" and l["bucket"] == "chunked"]
         assert [l["status"] for l in chunked if l["method"] == "PUT"] == [200, 403]

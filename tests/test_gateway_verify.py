@@ -18,7 +18,7 @@ import urllib.parse
 
 import pytest
 
-from gateway_support import make_cert, running
+from gateway_support import conformance_failures, log_lines, make_cert, run_signing_suite, running
 from support import ROOT, run_cli, wait_for
 
 EDGE_REGION = "eu-edge-1"
@@ -103,12 +103,6 @@ def error_code(call) -> str:
     with pytest.raises(botocore.exceptions.ClientError) as refused:
         call()
     return refused.value.response["Error"]["Code"]
-
-
-def log_lines(edge) -> list[dict]:
-    wait_for(lambda: edge.log.exists() and edge.log.stat().st_size > 0, 5, "the access log")
-    time.sleep(0.2)
-    return [json.loads(line) for line in edge.log.read_text().splitlines()]
 
 
 def keys_of(s3, bucket: str) -> list[str]:
@@ -304,12 +298,7 @@ policy = {{ Statement = [{{ Effect = "Allow", Action = "s3:*", Resource = "*" }}
 """)
     args = ["--mode", "verify", "--keys", str(keys), "--region", server["region"]]
     with start_private_server(server, tmp_path / "origin") as origin, running(slipstream_bin, origin["endpoint"], tmp_path, extra=args) as e:
-        env = dict(os.environ, SLIPSTREAM_TEST_ENDPOINT=e.url)
-        p = subprocess.run(["cargo", "test", "--locked", "--workspace", "--exclude", "slipstream-sign-bench",
-                            "--exclude", "slipstream-python", "--test", "versitygw_signing"],
-                           capture_output=True, env=env, cwd=ROOT, timeout=1200)
-        out = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
-        assert p.returncode == 0, out[-3000:]
+        run_signing_suite(e.url)
         chunked = [l for l in log_lines(e) if l["key"] == "obj" and l["bucket"] == "chunked" and l["method"] == "PUT"]
         assert [l["status"] for l in chunked] == [200, 403]
 
@@ -467,15 +456,6 @@ def test_versitygw_conformance_through_the_verifying_edge(slipstream_bin, tmp_pa
 
     from support import start_private_server
 
-    def failures(endpoint: str) -> set[str]:
-        env = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
-        p = subprocess.run([str(ROOT / ".tools" / "bin" / "versitygw"), "test", "-a", server["access_key"], "-s", server["secret_key"],
-                            "-e", endpoint, "full-flow", "--parallel"], capture_output=True, env=env, timeout=600, cwd=tmp_path)
-        out = re.sub(r"\x1b\[[0-9;]*m", "", p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace"))
-        ran = re.search(r"RAN: (\d+) PASS: (\d+) FAIL: (\d+)", out)
-        assert ran and int(ran.group(1)) > 500, out[-2000:]
-        return set(re.findall(r"^FAIL\s+(\S+?):", out, re.M))
-
     keys = tmp_path / "keys.toml"
     keys.write_text(f"""[[keys]]
 access_key_id = "{server['access_key']}"
@@ -487,8 +467,8 @@ policy = {{ Statement = [{{ Effect = "Allow", Action = "s3:*", Resource = "*" }}
         direct = stack.enter_context(start_private_server(server, tmp_path / "a"))
         behind = stack.enter_context(start_private_server(server, tmp_path / "b"))
         edge = stack.enter_context(running(slipstream_bin, behind["endpoint"], tmp_path, extra=args))
-        failed_direct = failures(direct["endpoint"])
-        failed_edge = failures(edge.url)
+        failed_direct = conformance_failures(server, direct["endpoint"], tmp_path)
+        failed_edge = conformance_failures(server, edge.url, tmp_path)
     only_edge = failed_edge - failed_direct
     print("fail only through the verifying edge:", sorted(only_edge))
     unexplained = {t for t in only_edge if not any(t.startswith(p) for p in EDGE_DIFFERS)}

@@ -146,21 +146,17 @@ impl Proxy {
 
     /// The gateway's own answer, counted and logged.
     fn refuse(&self, (status, code, message): Answer, mut record: Record) -> Response<Relay> {
-        {
-            {
-                record.status = status.as_u16();
-                record.error = Some(message.clone());
-                self.metrics
-                    .errors
-                    .get_or_create(&RequestLabels {
-                        method: record.method.clone(),
-                        status: record.status,
-                    })
-                    .inc();
-                let resource = record.path.clone();
-                crate::s3_error::answer(status, code, &message, &resource, record)
-            }
-        }
+        record.status = status.as_u16();
+        record.error = Some(message.clone());
+        self.metrics
+            .errors
+            .get_or_create(&RequestLabels {
+                method: record.method.clone(),
+                status: record.status,
+            })
+            .inc();
+        let resource = record.path.clone();
+        crate::s3_error::answer(status, code, &message, &resource, record)
     }
 
     /// Sends the request, and again once on a new connection if a pooled one turned out

@@ -69,10 +69,7 @@ impl Reloader {
             None => Ok(String::new()),
         };
         let keys = match &self.proxy.verify {
-            Some(v) => v
-                .reload()
-                .map(|n| format!("{n} keys loaded from {}", v.keys_file().display()))
-                .map_err(GatewayError::Settings),
+            Some(v) => v.reload().map_err(GatewayError::Settings),
             None => Ok(String::new()),
         };
         let done: Vec<String> = [certificates?, keys?]
@@ -265,10 +262,7 @@ async fn watch_keys(proxy: std::sync::Weak<Proxy>) {
         last = now;
         if let Some(v) = &p.verify {
             match v.reload() {
-                Ok(n) => eprintln!(
-                    "slipstream gateway: {n} keys loaded from {}",
-                    v.keys_file().display()
-                ),
+                Ok(done) => eprintln!("slipstream gateway: {done}"),
                 Err(e) => {
                     eprintln!("slipstream gateway: keys not reloaded, keeping those in use: {e}")
                 }

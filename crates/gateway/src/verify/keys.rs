@@ -19,23 +19,19 @@
 //! for the per-day SigV4 key or the SigV4A public key ([`KeySource`]), derived here once and
 //! cached.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
-use slipstream_sign::v4a::EcdsaKey;
-use slipstream_sign::verify::KeySource;
-use slipstream_sign::Credentials;
-use slipstream_sign::{KeyCache, SigningKey, SigningTime};
+use slipstream_sign::verify::{DerivedKeys, KeySource};
+use slipstream_sign::{Credentials, SigningKey, SigningTime};
 
 use super::policy::Policy;
 
 /// What the edge knows of one access key.
 pub(crate) struct Key {
-    credentials: Credentials,
-    v4: KeyCache,
-    v4a_public: OnceLock<Option<Vec<u8>>>,
+    keys: DerivedKeys,
     /// Session credentials: the token and when it stops being valid (unix seconds).
     session: Option<(String, Option<i64>)>,
     pub(crate) policy: Arc<Policy>,
@@ -67,6 +63,7 @@ impl Keys {
     pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
         let mut by_id = HashMap::new();
+        let mut seen = HashSet::new();
         for (name, value) in &doc {
             if name != "keys" {
                 return Err(format!(
@@ -79,12 +76,11 @@ impl Keys {
             for (i, entry) in list.iter().enumerate() {
                 let (id, key) =
                     entry_of(entry).map_err(|e| format!("[[keys]] number {}: {e}", i + 1))?;
-                if let Some((id, key)) = key.map(|k| (id.clone(), k)) {
-                    if by_id.insert(id.clone(), key).is_some() {
-                        return Err(format!("the access key {id} appears twice"));
-                    }
-                } else if by_id.contains_key(&id) {
+                if !seen.insert(id.clone()) {
                     return Err(format!("the access key {id} appears twice"));
+                }
+                if let Some(key) = key {
+                    by_id.insert(id, key);
                 }
             }
         }
@@ -197,9 +193,7 @@ fn entry_of(entry: &toml::Value) -> Result<(String, Option<Key>), String> {
     let credentials =
         Credentials::new(&id, &secret, token.clone()).map_err(|e| format!("{id}: {e}"))?;
     let key = (!disabled).then(|| Key {
-        credentials,
-        v4: KeyCache::default(),
-        v4a_public: OnceLock::new(),
+        keys: DerivedKeys::new(credentials),
         session: token.map(|t| (t, expires)),
         policy: Arc::new(policy),
     });
@@ -227,23 +221,14 @@ impl KeySource for Keys {
         region: &str,
         service: &str,
     ) -> Option<SigningKey> {
-        let key = self.by_id.get(access_key_id)?;
-        if date_stamp.len() != 8 {
-            return None;
-        }
-        let day = SigningTime::parse_amz(&format!("{date_stamp}T000000Z")).ok()?;
-        Some(key.v4.key(&key.credentials, day, region, service))
+        self.by_id
+            .get(access_key_id)?
+            .keys
+            .signing_key(date_stamp, region, service)
     }
 
     fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
-        let key = self.by_id.get(access_key_id)?;
-        key.v4a_public
-            .get_or_init(|| {
-                EcdsaKey::derive(&key.credentials)
-                    .ok()
-                    .map(|k| k.public_key().to_vec())
-            })
-            .clone()
+        self.by_id.get(access_key_id)?.keys.public_key()
     }
 }
 

@@ -26,7 +26,7 @@ mod reframe;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use http_body::Body as _;
@@ -109,15 +109,19 @@ impl Verify {
         })
     }
 
-    /// Reads the keys file again; on error the keys in use stay. Returns how many keys loaded.
-    pub(crate) fn reload(&self) -> Result<usize, String> {
+    /// Reads the keys file again; on error the keys in use stay. Says how many keys loaded.
+    pub(crate) fn reload(&self) -> Result<String, String> {
         let keys = Keys::load(&self.keys_file)?;
-        let n = keys.len();
+        let done = format!(
+            "{} keys loaded from {}",
+            keys.len(),
+            self.keys_file.display()
+        );
         match self.keys.write() {
             Ok(mut k) => *k = Arc::new(keys),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(keys),
         }
-        Ok(n)
+        Ok(done)
     }
 
     pub(crate) fn keys_file(&self) -> &std::path::Path {
@@ -139,8 +143,8 @@ impl Verify {
         client_host: &str,
         counted: Arc<AtomicU64>,
     ) -> Result<Admitted, Answer> {
-        let now_system = SystemTime::now();
-        let now = SigningTime::from_system_time(now_system).map_err(|e| internal(e.to_string()))?;
+        let now = SigningTime::from_system_time(SystemTime::now())
+            .map_err(|e| internal(e.to_string()))?;
         let target = parts
             .uri
             .path_and_query()
@@ -175,10 +179,7 @@ impl Verify {
         let (path, query) = target.split_once('?').unwrap_or((&target, ""));
         let pairs: Vec<(&str, &str)> = slipstream_sign::canonical::split_query(query).collect();
         let token = session_token(&header_list, &pairs);
-        let unix_now = now_system
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        key.check_token(token.as_deref(), unix_now)
+        key.check_token(token.as_deref(), now.unix())
             .map_err(|(code, message)| (StatusCode::FORBIDDEN, code, message.to_owned()))?;
         let op = operation(parts.method.as_str(), None, path, &pairs, &header_list).map_err(
             |e| match e {
@@ -204,8 +205,8 @@ impl Verify {
         headers.remove(HOST);
 
         let (body, payload, body_done, failure) = if op.batch_delete {
-            let data = read_whole(body, &verified, &keys, &header_list, DELETE_LIMIT).await?;
-            counted.fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let data =
+                read_whole(body, &verified, &keys, &header_list, DELETE_LIMIT, &counted).await?;
             let bucket = op.bucket.as_deref().unwrap_or_default();
             let mut checks = Vec::new();
             for key in delete_keys(&data)? {
@@ -235,7 +236,6 @@ impl Verify {
                 format!("the edge has no credentials for the origin: {e}"),
             )
         })?;
-        let upstream_query_ref = upstream_query.as_str();
         let mut to_sign: Vec<(&str, &str)> = vec![("host", &self.origin_host)];
         for (name, value) in &headers {
             let n = name.as_str();
@@ -250,7 +250,7 @@ impl Verify {
                 &slipstream_sign::Request {
                     method: parts.method.as_str(),
                     path,
-                    query: upstream_query_ref,
+                    query: &upstream_query,
                     headers: &to_sign,
                 },
                 &payload,
@@ -303,15 +303,8 @@ impl Verify {
             .and_then(|v| v.parse::<u64>().ok());
         match &verified.payload {
             PayloadHash::Sha256(_) if length.is_some_and(|l| l <= HOLD_LIMIT) => {
-                let data = Limited::new(body, HOLD_LIMIT as usize)
-                    .collect()
-                    .await
-                    .map_err(|e| client_body(&*e))?
-                    .to_bytes();
-                counted.fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                verified
-                    .check_body(&Sha256::digest(&data).into())
-                    .map_err(refuse)?;
+                let limit = HOLD_LIMIT as usize;
+                let data = read_whole(body, verified, keys, header_list, limit, &counted).await?;
                 Ok((full(data), verified.payload.clone(), None, None))
             }
             PayloadHash::Sha256(_) => {
@@ -443,19 +436,21 @@ fn strip_query_auth(query: &str) -> String {
         .join("&")
 }
 
-/// A whole (small) body, verified by how it was signed, decoded if aws-chunked.
+/// A whole (small) body, counted, verified by how it was signed, decoded if aws-chunked.
 async fn read_whole(
     body: Incoming,
     verified: &Verified,
     keys: &Keys,
     header_list: &[(&str, &str)],
     limit: usize,
+    counted: &AtomicU64,
 ) -> Result<Bytes, Answer> {
     let raw = Limited::new(body, limit)
         .collect()
         .await
         .map_err(|e| client_body(&*e))?
         .to_bytes();
+    counted.fetch_add(raw.len() as u64, std::sync::atomic::Ordering::Relaxed);
     match &verified.payload {
         PayloadHash::Sha256(_) => {
             verified
@@ -525,7 +520,6 @@ fn set_reframed(
         CONTENT_LENGTH,
         HeaderValue::from(reframe::encoded_len(decoded, trailer)),
     );
-    headers.remove(hyper::header::TRANSFER_ENCODING);
     Ok(())
 }
 

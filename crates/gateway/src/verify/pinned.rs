@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use slipstream_sign::verify::Verified;
 use tokio::sync::oneshot;
 
-use super::reframe::FailureSlot;
+use super::reframe::{fail_body, FailureSlot};
 use crate::pool::BoxError;
 
 /// The forwarded body. The frame that completes it is held back until the hash is checked.
@@ -85,11 +85,7 @@ impl Body for Pinned {
                     self.ended = true;
                     let digest: [u8; 32] = std::mem::take(&mut self.hash).finalize().into();
                     if let Err(e) = self.verified.check_body(&digest) {
-                        let text = e.to_string();
-                        if let Ok(mut slot) = self.failure.lock() {
-                            slot.get_or_insert(e);
-                        }
-                        return Poll::Ready(Some(Err(text.into())));
+                        return Poll::Ready(Some(Err(fail_body(&self.failure, e))));
                     }
                     if let Some(done) = self.done.take() {
                         let _ = done.send(());

@@ -107,6 +107,16 @@ pub(crate) fn encoded_len(decoded: u64, trailer: &Trailer) -> u64 {
 /// (the upstream request fails with a generic body error).
 pub(crate) type FailureSlot = Arc<Mutex<Option<VerifyError>>>;
 
+/// Leaves `e` in `slot` (the first failure wins) and returns the error that ends the upstream
+/// body.
+pub(crate) fn fail_body(slot: &FailureSlot, e: VerifyError) -> BoxError {
+    let text = e.to_string();
+    if let Ok(mut first) = slot.lock() {
+        first.get_or_insert(e);
+    }
+    text.into()
+}
+
 /// The forwarded body.
 pub(crate) struct Reframed {
     inner: Incoming,
@@ -143,12 +153,8 @@ impl Reframed {
 
     /// Records why the body was refused and ends the upstream request with an error.
     fn fail(&mut self, e: VerifyError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let text = e.to_string();
-        if let Ok(mut slot) = self.failure.lock() {
-            slot.get_or_insert(e);
-        }
         self.ended = true;
-        Poll::Ready(Some(Err(text.into())))
+        Poll::Ready(Some(Err(fail_body(&self.failure, e))))
     }
 
     /// The next `CHUNK` of verified data, framed.

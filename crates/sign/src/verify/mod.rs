@@ -44,32 +44,17 @@ pub trait KeySource {
 /// from the secrets; a gateway would rather hold derived keys only.
 #[derive(Debug, Default)]
 pub struct CredentialKeys {
-    entries: Vec<CredentialEntry>,
-}
-
-/// One credential with its derived keys: SigV4 per day (cached), SigV4A once, on first use.
-#[derive(Debug)]
-struct CredentialEntry {
-    credentials: Credentials,
-    v4: KeyCache,
-    v4a_public: OnceLock<Option<Vec<u8>>>,
+    entries: Vec<DerivedKeys>,
 }
 
 impl CredentialKeys {
     /// Keys for these credentials.
     pub fn new(credentials: impl IntoIterator<Item = Credentials>) -> Self {
-        let entries = credentials
-            .into_iter()
-            .map(|credentials| CredentialEntry {
-                credentials,
-                v4: KeyCache::default(),
-                v4a_public: OnceLock::new(),
-            })
-            .collect();
+        let entries = credentials.into_iter().map(DerivedKeys::new).collect();
         Self { entries }
     }
 
-    fn find(&self, access_key_id: &str) -> Option<&CredentialEntry> {
+    fn find(&self, access_key_id: &str) -> Option<&DerivedKeys> {
         self.entries
             .iter()
             .find(|e| e.credentials.access_key_id() == access_key_id)
@@ -84,7 +69,38 @@ impl KeySource for CredentialKeys {
         region: &str,
         service: &str,
     ) -> Option<SigningKey> {
-        let e = self.find(access_key_id)?;
+        self.find(access_key_id)?
+            .signing_key(date_stamp, region, service)
+    }
+
+    fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
+        self.find(access_key_id)?.public_key()
+    }
+}
+
+/// One credential's verifying keys, derived from its secret on first use and kept: the SigV4
+/// key of the last day asked for, and the SigV4A public key. What a [`KeySource`] that holds
+/// secrets keeps per access key (its `Debug` is the credentials', redacted).
+#[derive(Debug)]
+pub struct DerivedKeys {
+    credentials: Credentials,
+    v4: KeyCache,
+    v4a_public: OnceLock<Option<Vec<u8>>>,
+}
+
+impl DerivedKeys {
+    /// Keys of `credentials`, derived when first asked for.
+    pub fn new(credentials: Credentials) -> Self {
+        Self {
+            credentials,
+            v4: KeyCache::default(),
+            v4a_public: OnceLock::new(),
+        }
+    }
+
+    /// The SigV4 key for `date_stamp` (`YYYYMMDD`), region and service; `None` if the date is
+    /// not one.
+    pub fn signing_key(&self, date_stamp: &str, region: &str, service: &str) -> Option<SigningKey> {
         // `YYYYMMDD` as midnight of that day, built on the stack.
         let mut buf = *b"00000000T000000Z";
         buf.get_mut(..8)?.copy_from_slice(
@@ -94,14 +110,14 @@ impl KeySource for CredentialKeys {
                 .filter(|_| date_stamp.len() == 8)?,
         );
         let day = SigningTime::parse_amz(std::str::from_utf8(&buf).ok()?).ok()?;
-        Some(e.v4.key(&e.credentials, day, region, service))
+        Some(self.v4.key(&self.credentials, day, region, service))
     }
 
-    fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
-        let e = self.find(access_key_id)?;
-        e.v4a_public
+    /// The SigV4A public key (uncompressed P-256 point), derived once.
+    pub fn public_key(&self) -> Option<Vec<u8>> {
+        self.v4a_public
             .get_or_init(|| {
-                EcdsaKey::derive(&e.credentials)
+                EcdsaKey::derive(&self.credentials)
                     .ok()
                     .map(|k| k.public_key().to_vec())
             })
