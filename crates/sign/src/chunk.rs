@@ -9,8 +9,9 @@
 //!
 //! SigV4A chunks follow aws-c-auth (the CRT signer the SDKs use): the string to sign starts
 //! with `AWS4-ECDSA-P256-SHA256-PAYLOAD` (trailer: `…-TRAILER`), the scope has no region, and
-//! the hex DER signature, 140 to 144 digits long, is padded with `*` to 144 on the wire so that
-//! the body's length is known before signing. The chain links the unpadded signatures.
+//! the hex DER signature, at most 144 digits long (usually 140 to 144), is padded with `*` to
+//! 144 on the wire so that the body's length is known before signing. The chain links the
+//! unpadded signatures.
 
 use std::fmt;
 use std::sync::Arc;
@@ -56,7 +57,7 @@ impl Chain {
             (ALGORITHM, scope(&time.date_stamp(), region, service)?)
         };
         let valid = if ecdsa {
-            (140..=144).contains(&seed_signature.len())
+            crate::v4a::is_signature_hex_len(seed_signature.len())
         } else {
             seed_signature.len() == 64
         };

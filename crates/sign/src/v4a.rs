@@ -26,6 +26,13 @@ use crate::{Credentials, Error};
 /// The SigV4A algorithm name.
 pub const ALGORITHM_V4A: &str = "AWS4-ECDSA-P256-SHA256";
 
+/// Whether `len` hex digits can be a DER-encoded P-256 signature. ECDSA signatures are
+/// randomized and DER drops leading zero bytes, so r and s take 1 to 33 bytes each: about one
+/// signature in 500 is shorter than 70 bytes, and a check that wants 140 digits fails at random.
+pub(crate) fn is_signature_hex_len(len: usize) -> bool {
+    (16..=144).contains(&len) && len % 2 == 0
+}
+
 /// The order of the P-256 group, minus 2: derived values above it are rejected.
 const N_MINUS_2: [u8; 32] = [
     0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,

@@ -131,7 +131,7 @@ fn signature(
 ) -> Result<String, VerifyError> {
     let ok_len = match alg {
         Algorithm::V4 => value.len() == 64,
-        Algorithm::V4a => (16..=144).contains(&value.len()) && value.len() % 2 == 0,
+        Algorithm::V4a => crate::v4a::is_signature_hex_len(value.len()),
     };
     if !ok_len
         || !value
