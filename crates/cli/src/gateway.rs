@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde::Deserialize;
-use slipstream_gateway::{CertFiles, Gateway, Settings, VerifySettings};
+use slipstream_gateway::{CertFiles, Gateway, KeySettings, Settings};
 
 use crate::flags::{parse_duration, parse_size, parse_timeout};
 use crate::Failure;
@@ -98,6 +98,31 @@ pub struct GatewayArgs {
     /// reloaded when it changes and on SIGHUP.
     #[arg(long, value_name = "FILE")]
     pub keys: Option<PathBuf>,
+    /// Verify mode: the authority's URL (`slipstream authority serve`), instead of --keys: the
+    /// edge caches what it says of each key (per-day keys, public keys, policies; no secret).
+    #[arg(long, value_name = "URL")]
+    pub authority: Option<String>,
+    /// With --authority: the file holding the edge's bearer token for it.
+    #[arg(long, value_name = "FILE")]
+    pub authority_token_file: Option<PathBuf>,
+    /// With --authority: certificates (PEM) to trust for it instead of the Mozilla roots.
+    #[arg(long, value_name = "FILE")]
+    pub authority_ca_bundle: Option<PathBuf>,
+    /// With --authority: keys cached for less than this are used without asking; older ones
+    /// are used while one background refresh runs (jittered ±25%) [default: 5m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub key_cache_soft_ttl: Option<Duration>,
+    /// With --authority: keys cached for longer are fetched before answering; if the authority
+    /// cannot be reached the request is refused [default: 10m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub key_cache_hard_ttl: Option<Duration>,
+    /// With --authority: an unknown access key is not asked about again for this long [default: 30s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub key_cache_negative_ttl: Option<Duration>,
+    /// With --authority: keep using cached keys for this long past the hard TTL while the
+    /// authority cannot be reached (S3 on Outposts: 12h) [default: 0s, off].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub key_cache_disconnected: Option<Duration>,
     /// Verify mode: the region clients sign for [default: us-east-1].
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
@@ -144,6 +169,13 @@ struct File {
     access_log: Option<PathBuf>,
     mode: Option<Mode>,
     keys: Option<PathBuf>,
+    authority: Option<String>,
+    authority_token_file: Option<PathBuf>,
+    authority_ca_bundle: Option<PathBuf>,
+    key_cache_soft_ttl: Option<String>,
+    key_cache_hard_ttl: Option<String>,
+    key_cache_negative_ttl: Option<String>,
+    key_cache_disconnected: Option<String>,
     region: Option<String>,
     origin_region: Option<String>,
     origin_profile: Option<String>,
@@ -174,7 +206,10 @@ async fn serve(settings: Settings) -> Result<(), Failure> {
     };
     let origin = settings.origin.clone();
     let mode = match &settings.verify {
-        Some(v) => format!("verifying, keys from {}", v.keys.display()),
+        Some(v) => match &v.keys {
+            KeySettings::File(path) => format!("verifying, keys from {}", path.display()),
+            KeySettings::Authority(a) => format!("verifying, keys from the authority {}", a.url),
+        },
         None => "pass-through".to_owned(),
     };
     let gateway = Gateway::bind(settings)
@@ -321,44 +356,23 @@ fn settings(args: &GatewayArgs) -> Result<Settings, Failure> {
         s.max_connections = n;
     }
     s.access_log = args.access_log.clone().or(file.access_log);
-    let keys = args.keys.clone().or(file.keys);
-    let region = args.region.clone().or(file.region);
-    let origin_region = args.origin_region.clone().or(file.origin_region);
-    let origin_profile = args.origin_profile.clone().or(file.origin_profile);
-    match args.mode.or(file.mode).unwrap_or(Mode::PassThrough) {
-        Mode::PassThrough => {
-            if keys.is_some()
-                || region.is_some()
-                || origin_region.is_some()
-                || origin_profile.is_some()
-            {
-                return Err(Failure::usage(
-                    "--keys, --region, --origin-region and --origin-profile are for --mode verify",
-                ));
-            }
-        }
-        Mode::Verify => {
-            let keys = keys.ok_or_else(|| {
-                Failure::usage("--mode verify needs --keys FILE (access keys, secrets and policies; see docs/GATEWAY.md)")
-            })?;
-            let overrides = slipstream_client::Overrides {
-                profile: origin_profile,
-                region: origin_region,
-                ..Default::default()
-            };
-            let resolved =
-                slipstream_client::resolve(&slipstream_client::Env::from_process(), &overrides)
-                    .map_err(|e| {
-                        Failure::usage(format!("the gateway's origin credentials: {e}"))
-                    })?;
-            s.verify = Some(VerifySettings {
-                keys,
-                region: region.unwrap_or_else(|| "us-east-1".into()),
-                origin_credentials: resolved.credentials,
-                origin_region: resolved.region,
-            });
-        }
-    }
+    s.verify = crate::gateway_keys::verify_settings(
+        args,
+        crate::gateway_keys::FileKeys {
+            mode: file.mode,
+            keys: file.keys,
+            authority: file.authority,
+            authority_token_file: file.authority_token_file,
+            authority_ca_bundle: file.authority_ca_bundle,
+            key_cache_soft_ttl: file.key_cache_soft_ttl,
+            key_cache_hard_ttl: file.key_cache_hard_ttl,
+            key_cache_negative_ttl: file.key_cache_negative_ttl,
+            key_cache_disconnected: file.key_cache_disconnected,
+            region: file.region,
+            origin_region: file.origin_region,
+            origin_profile: file.origin_profile,
+        },
+    )?;
     Ok(s)
 }
 

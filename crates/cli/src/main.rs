@@ -12,6 +12,7 @@ mod bench;
 mod bench_args;
 mod flags;
 mod gateway;
+mod gateway_keys;
 mod objects;
 mod presign;
 mod progress;

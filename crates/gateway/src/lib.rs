@@ -16,12 +16,14 @@
 //! - `metrics.rs`, `access_log.rs`, `s3_error.rs`: what it reports and answers;
 //! - `verify/`: the keys file, policies, the operation table, verified and re-framed bodies.
 //!
-//! It does not cache objects, fetch keys from an authority (verify mode reads a keys file; the
-//! authority and its cache of per-day keys are the next step), or parse flags (the CLI's
-//! `slipstream gateway` does).
+//! Verify mode's keys come from a TOML file or from an authority (`slipstream authority
+//! serve`, the `slipstream-authority` crate), through a cache of per-day keys and public keys;
+//! [`authority_wire`] is what the two say to each other. It does not cache objects, or parse
+//! flags (the CLI's `slipstream gateway` does).
 #![forbid(unsafe_code)]
 
 mod access_log;
+pub mod authority_wire;
 mod body;
 mod error;
 mod metrics;
@@ -35,4 +37,21 @@ mod verify;
 
 pub use error::GatewayError;
 pub use server::{Gateway, Reloader};
-pub use settings::{CertFiles, Settings, VerifySettings, MIN_IDLE_FLOOR};
+pub use settings::{
+    AuthoritySettings, CertFiles, KeySettings, Settings, VerifySettings, MIN_IDLE_FLOOR,
+};
+
+/// Checks an IAM-style policy document as a verifying edge loads it: `Err` says what it does
+/// not support (the authority refuses to store a policy its edges would refuse to load).
+pub fn check_policy(document: &serde_json::Value) -> Result<(), String> {
+    verify::check_policy(document)
+}
+
+/// A TLS server configuration over these certificates (TLS 1.3 and 1.2, ALPN h2 then
+/// http/1.1, tickets): the edge's, for other servers of the binary such as the authority.
+pub fn tls_server_config(
+    files: &[CertFiles],
+) -> Result<std::sync::Arc<rustls::ServerConfig>, GatewayError> {
+    let certificates = std::sync::Arc::new(tls::Certificates::load(files)?);
+    tls::server_config(certificates)
+}

@@ -48,6 +48,15 @@ pub(crate) struct Metrics {
     pub(crate) stale_retries: Counter,
     pub(crate) keepalives: Counter,
     pub(crate) log_dropped: Counter,
+    pub(crate) key_hits: Counter,
+    pub(crate) key_misses: Counter,
+    pub(crate) key_stale_served: Counter,
+    pub(crate) key_negative_hits: Counter,
+    pub(crate) key_waiters: Counter,
+    pub(crate) key_disconnected_served: Counter,
+    pub(crate) key_fetch_failures: Counter,
+    pub(crate) key_refresh: Histogram,
+    pub(crate) key_age: Histogram,
 }
 
 /// Seconds, from 100 µs to about 52 s (20 buckets, doubling).
@@ -83,6 +92,16 @@ impl Metrics {
             stale_retries: Counter::default(),
             keepalives: Counter::default(),
             log_dropped: Counter::default(),
+            key_hits: Counter::default(),
+            key_misses: Counter::default(),
+            key_stale_served: Counter::default(),
+            key_negative_hits: Counter::default(),
+            key_waiters: Counter::default(),
+            key_disconnected_served: Counter::default(),
+            key_fetch_failures: Counter::default(),
+            key_refresh: seconds(),
+            // Seconds, from 1 s to about 4.6 h (15 buckets, doubling).
+            key_age: Histogram::new(exponential_buckets(1.0, 2.0, 15)),
         };
         m.register();
         m
@@ -190,6 +209,56 @@ impl Metrics {
             "access_log_dropped",
             "Access log lines dropped because the writer fell behind",
             self.log_dropped.clone(),
+        );
+        let keys = [
+            (
+                "key_cache_hits",
+                "Requests verified from a fresh cache entry",
+                &self.key_hits,
+            ),
+            (
+                "key_cache_misses",
+                "Requests that waited for the authority (no entry, or past the hard TTL)",
+                &self.key_misses,
+            ),
+            (
+                "key_cache_stale_served",
+                "Requests served a stale entry while it was refreshed in the background",
+                &self.key_stale_served,
+            ),
+            (
+                "key_cache_negative_hits",
+                "Requests for a key the authority recently said it does not know",
+                &self.key_negative_hits,
+            ),
+            (
+                "key_cache_waiters",
+                "Requests that joined a fetch another request had started (single flight)",
+                &self.key_waiters,
+            ),
+            (
+                "key_cache_disconnected_served",
+                "Requests served past the hard TTL under the disconnected budget",
+                &self.key_disconnected_served,
+            ),
+            (
+                "key_fetch_failures",
+                "Fetches from the authority that failed",
+                &self.key_fetch_failures,
+            ),
+        ];
+        for (name, help, counter) in keys {
+            r.register(name, help, counter.clone());
+        }
+        r.register(
+            "key_fetch_seconds",
+            "Fetches from the authority (refresh latency)",
+            self.key_refresh.clone(),
+        );
+        r.register(
+            "key_cache_entry_age_seconds",
+            "Age of the cache entries requests were verified with",
+            self.key_age.clone(),
         );
     }
 

@@ -130,7 +130,7 @@ impl Gateway {
             Arc::clone(&metrics),
         );
         let verify = match &settings.verify {
-            Some(v) => Some(verify_mode(v, &origin)?),
+            Some(v) => Some(verify_mode(v, &origin, Arc::clone(&metrics))?),
             None => None,
         };
         let proxy = Arc::new(Proxy {
@@ -141,8 +141,15 @@ impl Gateway {
             log,
             verify,
         });
-        if proxy.verify.is_some() {
-            tokio::spawn(watch_keys(Arc::downgrade(&proxy)));
+        if let Some(v) = &proxy.verify {
+            match v.follow_authority() {
+                Some(follow) => {
+                    tokio::spawn(follow);
+                }
+                None => {
+                    tokio::spawn(watch_keys(Arc::downgrade(&proxy)));
+                }
+            }
         }
         Ok(Self {
             settings,
@@ -230,6 +237,7 @@ impl Gateway {
 fn verify_mode(
     v: &crate::VerifySettings,
     origin: &hyper::Uri,
+    metrics: Arc<Metrics>,
 ) -> Result<crate::verify::Verify, GatewayError> {
     let signer =
         slipstream_client::RefreshingSigner::new(v.origin_credentials.clone(), &v.origin_region)
@@ -238,7 +246,7 @@ fn verify_mode(
         .authority()
         .map(|a| a.as_str().to_owned())
         .unwrap_or_default();
-    crate::verify::Verify::new(&v.region, v.keys.clone(), signer, host)
+    crate::verify::Verify::new(&v.region, &v.keys, signer, host, metrics)
         .map_err(GatewayError::Settings)
 }
 
@@ -248,7 +256,8 @@ async fn watch_keys(proxy: std::sync::Weak<Proxy>) {
     let modified = |p: &Proxy| {
         p.verify
             .as_ref()
-            .and_then(|v| std::fs::metadata(v.keys_file()).ok())
+            .and_then(|v| v.keys_file())
+            .and_then(|f| std::fs::metadata(f).ok())
             .and_then(|m| m.modified().ok())
     };
     let mut last = proxy.upgrade().and_then(|p| modified(&p));

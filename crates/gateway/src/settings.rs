@@ -67,14 +67,74 @@ pub struct Settings {
 /// What verify mode needs.
 #[derive(Clone, Debug)]
 pub struct VerifySettings {
-    /// The keys file (TOML: access keys, secrets, policies), reloaded on change and SIGHUP.
-    pub keys: PathBuf,
+    /// Where the keys come from.
+    pub keys: KeySettings,
     /// The region clients sign for: the edge's (`--region`).
     pub region: String,
     /// The gateway's own credentials for the origin (`Debug` shows where from, never a secret).
     pub origin_credentials: slipstream_client::CredentialSource,
     /// The region the origin checks signatures for.
     pub origin_region: String,
+}
+
+/// Where a verifying edge gets its keys.
+#[derive(Clone, Debug)]
+pub enum KeySettings {
+    /// A keys file (TOML: access keys, secrets, policies), reloaded on change and SIGHUP.
+    File(PathBuf),
+    /// An authority (`slipstream authority serve`), through a cache.
+    Authority(AuthoritySettings),
+}
+
+/// The authority and the edge's cache of its answers.
+#[derive(Clone)]
+pub struct AuthoritySettings {
+    /// Its base URL, `https://authority.example:9470`.
+    pub url: String,
+    /// The edge's bearer token (`--authority-token-file`).
+    pub token: String,
+    /// Certificates to trust for it instead of the Mozilla roots.
+    pub ca_bundle: Option<PathBuf>,
+    /// Entries younger than this are served without asking (jittered ±25%); older ones are
+    /// served while one background refresh runs.
+    pub soft_ttl: Duration,
+    /// Entries older than this are fetched before the request is answered; if the authority
+    /// cannot be reached, the request is refused.
+    pub hard_ttl: Duration,
+    /// How long an unknown access key stays unknown without asking again.
+    pub negative_ttl: Duration,
+    /// How long past the hard TTL an entry may still be served while the authority cannot be
+    /// reached (S3 on Outposts allows 12 hours); zero, the default, is off.
+    pub disconnected: Duration,
+}
+
+impl AuthoritySettings {
+    /// The defaults (soft 5 min, hard 10 min, negative 30 s, no disconnected budget).
+    pub fn new(url: impl Into<String>, token: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            token: token.into(),
+            ca_bundle: None,
+            soft_ttl: Duration::from_secs(300),
+            hard_ttl: Duration::from_secs(600),
+            negative_ttl: Duration::from_secs(30),
+            disconnected: Duration::ZERO,
+        }
+    }
+}
+
+impl std::fmt::Debug for AuthoritySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthoritySettings")
+            .field("url", &self.url)
+            .field("token", &"<redacted>")
+            .field("ca_bundle", &self.ca_bundle)
+            .field("soft_ttl", &self.soft_ttl)
+            .field("hard_ttl", &self.hard_ttl)
+            .field("negative_ttl", &self.negative_ttl)
+            .field("disconnected", &self.disconnected)
+            .finish()
+    }
 }
 
 /// The least number of idle upstream connections kept when none is configured.

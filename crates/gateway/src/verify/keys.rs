@@ -24,17 +24,40 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+use sha2::Digest;
 use slipstream_sign::verify::{DerivedKeys, KeySource};
 use slipstream_sign::{Credentials, SigningKey, SigningTime};
 
 use super::policy::Policy;
+use crate::authority_wire::KeyAnswer;
 
-/// What the edge knows of one access key.
+/// What the edge knows of one access key: from the keys file or from the authority.
 pub(crate) struct Key {
-    keys: DerivedKeys,
-    /// Session credentials: the token and when it stops being valid (unix seconds).
-    session: Option<(String, Option<i64>)>,
+    material: Material,
+    /// Session credentials: SHA-256 of the token, and when it stops being valid (unix seconds).
+    session: Option<([u8; 32], Option<i64>)>,
     pub(crate) policy: Arc<Policy>,
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Key")
+            .field("session", &self.session.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What signatures are checked with.
+enum Material {
+    /// The keys file's secret, from which keys are derived as asked.
+    Secret(DerivedKeys),
+    /// The authority's per-day SigV4 keys (by date stamp, for one region and S3) and the SigV4A
+    /// public key: no secret.
+    Given {
+        region: String,
+        signing_keys: HashMap<String, SigningKey>,
+        public_key: Vec<u8>,
+    },
 }
 
 /// The accepted keys, by access key id. Disabled keys are left out: they are unknown.
@@ -98,6 +121,64 @@ impl Keys {
 }
 
 impl Key {
+    /// The key as the authority describes it; the error names what is malformed.
+    pub(crate) fn from_answer(answer: KeyAnswer) -> Result<Self, String> {
+        let bad = |what: &str| {
+            format!(
+                "the authority's answer for {}: {what}",
+                answer.access_key_id
+            )
+        };
+        let mut signing_keys = HashMap::with_capacity(answer.signing_keys.len());
+        for (date, hex) in &answer.signing_keys {
+            let bytes: [u8; 32] = unhex(hex)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| bad("a signing key is not 32 bytes of hex"))?;
+            signing_keys.insert(date.clone(), SigningKey::from_bytes(bytes));
+        }
+        let public_key =
+            unhex(&answer.sigv4a_public_key).ok_or_else(|| bad("the public key is not hex"))?;
+        let session = match &answer.session {
+            None => None,
+            Some(s) => {
+                let hash: [u8; 32] = unhex(&s.token_sha256)
+                    .and_then(|b| b.try_into().ok())
+                    .ok_or_else(|| bad("the token hash is not 32 bytes of hex"))?;
+                Some((hash, s.expires))
+            }
+        };
+        let policy = Policy::parse(&answer.policy).map_err(|e| bad(&format!("policy: {e}")))?;
+        Ok(Self {
+            material: Material::Given {
+                region: answer.region,
+                signing_keys,
+                public_key,
+            },
+            session,
+            policy: Arc::new(policy),
+        })
+    }
+
+    fn signing_key(&self, date_stamp: &str, region: &str, service: &str) -> Option<SigningKey> {
+        match &self.material {
+            Material::Secret(keys) => keys.signing_key(date_stamp, region, service),
+            Material::Given {
+                region: ours,
+                signing_keys,
+                ..
+            } => (region == ours && service == "s3")
+                .then(|| signing_keys.get(date_stamp).cloned())
+                .flatten(),
+        }
+    }
+
+    fn public_key(&self) -> Option<Vec<u8>> {
+        match &self.material {
+            Material::Secret(keys) => keys.public_key(),
+            Material::Given { public_key, .. } => Some(public_key.clone()),
+        }
+    }
+
     /// Checks the request's session token (`None`: it sent none) against the key's, at `now`
     /// (unix seconds): S3's `InvalidToken` or `ExpiredToken` code and message when refused.
     pub(crate) fn check_token(
@@ -105,6 +186,7 @@ impl Key {
         sent: Option<&str>,
         now: i64,
     ) -> Result<(), (&'static str, &'static str)> {
+        use sha2::{Digest, Sha256};
         use subtle::ConstantTimeEq;
         match (&self.session, sent) {
             (None, None) => Ok(()),
@@ -112,8 +194,9 @@ impl Key {
                 "InvalidToken",
                 "The provided token is malformed or otherwise invalid.",
             )),
-            (Some((token, expires)), Some(sent)) => {
-                if !bool::from(token.as_bytes().ct_eq(sent.as_bytes())) {
+            (Some((hash, expires)), Some(sent)) => {
+                let sent: [u8; 32] = Sha256::digest(sent.as_bytes()).into();
+                if !bool::from(hash.ct_eq(&sent)) {
                     return Err((
                         "InvalidToken",
                         "The provided token is malformed or otherwise invalid.",
@@ -125,6 +208,59 @@ impl Key {
                 Ok(())
             }
         }
+    }
+
+    /// A key allowed everything, from a made-up secret (the cache's tests).
+    #[cfg(test)]
+    pub(crate) fn for_tests(access_key_id: &str) -> Self {
+        let all = serde_json::json!({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]});
+        Self {
+            material: Material::Secret(DerivedKeys::new(
+                Credentials::new(access_key_id, "secret", None).unwrap_or_else(|_| unreachable!()),
+            )),
+            session: None,
+            policy: Arc::new(Policy::parse(&all).unwrap_or_else(|_| unreachable!())),
+        }
+    }
+}
+
+/// Lower- or upper-case hex to bytes; `None` if it is not hex.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A [`KeySource`] that knows one key (what the cache held for the request's access key id):
+/// any other id is unknown, so a request cannot be verified with a key it did not name.
+pub(crate) struct OneKey<'a> {
+    pub(crate) access_key_id: &'a str,
+    pub(crate) key: Option<&'a Key>,
+}
+
+impl KeySource for OneKey<'_> {
+    fn signing_key(
+        &self,
+        access_key_id: &str,
+        date_stamp: &str,
+        region: &str,
+        service: &str,
+    ) -> Option<SigningKey> {
+        if access_key_id != self.access_key_id {
+            return None;
+        }
+        self.key?.signing_key(date_stamp, region, service)
+    }
+
+    fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
+        if access_key_id != self.access_key_id {
+            return None;
+        }
+        self.key?.public_key()
     }
 }
 
@@ -193,8 +329,8 @@ fn entry_of(entry: &toml::Value) -> Result<(String, Option<Key>), String> {
     let credentials =
         Credentials::new(&id, &secret, token.clone()).map_err(|e| format!("{id}: {e}"))?;
     let key = (!disabled).then(|| Key {
-        keys: DerivedKeys::new(credentials),
-        session: token.map(|t| (t, expires)),
+        material: Material::Secret(DerivedKeys::new(credentials)),
+        session: token.map(|t| (sha2::Sha256::digest(t.as_bytes()).into(), expires)),
         policy: Arc::new(policy),
     });
     Ok((id, key))
@@ -223,12 +359,11 @@ impl KeySource for Keys {
     ) -> Option<SigningKey> {
         self.by_id
             .get(access_key_id)?
-            .keys
             .signing_key(date_stamp, region, service)
     }
 
     fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
-        self.by_id.get(access_key_id)?.keys.public_key()
+        self.by_id.get(access_key_id)?.public_key()
     }
 }
 

@@ -14,9 +14,13 @@
 //!    auth removed, `Host` the origin's, the path and the rest of the query byte for byte as
 //!    verified, signed with SigV4 for the origin's region.
 //!
-//! Keys come from a TOML file (`keys.rs`), reloaded when it changes and on SIGHUP; a file that
-//! does not load leaves the keys in use.
+//! Keys come from a TOML file (`keys.rs`), reloaded when it changes and on SIGHUP (a file that
+//! does not load leaves the keys in use), or from an authority (`authority.rs`) through a cache
+//! (`cache.rs`): the request's access key id is looked up before the signature is checked, and
+//! the verifier is then given that one key and nothing else.
 
+mod authority;
+mod cache;
 mod keys;
 mod operation;
 mod pinned;
@@ -42,6 +46,7 @@ use slipstream_sign::{PayloadHash, SigningTime};
 use tokio::sync::oneshot;
 
 pub(crate) use keys::Keys;
+use keys::{Key, OneKey};
 use operation::{operation, Check, OperationError};
 use policy::Policy;
 
@@ -81,57 +86,177 @@ const CLIENT_AUTH_HEADERS: [&str; 7] = [
     "x-amz-trailer",
 ];
 
+/// Where the keys come from.
+enum Store {
+    File {
+        keys: RwLock<Arc<Keys>>,
+        path: PathBuf,
+    },
+    Authority {
+        cache: Arc<cache::Cache>,
+        authority: Arc<authority::Authority>,
+    },
+}
+
+/// The keys one request is verified with: the whole file, or the one key the authority
+/// described for the access key id the request names.
+enum Held {
+    File(Arc<Keys>),
+    One(String, Option<Arc<Key>>),
+}
+
+impl Held {
+    fn get(&self, access_key_id: &str) -> Option<&Key> {
+        match self {
+            Self::File(keys) => keys.get(access_key_id),
+            Self::One(id, key) => key.as_deref().filter(|_| id == access_key_id),
+        }
+    }
+}
+
+impl slipstream_sign::verify::KeySource for Held {
+    fn signing_key(
+        &self,
+        access_key_id: &str,
+        date_stamp: &str,
+        region: &str,
+        service: &str,
+    ) -> Option<slipstream_sign::SigningKey> {
+        match self {
+            Self::File(keys) => keys.signing_key(access_key_id, date_stamp, region, service),
+            Self::One(id, key) => OneKey {
+                access_key_id: id,
+                key: key.as_deref(),
+            }
+            .signing_key(access_key_id, date_stamp, region, service),
+        }
+    }
+
+    fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
+        match self {
+            Self::File(keys) => keys.public_key(access_key_id),
+            Self::One(id, key) => OneKey {
+                access_key_id: id,
+                key: key.as_deref(),
+            }
+            .public_key(access_key_id),
+        }
+    }
+}
+
+/// Checks a policy document as the edge loads it.
+pub(crate) fn check_policy(document: &serde_json::Value) -> Result<(), String> {
+    Policy::parse(document)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// What verify mode needs, shared by every request.
 pub(crate) struct Verify {
     verifier: Verifier,
-    keys: RwLock<Arc<Keys>>,
-    keys_file: PathBuf,
+    store: Store,
     signer: RefreshingSigner,
     /// The `Host` the origin is addressed by.
     origin_host: String,
 }
 
 impl Verify {
-    /// Loads the keys; `origin_host` is the origin's `Host`.
+    /// Loads the keys file, or readies the authority's client and cache; `origin_host` is the
+    /// origin's `Host`.
     pub(crate) fn new(
         region: &str,
-        keys_file: PathBuf,
+        keys: &crate::KeySettings,
         signer: RefreshingSigner,
         origin_host: String,
+        metrics: Arc<crate::metrics::Metrics>,
     ) -> Result<Self, String> {
-        let keys = Keys::load(&keys_file)?;
+        let store = match keys {
+            crate::KeySettings::File(path) => Store::File {
+                keys: RwLock::new(Arc::new(Keys::load(path)?)),
+                path: path.clone(),
+            },
+            crate::KeySettings::Authority(a) => {
+                let authority = Arc::new(authority::Authority::new(
+                    &a.url,
+                    a.token.clone(),
+                    a.ca_bundle.as_deref(),
+                    region,
+                )?);
+                let times = cache::CacheTimes {
+                    soft: a.soft_ttl,
+                    hard: a.hard_ttl,
+                    negative: a.negative_ttl,
+                    disconnected: a.disconnected,
+                };
+                let fetcher = Arc::new(authority::Fetcher(Arc::clone(&authority)));
+                let cache = Arc::new(cache::Cache::new(fetcher, times, metrics));
+                Store::Authority { cache, authority }
+            }
+        };
         Ok(Self {
             verifier: Verifier::s3(region),
-            keys: RwLock::new(Arc::new(keys)),
-            keys_file,
+            store,
             signer,
             origin_host,
         })
     }
 
     /// Reads the keys file again; on error the keys in use stay. Says how many keys loaded.
+    /// With an authority there is nothing to reload (its change stream does that).
     pub(crate) fn reload(&self) -> Result<String, String> {
-        let keys = Keys::load(&self.keys_file)?;
-        let done = format!(
-            "{} keys loaded from {}",
-            keys.len(),
-            self.keys_file.display()
-        );
-        match self.keys.write() {
-            Ok(mut k) => *k = Arc::new(keys),
-            Err(poisoned) => *poisoned.into_inner() = Arc::new(keys),
+        let Store::File { keys, path } = &self.store else {
+            return Ok(String::new());
+        };
+        let fresh = Keys::load(path)?;
+        let done = format!("{} keys loaded from {}", fresh.len(), path.display());
+        match keys.write() {
+            Ok(mut k) => *k = Arc::new(fresh),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(fresh),
         }
         Ok(done)
     }
 
-    pub(crate) fn keys_file(&self) -> &std::path::Path {
-        &self.keys_file
+    /// The keys file, when keys come from one.
+    pub(crate) fn keys_file(&self) -> Option<&std::path::Path> {
+        match &self.store {
+            Store::File { path, .. } => Some(path),
+            Store::Authority { .. } => None,
+        }
     }
 
-    fn keys(&self) -> Arc<Keys> {
-        match self.keys.read() {
-            Ok(k) => Arc::clone(&k),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+    /// Follows the authority's change stream until the edge stops (nothing with a keys file).
+    pub(crate) fn follow_authority(&self) -> Option<impl std::future::Future<Output = ()>> {
+        match &self.store {
+            Store::File { .. } => None,
+            Store::Authority { cache, authority } => {
+                Some(Arc::clone(authority).follow(Arc::clone(cache)))
+            }
+        }
+    }
+
+    /// The keys this request is verified with. With an authority: the entry for the access
+    /// key id the request names (from memory, or fetched), or a refusal when the authority
+    /// cannot be reached and nothing usable is held (fail closed).
+    async fn held(&self, header_list: &[(&str, &str)], target: &str) -> Result<Held, Answer> {
+        match &self.store {
+            Store::File { keys, .. } => Ok(Held::File(match keys.read() {
+                Ok(k) => Arc::clone(&k),
+                Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+            })),
+            Store::Authority { cache, .. } => {
+                let id = claimed_access_key_id(header_list, target).unwrap_or_default();
+                if !crate::authority_wire::plausible_access_key_id(&id) {
+                    return Ok(Held::One(id, None));
+                }
+                match cache.get(&id).await {
+                    Ok(key) => Ok(Held::One(id, key)),
+                    Err(_) => Err((
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "ServiceUnavailable",
+                        "Please reduce your request rate.".into(),
+                    )),
+                }
+            }
         }
     }
 
@@ -162,7 +287,7 @@ impl Verify {
         if !parts.headers.contains_key(HOST) && !client_host.is_empty() {
             header_list.push(("host", client_host)); // HTTP/2's :authority, as signed
         }
-        let keys = self.keys();
+        let keys = self.held(&header_list, &target).await?;
         let incoming = slipstream_sign::verify::Incoming {
             method: parts.method.as_str(),
             target: &target,
@@ -171,7 +296,7 @@ impl Verify {
         };
         let verified = self
             .verifier
-            .verify(&incoming, &*keys, now)
+            .verify(&incoming, &keys, now)
             .map_err(refuse)?;
         let key = keys
             .get(&verified.access_key_id)
@@ -282,7 +407,7 @@ impl Verify {
         &self,
         body: Incoming,
         verified: &Arc<Verified>,
-        keys: &Keys,
+        keys: &Held,
         header_list: &[(&str, &str)],
         headers: &mut hyper::HeaderMap,
         counted: Arc<AtomicU64>,
@@ -440,7 +565,7 @@ fn strip_query_auth(query: &str) -> String {
 async fn read_whole(
     body: Incoming,
     verified: &Verified,
-    keys: &Keys,
+    keys: &Held,
     header_list: &[(&str, &str)],
     limit: usize,
     counted: &AtomicU64,
@@ -467,6 +592,31 @@ async fn read_whole(
             Ok(Bytes::from(out))
         }
     }
+}
+
+/// The access key id a request names (`Credential=ID/...` in `Authorization`, or
+/// `X-Amz-Credential`), only to find its key: the verifier parses the request properly.
+fn claimed_access_key_id(header_list: &[(&str, &str)], target: &str) -> Option<String> {
+    let from_header = header_list
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+        .and_then(|(_, v)| {
+            let at = v.find("Credential=")? + "Credential=".len();
+            v.get(at..)?.split('/').next().map(str::to_owned)
+        });
+    if from_header.is_some() {
+        return from_header;
+    }
+    let query = target.split_once('?')?.1;
+    let value = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("X-Amz-Credential="))?;
+    let end = [value.find('/'), value.find("%2F"), value.find("%2f")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(value.len());
+    value.get(..end).map(str::to_owned)
 }
 
 /// The keys of a `Delete` request body.
