@@ -41,6 +41,9 @@ pub enum Command {
     /// Run the edge: terminate TLS near users, forward S3 requests over warm connections.
     #[command(after_help = crate::gateway::GATEWAY_EXAMPLES)]
     Gateway(crate::gateway::GatewayArgs),
+    /// Hold the access keys a fleet of verifying edges asks about; manage them.
+    #[command(after_help = crate::authority::AUTHORITY_EXAMPLES)]
+    Authority(crate::authority::AuthorityArgs),
 }
 
 const CP_EXAMPLES: &str = "\

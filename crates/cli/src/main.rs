@@ -8,6 +8,7 @@
 //! after cleaning up (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 
 mod args;
+mod authority;
 mod bench;
 mod bench_args;
 mod flags;
@@ -105,6 +106,7 @@ fn main() -> ExitCode {
         args::Command::Mb(a) => objects::mb(&a),
         args::Command::Bench(a) => bench::run(a),
         args::Command::Gateway(a) => gateway::run(&a),
+        args::Command::Authority(a) => authority::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

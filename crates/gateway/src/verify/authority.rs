@@ -52,8 +52,10 @@ impl Authority {
                 "--authority {url:?} must be an http:// or https:// URL with a host"
             ));
         }
-        let mut options = ClientOptions::default();
-        options.connect_timeout = FETCH_TIMEOUT;
+        let options = ClientOptions {
+            connect_timeout: FETCH_TIMEOUT,
+            ..ClientOptions::default()
+        };
         let dialer = Dialer::new(&options, ca_bundle, true)
             .map_err(|e| format!("--authority-ca-bundle: {e}"))?;
         Ok(Self {

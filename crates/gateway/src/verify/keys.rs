@@ -50,7 +50,7 @@ impl std::fmt::Debug for Key {
 /// What signatures are checked with.
 enum Material {
     /// The keys file's secret, from which keys are derived as asked.
-    Secret(DerivedKeys),
+    Secret(Box<DerivedKeys>),
     /// The authority's per-day SigV4 keys (by date stamp, for one region and S3) and the SigV4A
     /// public key: no secret.
     Given {
@@ -215,9 +215,9 @@ impl Key {
     pub(crate) fn for_tests(access_key_id: &str) -> Self {
         let all = serde_json::json!({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]});
         Self {
-            material: Material::Secret(DerivedKeys::new(
+            material: Material::Secret(Box::new(DerivedKeys::new(
                 Credentials::new(access_key_id, "secret", None).unwrap_or_else(|_| unreachable!()),
-            )),
+            ))),
             session: None,
             policy: Arc::new(Policy::parse(&all).unwrap_or_else(|_| unreachable!())),
         }
@@ -329,7 +329,7 @@ fn entry_of(entry: &toml::Value) -> Result<(String, Option<Key>), String> {
     let credentials =
         Credentials::new(&id, &secret, token.clone()).map_err(|e| format!("{id}: {e}"))?;
     let key = (!disabled).then(|| Key {
-        material: Material::Secret(DerivedKeys::new(credentials)),
+        material: Material::Secret(Box::new(DerivedKeys::new(credentials))),
         session: token.map(|t| (sha2::Sha256::digest(t.as_bytes()).into(), expires)),
         policy: Arc::new(policy),
     });
