@@ -15,7 +15,9 @@ use slipstream_client::{ClientOptions, Dialer};
 
 use super::cache::{Cache, Fetch, Fetched, Fetching};
 use super::keys::Key;
-use crate::authority_wire::{plausible_access_key_id, Changes, KeyAnswer, MAX_WAIT_SECONDS};
+use crate::authority_wire::{
+    plausible_access_key_id, Changes, KeyAnswer, Refusal, MAX_WAIT_SECONDS,
+};
 
 /// A fetch that takes longer fails (the request is refused, or served stale).
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,9 +49,12 @@ impl Authority {
             .trim_end_matches('/')
             .parse()
             .map_err(|e| format!("--authority {url:?} is not a URL: {e}"))?;
-        if !matches!(base.scheme_str(), Some("http" | "https")) || base.host().is_none() {
+        if !matches!(base.scheme_str(), Some("http" | "https"))
+            || base.host().is_none()
+            || !matches!(base.path(), "" | "/")
+        {
             return Err(format!(
-                "--authority {url:?} must be an http:// or https:// URL with a host"
+                "--authority {url:?} must be an http:// or https:// URL with a host and no path"
             ));
         }
         let options = ClientOptions {
@@ -109,7 +114,11 @@ impl Authority {
         path_and_query: &str,
         timeout: Duration,
     ) -> Result<(StatusCode, Bytes), String> {
-        let uri = format!("{}{path_and_query}", self.base);
+        let uri = format!(
+            "{}://{}{path_and_query}",
+            self.base.scheme_str().unwrap_or("https"),
+            self.base.authority().map_or("", |a| a.as_str())
+        );
         let request = Request::get(&uri)
             .header("authorization", format!("Bearer {}", self.token))
             .body(Empty::new())
@@ -177,7 +186,14 @@ impl Authority {
                 }
                 Ok(Some(Arc::new(Key::from_answer(answer)?)))
             }
-            StatusCode::NOT_FOUND => Ok(None),
+            // Only the authority's own "no such key": a 404 from anything else (a proxy, a wrong
+            // URL) is a failure, not a verdict on the key.
+            StatusCode::NOT_FOUND
+                if serde_json::from_slice::<Refusal>(&body)
+                    .is_ok_and(|r| r.error == "NoSuchKey") =>
+            {
+                Ok(None)
+            }
             other => Err(format!(
                 "the authority answered {other}: {}",
                 String::from_utf8_lossy(&body)
