@@ -1,5 +1,6 @@
 //! `slipstream authority serve`: answers edges over HTTP/2 (or HTTP/1.1), with TLS when given
-//! certificates, for holders of an edge token only ([`authority_wire`] has the protocol).
+//! certificates, for holders of an edge token only ([`slipstream_gateway::authority_wire`] has
+//! the protocol).
 //! Store calls run on blocking threads: SQLite waits for a management command's write lock.
 
 use std::convert::Infallible;
