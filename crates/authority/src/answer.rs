@@ -4,15 +4,12 @@
 use std::collections::BTreeMap;
 
 use slipstream_gateway::authority_wire::{KeyAnswer, SessionAnswer, DAYS_AHEAD, DAYS_BACK};
+use slipstream_sign::encode::hex;
 use slipstream_sign::verify::DerivedKeys;
 use slipstream_sign::{Credentials, SigningKey, SigningTime};
 
 use crate::store::Stored;
 use crate::AuthorityError;
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// The answer for `access_key_id` in `region` at `now` (unix seconds): signing keys for S3 in
 /// that region from [`DAYS_BACK`] days ago to [`DAYS_AHEAD`] ahead, the SigV4A public key, the

@@ -29,12 +29,14 @@ impl MasterKey {
                 path.display()
             ))
         })?;
-        let bytes = unhex32(text.trim()).ok_or_else(|| {
-            AuthorityError::Settings(format!(
-                "the master key file {} must hold 64 hex digits (32 bytes)",
-                path.display()
-            ))
-        })?;
+        let bytes: [u8; 32] = slipstream_sign::encode::unhex(text.trim())
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| {
+                AuthorityError::Settings(format!(
+                    "the master key file {} must hold 64 hex digits (32 bytes)",
+                    path.display()
+                ))
+            })?;
         Self::from_bytes(&bytes)
     }
 
@@ -53,7 +55,7 @@ impl MasterKey {
             .map_err(|e| {
                 AuthorityError::Settings(format!("cannot create {}: {e}", path.display()))
             })?;
-        let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let text = slipstream_sign::encode::hex(&bytes);
         file.write_all(format!("{text}\n").as_bytes())
             .and_then(|()| file.sync_all())
             .map_err(|e| AuthorityError::Settings(format!("cannot write {}: {e}", path.display())))
@@ -134,17 +136,6 @@ pub(crate) fn random_text(alphabet: &[u8], len: usize) -> Result<String, Authori
         }
     }
     Ok(out)
-}
-
-fn unhex32(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -317,10 +317,9 @@ async fn key(
         state.unknown_answers.fetch_add(1, Ordering::Relaxed);
         return Ok(unknown());
     };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or_default();
+    let now = slipstream_sign::SigningTime::from_system_time(SystemTime::now())
+        .map_err(|e| AuthorityError::Store(e.to_string()))?
+        .unix();
     let answer = answer(id, &stored, region, now)?;
     state.key_answers.fetch_add(1, Ordering::Relaxed);
     Ok(json(StatusCode::OK, &answer))

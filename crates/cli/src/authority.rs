@@ -155,9 +155,8 @@ fn open(store: &StoreArgs) -> Result<Store, Failure> {
 }
 
 fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    slipstream_sign::SigningTime::from_system_time(std::time::SystemTime::now())
+        .map(|t| t.unix())
         .unwrap_or_default()
 }
 

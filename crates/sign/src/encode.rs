@@ -89,6 +89,17 @@ pub fn percent_decode(s: &str) -> Vec<u8> {
     out
 }
 
+/// Bytes of lower- or upper-case hex; `None` if `text` is not an even run of hex digits.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    let b = text.as_bytes();
+    if b.len() % 2 != 0 {
+        return None;
+    }
+    b.chunks_exact(2)
+        .map(|pair| Some(hex_val(pair[0])? << 4 | hex_val(pair[1])?))
+        .collect()
+}
+
 fn hex_val(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
@@ -126,6 +137,17 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unhex_reverses_hex_and_refuses_what_is_not_hex() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(unhex(&hex(&bytes)).unwrap(), bytes);
+        assert_eq!(unhex("0aFf").unwrap(), vec![0x0a, 0xff]);
+        assert_eq!(unhex("").unwrap(), Vec::<u8>::new());
+        for bad in ["0", "0g", "+1", " 01", "é0"] {
+            assert!(unhex(bad).is_none(), "{bad:?}");
+        }
+    }
 
     fn path(s: &str) -> String {
         let mut o = String::new();

@@ -111,10 +111,13 @@ impl Cache {
         let now = Instant::now();
         let mut flight = {
             let mut slots = self.slots();
-            let slot = slots.entry(access_key_id.to_owned()).or_default();
-            if let Some(served) = self.serve(slot, access_key_id, now) {
-                return Ok(served);
+            // A hit (the usual case) looks the id up without allocating it.
+            if let Some(slot) = slots.get_mut(access_key_id) {
+                if let Some(served) = self.serve(slot, access_key_id, now) {
+                    return Ok(served);
+                }
             }
+            let slot = slots.entry(access_key_id.to_owned()).or_default();
             self.metrics.key_misses.inc();
             match &slot.flight {
                 Some(rx) => {

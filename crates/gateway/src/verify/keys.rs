@@ -131,17 +131,17 @@ impl Key {
         };
         let mut signing_keys = HashMap::with_capacity(answer.signing_keys.len());
         for (date, hex) in &answer.signing_keys {
-            let bytes: [u8; 32] = unhex(hex)
+            let bytes: [u8; 32] = slipstream_sign::encode::unhex(hex)
                 .and_then(|b| b.try_into().ok())
                 .ok_or_else(|| bad("a signing key is not 32 bytes of hex"))?;
             signing_keys.insert(date.clone(), SigningKey::from_bytes(bytes));
         }
-        let public_key =
-            unhex(&answer.sigv4a_public_key).ok_or_else(|| bad("the public key is not hex"))?;
+        let public_key = slipstream_sign::encode::unhex(&answer.sigv4a_public_key)
+            .ok_or_else(|| bad("the public key is not hex"))?;
         let session = match &answer.session {
             None => None,
             Some(s) => {
-                let hash: [u8; 32] = unhex(&s.token_sha256)
+                let hash: [u8; 32] = slipstream_sign::encode::unhex(&s.token_sha256)
                     .and_then(|b| b.try_into().ok())
                     .ok_or_else(|| bad("the token hash is not 32 bytes of hex"))?;
                 Some((hash, s.expires))
@@ -159,7 +159,12 @@ impl Key {
         })
     }
 
-    fn signing_key(&self, date_stamp: &str, region: &str, service: &str) -> Option<SigningKey> {
+    pub(crate) fn signing_key(
+        &self,
+        date_stamp: &str,
+        region: &str,
+        service: &str,
+    ) -> Option<SigningKey> {
         match &self.material {
             Material::Secret(keys) => keys.signing_key(date_stamp, region, service),
             Material::Given {
@@ -172,7 +177,7 @@ impl Key {
         }
     }
 
-    fn public_key(&self) -> Option<Vec<u8>> {
+    pub(crate) fn public_key(&self) -> Option<Vec<u8>> {
         match &self.material {
             Material::Secret(keys) => keys.public_key(),
             Material::Given { public_key, .. } => Some(public_key.clone()),
@@ -221,46 +226,6 @@ impl Key {
             session: None,
             policy: Arc::new(Policy::parse(&all).unwrap_or_else(|_| unreachable!())),
         }
-    }
-}
-
-/// Lower- or upper-case hex to bytes; `None` if it is not hex.
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-/// A [`KeySource`] that knows one key (what the cache held for the request's access key id):
-/// any other id is unknown, so a request cannot be verified with a key it did not name.
-pub(crate) struct OneKey<'a> {
-    pub(crate) access_key_id: &'a str,
-    pub(crate) key: Option<&'a Key>,
-}
-
-impl KeySource for OneKey<'_> {
-    fn signing_key(
-        &self,
-        access_key_id: &str,
-        date_stamp: &str,
-        region: &str,
-        service: &str,
-    ) -> Option<SigningKey> {
-        if access_key_id != self.access_key_id {
-            return None;
-        }
-        self.key?.signing_key(date_stamp, region, service)
-    }
-
-    fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
-        if access_key_id != self.access_key_id {
-            return None;
-        }
-        self.key?.public_key()
     }
 }
 

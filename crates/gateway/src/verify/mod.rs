@@ -41,12 +41,12 @@ use hyper::http::request::Parts;
 use hyper::{Request, StatusCode};
 use sha2::{Digest, Sha256};
 use slipstream_client::RefreshingSigner;
-use slipstream_sign::verify::{ChunkedBody, Verified, Verifier, VerifyError};
+use slipstream_sign::verify::{ChunkedBody, Verified, Verifier, VerifyError, PRESIGN_PARAMS};
 use slipstream_sign::{PayloadHash, SigningTime};
 use tokio::sync::oneshot;
 
+use keys::Key;
 pub(crate) use keys::Keys;
-use keys::{Key, OneKey};
 use operation::{operation, Check, OperationError};
 use policy::Policy;
 
@@ -62,18 +62,6 @@ use crate::proxy::{Admitted, Answer};
 pub(crate) const HOLD_LIMIT: u64 = 1 << 20;
 /// The largest `POST ?delete` body read (S3's 1,000 keys of up to 1,024 bytes fit).
 const DELETE_LIMIT: usize = 2 << 20;
-
-/// Query parameters of a presigned URL, removed before the request goes upstream.
-const QUERY_AUTH: [&str; 8] = [
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Date",
-    "X-Amz-Expires",
-    "X-Amz-SignedHeaders",
-    "X-Amz-Signature",
-    "X-Amz-Security-Token",
-    "X-Amz-Region-Set",
-];
 
 /// Request headers the edge replaces with its own, or that belong to the client's signature.
 const CLIENT_AUTH_HEADERS: [&str; 7] = [
@@ -99,7 +87,8 @@ enum Store {
 }
 
 /// The keys one request is verified with: the whole file, or the one key the authority
-/// described for the access key id the request names.
+/// described for the access key id the request names (any other id is unknown, so a request
+/// cannot be verified with a key it did not name).
 enum Held {
     File(Arc<Keys>),
     One(String, Option<Arc<Key>>),
@@ -124,22 +113,16 @@ impl slipstream_sign::verify::KeySource for Held {
     ) -> Option<slipstream_sign::SigningKey> {
         match self {
             Self::File(keys) => keys.signing_key(access_key_id, date_stamp, region, service),
-            Self::One(id, key) => OneKey {
-                access_key_id: id,
-                key: key.as_deref(),
-            }
-            .signing_key(access_key_id, date_stamp, region, service),
+            Self::One(..) => self
+                .get(access_key_id)?
+                .signing_key(date_stamp, region, service),
         }
     }
 
     fn public_key(&self, access_key_id: &str) -> Option<Vec<u8>> {
         match self {
             Self::File(keys) => keys.public_key(access_key_id),
-            Self::One(id, key) => OneKey {
-                access_key_id: id,
-                key: key.as_deref(),
-            }
-            .public_key(access_key_id),
+            Self::One(..) => self.get(access_key_id)?.public_key(),
         }
     }
 }
@@ -555,7 +538,8 @@ fn strip_query_auth(query: &str) -> String {
         .filter(|p| !p.is_empty())
         .filter(|p| {
             let name = p.split_once('=').map_or(*p, |(n, _)| n);
-            !QUERY_AUTH.contains(&name)
+            // The verifier's auth parameters, and the token it leaves to the caller.
+            !(PRESIGN_PARAMS.contains(&name) || name == "X-Amz-Security-Token")
         })
         .collect::<Vec<_>>()
         .join("&")

@@ -563,35 +563,37 @@ mod tests {
 
     #[test]
     fn bucket_and_service_operations() {
-        assert_eq!(actions("GET", "/", &[]), one("s3:ListAllMyBuckets", "*"));
-        assert_eq!(
-            actions("GET", "/b", &[]),
-            one("s3:ListBucket", "arn:aws:s3:::b")
-        );
-        assert_eq!(
-            actions("GET", "/b/?list-type=2&prefix=a", &[]),
-            one("s3:ListBucket", "arn:aws:s3:::b")
-        );
-        assert_eq!(
-            actions("HEAD", "/b", &[]),
-            one("s3:ListBucket", "arn:aws:s3:::b")
-        );
-        assert_eq!(
-            actions("PUT", "/b", &[]),
-            one("s3:CreateBucket", "arn:aws:s3:::b")
-        );
-        assert_eq!(
-            actions("DELETE", "/b", &[]),
-            one("s3:DeleteBucket", "arn:aws:s3:::b")
-        );
-        assert_eq!(
-            actions("GET", "/b?versions", &[]),
-            one("s3:ListBucketVersions", "arn:aws:s3:::b")
-        );
-        assert_eq!(
-            actions("DELETE", "/b?policy", &[]),
-            one("s3:DeleteBucketPolicy", "arn:aws:s3:::b")
-        );
+        for (method, path, action, resource) in [
+            ("GET", "/", "s3:ListAllMyBuckets", "*"),
+            ("GET", "/b", "s3:ListBucket", "arn:aws:s3:::b"),
+            (
+                "GET",
+                "/b/?list-type=2&prefix=a",
+                "s3:ListBucket",
+                "arn:aws:s3:::b",
+            ),
+            ("HEAD", "/b", "s3:ListBucket", "arn:aws:s3:::b"),
+            ("PUT", "/b", "s3:CreateBucket", "arn:aws:s3:::b"),
+            ("DELETE", "/b", "s3:DeleteBucket", "arn:aws:s3:::b"),
+            (
+                "GET",
+                "/b?versions",
+                "s3:ListBucketVersions",
+                "arn:aws:s3:::b",
+            ),
+            (
+                "DELETE",
+                "/b?policy",
+                "s3:DeleteBucketPolicy",
+                "arn:aws:s3:::b",
+            ),
+        ] {
+            assert_eq!(
+                actions(method, path, &[]),
+                one(action, resource),
+                "{method} {path}"
+            );
+        }
         let batch = operation("POST", None, "/b", &[("delete", "")], &[]).unwrap();
         assert!(batch.batch_delete && batch.checks.is_empty());
     }

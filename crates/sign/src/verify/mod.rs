@@ -19,7 +19,7 @@ use subtle::ConstantTimeEq;
 
 pub use chunked::{ChunkedBody, MAX_CHUNK};
 pub use error::VerifyError;
-pub use parse::Algorithm;
+pub use parse::{Algorithm, PRESIGN_PARAMS};
 
 use crate::canonical::{split_query, PathEncoding};
 use crate::v4a::EcdsaKey;

@@ -204,21 +204,24 @@ pub fn has_query_auth(pairs: &[(&str, &str)]) -> bool {
     })
 }
 
+/// The auth parameters of a presigned URL this parser reads, in the order of its slots
+/// (`X-Amz-Security-Token` is the caller's to check). A gateway strips them before forwarding.
+pub const PRESIGN_PARAMS: [&str; 7] = [
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "X-Amz-Expires",
+    "X-Amz-SignedHeaders",
+    "X-Amz-Signature",
+    "X-Amz-Region-Set",
+];
+
 /// Parses the `X-Amz-*` parameters of a presigned URL (the query's raw pairs). Each must appear once.
 pub fn query_auth(pairs: &[(&str, &str)]) -> Result<Claims, VerifyError> {
     let malformed = VerifyError::AuthorizationQueryParametersError;
     let mut found: [Option<Cow<'_, str>>; 7] = Default::default();
-    const NAMES: [&str; 7] = [
-        "X-Amz-Algorithm",
-        "X-Amz-Credential",
-        "X-Amz-Date",
-        "X-Amz-Expires",
-        "X-Amz-SignedHeaders",
-        "X-Amz-Signature",
-        "X-Amz-Region-Set",
-    ];
     for &(k, v) in pairs {
-        if let Some(i) = NAMES.iter().position(|n| *n == k) {
+        if let Some(i) = PRESIGN_PARAMS.iter().position(|n| *n == k) {
             // Most values have no escape at all; decode only those that do.
             let v = if v.contains('%') {
                 Cow::Owned(
