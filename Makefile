@@ -1,11 +1,12 @@
 # The entry points. `make test` and `make demo` do all their own set-up on a fresh machine:
-# a Python virtual environment in .venv and versitygw in .tools (both ignored by git).
+# a Python virtual environment in .venv and versitygw in .tools (both ignored by git), and
+# Debian's PostgreSQL server where it is missing.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 BIN := target/release/slipstream
 
-.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv versitygw build python test-with-server
+.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv versitygw postgres build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one
 ## with curl, then move 1 GiB up and down with slipstream cp, then time GETs with slipstream bench
@@ -13,13 +14,13 @@ demo: setup build
 	scripts/with-s3-server.sh scripts/demo.sh
 
 ## test: lint, then every test (unit, vectors, differential, integration, bench smoke) against a
-## local S3 server, then a short run of each fuzz target. All but the set-up runs where nothing
+## local S3 server and a throwaway PostgreSQL cluster, then a short run of each fuzz target. All but the set-up runs where nothing
 ## beside the repository can be read (scripts/hermetic.sh), as in a fresh clone.
 test: setup
 	scripts/hermetic.sh $(MAKE) --no-print-directory test-hermetic
 
 test-hermetic: lint build
-	scripts/with-s3-server.sh $(MAKE) --no-print-directory test-with-server
+	scripts/with-s3-server.sh scripts/with-postgres.sh $(MAKE) --no-print-directory test-with-server
 	scripts/fuzz.sh 20
 
 test-with-server: python
@@ -49,7 +50,7 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-setup: venv versitygw
+setup: venv versitygw postgres
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements-dev.txt
@@ -59,6 +60,11 @@ $(VENV)/.installed: requirements-dev.txt
 
 versitygw:
 	scripts/install-versitygw.sh
+
+## postgres: Debian's PostgreSQL server programs, for the authority's store tests (a throwaway
+## cluster per run: scripts/with-postgres.sh); installed only where missing, nothing started
+postgres:
+	scripts/install-postgres.sh >/dev/null
 
 build:
 	cargo build --locked --release -p slipstream-cli -p slipstream-wan

@@ -1,7 +1,7 @@
 //! The authority a fleet of verifying edges asks about access keys (`slipstream authority`).
 //!
 //! It holds the secrets, sealed at rest under a master key file (AES-256-GCM, `seal.rs`), in a
-//! store (`store.rs`: SQLite in WAL mode), and tells an edge only what verifying needs
+//! store (`store.rs`: SQLite in WAL mode, or PostgreSQL for several replicas), and tells an edge only what verifying needs
 //! (`answer.rs`): per-day SigV4 keys for the edge's region, the SigV4A public key, the session
 //! token's hash, the policy. Edges follow its change stream (`serve.rs`) and drop what changed
 //! at once. The protocol is [`slipstream_gateway::authority_wire`]; the edge's side, with its
@@ -15,7 +15,7 @@ mod store;
 
 pub use seal::MasterKey;
 pub use serve::{ServeSettings, Server};
-pub use store::{Created, KeyInfo, NewKey, Store};
+pub use store::{Created, Database, KeyInfo, NewKey, Store};
 
 /// What went wrong, by whose mistake.
 #[derive(Debug)]

@@ -1,7 +1,8 @@
 //! `slipstream authority serve`: answers edges over HTTP/2 (or HTTP/1.1), with TLS when given
 //! certificates, for holders of an edge token only ([`slipstream_gateway::authority_wire`] has
 //! the protocol).
-//! Store calls run on blocking threads: SQLite waits for a management command's write lock.
+//! Store calls run on blocking threads: SQLite waits for a management command's write lock,
+//! and PostgreSQL's client blocks on its connection's own runtime.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -26,10 +27,6 @@ use tokio::sync::watch;
 use crate::answer::{answer, plausible_region};
 use crate::store::{Since, Store};
 use crate::AuthorityError;
-
-/// How often the store's revision is read (changes made by `slipstream authority key ...`,
-/// another process, reach the edges within this plus one round trip).
-const REVISION_POLL: Duration = Duration::from_millis(200);
 
 /// What `serve` needs.
 #[derive(Debug, Clone)]
@@ -122,7 +119,11 @@ impl Server {
 
     /// Serves until the process ends.
     pub async fn run(self) -> Result<(), AuthorityError> {
-        tokio::spawn(watch_revision(Arc::clone(&self.state)));
+        let state = Arc::clone(&self.state);
+        std::thread::Builder::new()
+            .name("slipstream-authority-revision".into())
+            .spawn(move || watch_revision(state))
+            .map_err(|e| AuthorityError::Store(format!("cannot start a thread: {e}")))?;
         let mut tasks = Vec::new();
         for listener in self.listeners {
             let state = Arc::clone(&self.state);
@@ -173,11 +174,13 @@ async fn accept(listener: TcpListener, state: Arc<State>, tls: Option<tokio_rust
     }
 }
 
-/// Reads the store's revision every [`REVISION_POLL`] and wakes waiting change requests.
-async fn watch_revision(state: Arc<State>) {
+/// Reads the store's revision whenever its waiter returns (a NOTIFY from a PostgreSQL replica,
+/// or SQLite's poll) and wakes waiting change requests. A thread of its own: the waiter blocks.
+fn watch_revision(state: Arc<State>) {
+    let mut waiter = state.store.waiter();
     loop {
-        tokio::time::sleep(REVISION_POLL).await;
-        match blocking(&state.store, |s| s.revision()).await {
+        waiter.wait();
+        match state.store.revision() {
             Ok(r) => {
                 state.revision.send_if_modified(|held| {
                     let changed = *held != r;

@@ -1,39 +1,67 @@
 //! The authority's store: access keys (secrets sealed under the master key, the session
 //! token's SHA-256 and expiry, the policy, enabled or not) and a change log whose revision
-//! numbers the edges follow. SQLite in WAL mode: the management commands write the same file
-//! the server reads, and the server notices their changes by the revision.
+//! numbers the edges follow. Two backends keep the same rows: SQLite (`sqlite.rs`, one file,
+//! the default) and PostgreSQL (`postgres.rs`, for several replicas). This file holds what
+//! does not depend on the backend: checking input, sealing and opening secrets, reading the
+//! log.
 
-use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::path::PathBuf;
 
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::seal::{random_text, MasterKey};
 use crate::AuthorityError;
 
+mod postgres;
+mod sqlite;
+
 /// Changes kept; an edge that has seen none of them is told to resync.
 const KEEP_CHANGES: i64 = 10_000;
 const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const UPPER_ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS keys (
-    access_key_id TEXT PRIMARY KEY,
-    sealed_secret BLOB NOT NULL,
-    session_sha256 BLOB,
-    expires INTEGER,
-    enabled INTEGER NOT NULL,
-    policy TEXT NOT NULL,
-    created INTEGER NOT NULL,
-    revision INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS changes (
-    revision INTEGER PRIMARY KEY AUTOINCREMENT,
-    access_key_id TEXT NOT NULL
-);
-";
+/// Where the keys are kept: `--database`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file (created if missing).
+    Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://` or `postgresql://`), and the CA bundle its TLS
+    /// certificate is checked against (the Mozilla roots without one).
+    Postgres {
+        /// The URL, password included if it has one: never shown.
+        url: String,
+        /// `--database-ca-bundle`.
+        ca_bundle: Option<PathBuf>,
+    },
+}
+
+impl Database {
+    /// A `postgres://` or `postgresql://` URL means PostgreSQL; anything else is a SQLite file.
+    pub fn parse(database: &str, ca_bundle: Option<PathBuf>) -> Self {
+        if database.starts_with("postgres://") || database.starts_with("postgresql://") {
+            Self::Postgres {
+                url: database.to_owned(),
+                ca_bundle,
+            }
+        } else {
+            Self::Sqlite(PathBuf::from(database))
+        }
+    }
+
+    /// How to name it in messages (a PostgreSQL URL without its user and password).
+    pub fn shown(&self) -> String {
+        match self {
+            Self::Sqlite(path) => path.display().to_string(),
+            Self::Postgres { url, .. } => {
+                let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+                let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+                let rest = rest.split_once('?').map_or(rest, |(before, _)| before);
+                format!("{scheme}://{rest}")
+            }
+        }
+    }
+}
 
 /// A key to create.
 #[derive(Default)]
@@ -107,9 +135,78 @@ pub(crate) enum Since {
     Resync(u64),
 }
 
-/// The SQLite store.
+/// A key's row as both backends keep it.
+struct Row {
+    access_key_id: String,
+    sealed_secret: Vec<u8>,
+    session_sha256: Option<Vec<u8>>,
+    expires: Option<i64>,
+    enabled: bool,
+    policy: String,
+    created: i64,
+    revision: i64,
+}
+
+/// A change to one key.
+enum Change<'a> {
+    Enabled(bool),
+    Policy(&'a str),
+    Delete,
+}
+
+/// The change log after a revision.
+struct Log {
+    /// The oldest revision kept (0: none).
+    oldest: i64,
+    /// The latest revision (0: none).
+    latest: i64,
+    /// The keys changed after it.
+    ids: Vec<String>,
+}
+
+/// What a backend does; every write logs its change in the same transaction, keeping the last
+/// `keep` changes.
+trait Backend: Send + Sync {
+    /// Inserts a key; `None` if the id exists.
+    fn insert(&self, row: &Row, keep: i64) -> Result<Option<i64>, AuthorityError>;
+    /// Changes a key; `None` if there is no such key.
+    fn change(
+        &self,
+        id: &str,
+        change: Change<'_>,
+        keep: i64,
+    ) -> Result<Option<i64>, AuthorityError>;
+    /// Every key, by id.
+    fn rows(&self) -> Result<Vec<Row>, AuthorityError>;
+    /// One key, enabled or not.
+    fn row(&self, id: &str) -> Result<Option<Row>, AuthorityError>;
+    /// The change log after `after`.
+    fn log(&self, after: i64) -> Result<Log, AuthorityError>;
+    /// The latest revision (0 for a new store).
+    fn revision(&self) -> Result<i64, AuthorityError>;
+    /// What the server waits on between reads of the revision.
+    fn waiter(&self) -> Box<dyn ChangeWaiter>;
+}
+
+/// Blocks until the store may have changed, or a while has passed: the server then reads the
+/// revision and wakes the edges' change requests if it moved.
+pub(crate) trait ChangeWaiter: Send {
+    /// Returns after a change was announced or after a short while (at most about a second).
+    fn wait(&mut self) -> Woken;
+}
+
+/// Why a [`ChangeWaiter`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Woken {
+    /// A change was announced (PostgreSQL's NOTIFY).
+    Told,
+    /// Time to read the revision anyway.
+    Polled,
+}
+
+/// The store.
 pub struct Store {
-    connection: Mutex<Connection>,
+    backend: Box<dyn Backend>,
     master: MasterKey,
     /// Changes kept ([`KEEP_CHANGES`]; fewer in tests).
     keep_changes: i64,
@@ -121,55 +218,25 @@ impl std::fmt::Debug for Store {
     }
 }
 
-fn db(e: rusqlite::Error) -> AuthorityError {
-    AuthorityError::Store(e.to_string())
+fn revision(r: i64) -> u64 {
+    u64::try_from(r).unwrap_or_default()
 }
 
 impl Store {
-    /// Opens (or creates) the database at `path`, in WAL mode.
-    pub fn open(path: &Path, master: MasterKey) -> Result<Self, AuthorityError> {
-        let connection = Connection::open(path).map_err(|e| {
-            AuthorityError::Settings(format!("cannot open the database {}: {e}", path.display()))
-        })?;
-        connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        connection
-            .busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(db)?;
-        connection.execute_batch(SCHEMA).map_err(db)?;
+    /// Opens (or creates) the store: a SQLite file in WAL mode, or the tables in a PostgreSQL
+    /// database.
+    pub fn open(database: &Database, master: MasterKey) -> Result<Self, AuthorityError> {
+        let backend: Box<dyn Backend> = match database {
+            Database::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            Database::Postgres { url, ca_bundle } => {
+                Box::new(postgres::Postgres::open(url, ca_bundle.as_deref())?)
+            }
+        };
         Ok(Self {
-            connection: Mutex::new(connection),
+            backend,
             master,
             keep_changes: KEEP_CHANGES,
         })
-    }
-
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.connection.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        }
-    }
-
-    /// Records a change of `access_key_id` and returns its revision (inside `tx`).
-    fn changed(
-        &self,
-        tx: &rusqlite::Transaction<'_>,
-        access_key_id: &str,
-    ) -> Result<i64, AuthorityError> {
-        tx.execute(
-            "INSERT INTO changes (access_key_id) VALUES (?1)",
-            params![access_key_id],
-        )
-        .map_err(db)?;
-        let revision = tx.last_insert_rowid();
-        tx.execute(
-            "DELETE FROM changes WHERE revision <= ?1",
-            params![revision - self.keep_changes],
-        )
-        .map_err(db)?;
-        Ok(revision)
     }
 
     /// Creates a key.
@@ -202,33 +269,26 @@ impl Store {
             Some(_) => Some(random_text(ALNUM, 64)?),
             None => None,
         };
-        let token_hash = token
-            .as_ref()
-            .map(|t| Sha256::digest(t.as_bytes()).to_vec());
-        let sealed = self.master.seal(&id, &secret)?;
-        let mut conn = self.conn();
-        let tx = conn.transaction().map_err(db)?;
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT 1 FROM keys WHERE access_key_id = ?1",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(db)?;
-        if exists.is_some() {
-            return Err(AuthorityError::Input(format!("the access key {id} exists")));
-        }
-        let revision = self.changed(&tx, &id)?;
-        tx.execute(
-            "INSERT INTO keys (access_key_id, sealed_secret, session_sha256, expires, enabled, policy, created, revision)
-             VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
-            params![id, sealed, token_hash, new.session_expires, new.policy.to_string(), now, revision],
-        )
-        .map_err(db)?;
-        tx.commit().map_err(db)?;
-        Ok(Created {
+        let row = Row {
+            sealed_secret: self.master.seal(&id, &secret)?,
+            session_sha256: token
+                .as_ref()
+                .map(|t| Sha256::digest(t.as_bytes()).to_vec()),
+            expires: new.session_expires,
+            enabled: true,
+            policy: new.policy.to_string(),
+            created: now,
+            revision: 0,
             access_key_id: id,
+        };
+        if self.backend.insert(&row, self.keep_changes)?.is_none() {
+            return Err(AuthorityError::Input(format!(
+                "the access key {} exists",
+                row.access_key_id
+            )));
+        }
+        Ok(Created {
+            access_key_id: row.access_key_id,
             secret_access_key: secret,
             session_token: token,
             expires: new.session_expires,
@@ -237,118 +297,52 @@ impl Store {
 
     /// Every key, by id.
     pub fn list(&self) -> Result<Vec<KeyInfo>, AuthorityError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare(
-                "SELECT access_key_id, enabled, created, session_sha256 IS NOT NULL, expires, revision, policy
-                 FROM keys ORDER BY access_key_id",
-            )
-            .map_err(db)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, bool>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, bool>(3)?,
-                    r.get::<_, Option<i64>>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, String>(6)?,
-                ))
+        Ok(self
+            .backend
+            .rows()?
+            .into_iter()
+            .map(|r| KeyInfo {
+                enabled: r.enabled,
+                created: r.created,
+                session: r.session_sha256.is_some(),
+                expires: r.expires,
+                revision: revision(r.revision),
+                policy: serde_json::from_str(&r.policy).unwrap_or(Value::Null),
+                access_key_id: r.access_key_id,
             })
-            .map_err(db)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (access_key_id, enabled, created, session, expires, revision, policy) =
-                row.map_err(db)?;
-            out.push(KeyInfo {
-                access_key_id,
-                enabled,
-                created,
-                session,
-                expires,
-                revision: u64::try_from(revision).unwrap_or_default(),
-                policy: serde_json::from_str(&policy).unwrap_or(Value::Null),
-            });
-        }
-        Ok(out)
+            .collect())
     }
 
-    /// Runs `sql` (with the id as `?1` and `value` as `?2`) on one key and records the change;
-    /// an error if there is no such key.
-    fn update(
-        &self,
-        id: &str,
-        sql: &str,
-        value: rusqlite::types::Value,
-    ) -> Result<u64, AuthorityError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction().map_err(db)?;
-        let n = tx.execute(sql, params![id, value]).map_err(db)?;
-        if n == 0 {
-            return Err(AuthorityError::Input(format!("no access key {id}")));
+    /// Applies `change` to one key; an error if there is no such key.
+    fn change(&self, id: &str, change: Change<'_>) -> Result<u64, AuthorityError> {
+        match self.backend.change(id, change, self.keep_changes)? {
+            Some(r) => Ok(revision(r)),
+            None => Err(AuthorityError::Input(format!("no access key {id}"))),
         }
-        let revision = self.changed(&tx, id)?;
-        tx.execute(
-            "UPDATE keys SET revision = ?2 WHERE access_key_id = ?1",
-            params![id, revision],
-        )
-        .map_err(db)?;
-        tx.commit().map_err(db)?;
-        Ok(u64::try_from(revision).unwrap_or_default())
     }
 
     /// Enables or disables a key; edges refuse a disabled key as unknown.
     pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<u64, AuthorityError> {
-        self.update(
-            id,
-            "UPDATE keys SET enabled = ?2 WHERE access_key_id = ?1",
-            rusqlite::types::Value::Integer(i64::from(enabled)),
-        )
+        self.change(id, Change::Enabled(enabled))
     }
 
     /// Replaces a key's policy (checked as the edges will load it).
     pub fn set_policy(&self, id: &str, policy: &Value) -> Result<u64, AuthorityError> {
         slipstream_gateway::check_policy(policy).map_err(AuthorityError::Input)?;
-        self.update(
-            id,
-            "UPDATE keys SET policy = ?2 WHERE access_key_id = ?1",
-            rusqlite::types::Value::Text(policy.to_string()),
-        )
+        self.change(id, Change::Policy(&policy.to_string()))
     }
 
     /// Deletes a key.
     pub fn delete(&self, id: &str) -> Result<u64, AuthorityError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction().map_err(db)?;
-        let n = tx
-            .execute("DELETE FROM keys WHERE access_key_id = ?1", params![id])
-            .map_err(db)?;
-        if n == 0 {
-            return Err(AuthorityError::Input(format!("no access key {id}")));
-        }
-        let revision = self.changed(&tx, id)?;
-        tx.commit().map_err(db)?;
-        Ok(u64::try_from(revision).unwrap_or_default())
+        self.change(id, Change::Delete)
     }
 
     /// An enabled key with its secret opened; `None` if unknown or disabled.
     pub(crate) fn get(&self, id: &str) -> Result<Option<Stored>, AuthorityError> {
-        type Row = (Vec<u8>, Option<Vec<u8>>, Option<i64>, String, i64);
-        let row: Option<Row> = self
-            .conn()
-            .query_row(
-                "SELECT sealed_secret, session_sha256, expires, policy, revision FROM keys
-                 WHERE access_key_id = ?1 AND enabled = 1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-            )
-            .optional()
-            .map_err(db)?;
-        let Some((sealed, session, expires, policy, revision)) = row else {
+        let Some(row) = self.backend.row(id)?.filter(|r| r.enabled) else {
             return Ok(None);
         };
-        let session_sha256 = match session {
+        let session_sha256 = match row.session_sha256 {
             None => None,
             Some(h) => Some(
                 <[u8; 32]>::try_from(h.as_slice())
@@ -356,178 +350,36 @@ impl Store {
             ),
         };
         Ok(Some(Stored {
-            secret: self.master.open(id, &sealed)?,
+            secret: self.master.open(id, &row.sealed_secret)?,
             session_sha256,
-            expires,
-            policy: serde_json::from_str(&policy)
+            expires: row.expires,
+            policy: serde_json::from_str(&row.policy)
                 .map_err(|e| AuthorityError::Store(format!("{id}: the stored policy: {e}")))?,
-            revision: u64::try_from(revision).unwrap_or_default(),
+            revision: revision(row.revision),
         }))
     }
 
     /// The latest revision (0 for a new store).
     pub(crate) fn revision(&self) -> Result<u64, AuthorityError> {
-        let r: i64 = self
-            .conn()
-            .query_row("SELECT COALESCE(MAX(revision), 0) FROM changes", [], |r| {
-                r.get(0)
-            })
-            .map_err(db)?;
-        Ok(u64::try_from(r).unwrap_or_default())
+        Ok(revision(self.backend.revision()?))
     }
 
     /// What changed after `after`.
     pub(crate) fn since(&self, after: u64) -> Result<Since, AuthorityError> {
-        let conn = self.conn();
-        let (oldest, latest): (Option<i64>, Option<i64>) = conn
-            .query_row(
-                "SELECT MIN(revision), MAX(revision) FROM changes",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(db)?;
-        let latest = u64::try_from(latest.unwrap_or(0)).unwrap_or_default();
-        let oldest = u64::try_from(oldest.unwrap_or(0)).unwrap_or_default();
+        let log = self.backend.log(i64::try_from(after).unwrap_or(i64::MAX))?;
+        let (oldest, latest) = (revision(log.oldest), revision(log.latest));
         if after > latest || (oldest > 0 && after + 1 < oldest) {
             return Ok(Since::Resync(latest));
         }
-        let after = i64::try_from(after).unwrap_or(i64::MAX);
-        let mut stmt = conn
-            .prepare("SELECT DISTINCT access_key_id FROM changes WHERE revision > ?1")
-            .map_err(db)?;
-        let ids = stmt
-            .query_map(params![after], |r| r.get::<_, String>(0))
-            .map_err(db)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db)?;
-        Ok(Since::Changed(latest, ids))
+        Ok(Since::Changed(latest, log.ids))
+    }
+
+    /// What the server waits on between reads of the revision: SQLite's file is polled every
+    /// 200 ms; PostgreSQL's replicas are told by NOTIFY (and polled every second besides).
+    pub(crate) fn waiter(&self) -> Box<dyn ChangeWaiter> {
+        self.backend.waiter()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let master = dir.path().join("master.key");
-        MasterKey::create(&master).unwrap();
-        let store =
-            Store::open(&dir.path().join("a.db"), MasterKey::load(&master).unwrap()).unwrap();
-        (dir, store)
-    }
-
-    fn all() -> Value {
-        json!({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]})
-    }
-
-    #[test]
-    fn keys_are_created_listed_changed_and_logged() {
-        let (_dir, store) = store();
-        assert_eq!(store.revision().unwrap(), 0);
-        let a = store
-            .create(
-                NewKey {
-                    policy: all(),
-                    ..Default::default()
-                },
-                1_000,
-            )
-            .unwrap();
-        assert!(a.access_key_id.starts_with("SLIP") && a.access_key_id.len() == 20);
-        assert_eq!(a.secret_access_key.len(), 40);
-        let b = store
-            .create(
-                NewKey {
-                    access_key_id: Some("AKIDIMPORTED0001".into()),
-                    secret_access_key: Some("imported-secret-0123".into()),
-                    policy: all(),
-                    session_expires: Some(5_000),
-                },
-                1_000,
-            )
-            .unwrap();
-        assert_eq!(b.session_token.as_ref().map(String::len), Some(64));
-        assert_eq!(
-            store.get("AKIDIMPORTED0001").unwrap().unwrap().secret,
-            "imported-secret-0123"
-        );
-        assert_eq!(store.list().unwrap().len(), 2);
-        assert_eq!(store.revision().unwrap(), 2);
-
-        store.set_enabled(&a.access_key_id, false).unwrap();
-        assert!(
-            store.get(&a.access_key_id).unwrap().is_none(),
-            "disabled: unknown"
-        );
-        let deny = json!({"Statement": [{"Effect": "Deny", "Action": "s3:*", "Resource": "*"}]});
-        store.set_policy("AKIDIMPORTED0001", &deny).unwrap();
-        match store.since(2).unwrap() {
-            Since::Changed(4, ids) => assert_eq!(ids.len(), 2),
-            _ => panic!("two changes after revision 2"),
-        }
-        assert!(matches!(store.since(4).unwrap(), Since::Changed(4, ids) if ids.is_empty()));
-        assert!(
-            matches!(store.since(9).unwrap(), Since::Resync(4)),
-            "a store behind the edge"
-        );
-        store.delete("AKIDIMPORTED0001").unwrap();
-        assert!(store.get("AKIDIMPORTED0001").unwrap().is_none());
-    }
-
-    #[test]
-    fn mistakes_are_refused_and_change_nothing() {
-        let (_dir, store) = store();
-        let condition = json!({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Condition": {}}]});
-        let err = store
-            .create(
-                NewKey {
-                    policy: condition,
-                    ..Default::default()
-                },
-                0,
-            )
-            .unwrap_err();
-        assert!(err.to_string().contains("Condition"), "{err}");
-        let short = NewKey {
-            access_key_id: Some("SHORT".into()),
-            policy: all(),
-            ..Default::default()
-        };
-        assert!(store.create(short, 0).is_err());
-        assert!(store.set_enabled("AKIDNOSUCHKEY000", false).is_err());
-        assert!(store.delete("AKIDNOSUCHKEY000").is_err());
-        let past = NewKey {
-            policy: all(),
-            session_expires: Some(10),
-            ..Default::default()
-        };
-        assert!(store.create(past, 20).is_err());
-        assert_eq!(store.revision().unwrap(), 0);
-        assert!(store.list().unwrap().is_empty());
-    }
-
-    #[test]
-    fn the_log_keeps_the_latest_changes_and_older_edges_resync() {
-        let (_dir, mut store) = store();
-        store.keep_changes = 10;
-        let a = store
-            .create(
-                NewKey {
-                    policy: all(),
-                    ..Default::default()
-                },
-                0,
-            )
-            .unwrap();
-        for i in 0..15 {
-            store.set_enabled(&a.access_key_id, i % 2 == 0).unwrap();
-        }
-        assert!(matches!(store.since(1).unwrap(), Since::Resync(_)));
-        let latest = store.revision().unwrap();
-        assert!(
-            matches!(store.since(latest - 3).unwrap(), Since::Changed(l, ids) if l == latest && ids.len() == 1)
-        );
-    }
-}
+mod tests;

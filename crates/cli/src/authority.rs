@@ -1,6 +1,7 @@
 //! `slipstream authority`: create a master key, serve edges, manage access keys. Management
-//! commands open the store themselves (SQLite: the same file the server reads; it notices the
-//! change within 200 ms and tells the edges).
+//! commands open the store themselves (SQLite: the same file the server reads, which notices
+//! the change within 200 ms; PostgreSQL: every replica is told by NOTIFY) and the servers tell
+//! the edges.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -9,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use slipstream_authority::{AuthorityError, MasterKey, NewKey, ServeSettings, Server, Store};
+use slipstream_authority::{
+    AuthorityError, Database, MasterKey, NewKey, ServeSettings, Server, Store,
+};
 use slipstream_gateway::CertFiles;
 
 use crate::flags::parse_duration;
@@ -56,9 +59,22 @@ enum AuthorityCommand {
 /// Where the keys are kept.
 #[derive(Args, Debug)]
 struct StoreArgs {
-    /// The SQLite database (created if missing).
-    #[arg(long, value_name = "PATH")]
-    database: PathBuf,
+    /// The SQLite file (created if missing), or a PostgreSQL URL for several replicas
+    /// (postgres://USER:PASSWORD@HOST:5432/DB?sslmode=require); the tables are created if
+    /// missing. Also read from SLIPSTREAM_AUTHORITY_DATABASE, which keeps a password out of
+    /// the process list.
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "SLIPSTREAM_AUTHORITY_DATABASE",
+        hide_env_values = true
+    )]
+    database: String,
+    /// The PEM certificates PostgreSQL's TLS certificate is checked against (without it: the
+    /// Mozilla roots). TLS is used as the URL's sslmode says: prefer (the default), require
+    /// (verify-full and verify-ca mean the same here: the name is always checked) or disable.
+    #[arg(long, value_name = "FILE")]
+    database_ca_bundle: Option<PathBuf>,
     /// The master key file secrets are sealed under.
     #[arg(long, value_name = "FILE")]
     master_key_file: PathBuf,
@@ -151,7 +167,11 @@ fn failure(e: AuthorityError) -> Failure {
 
 fn open(store: &StoreArgs) -> Result<Store, Failure> {
     let master = MasterKey::load(&store.master_key_file).map_err(failure)?;
-    Store::open(&store.database, master).map_err(failure)
+    Store::open(&database(store), master).map_err(failure)
+}
+
+fn database(store: &StoreArgs) -> Database {
+    Database::parse(&store.database, store.database_ca_bundle.clone())
 }
 
 fn now() -> i64 {
@@ -229,7 +249,7 @@ fn serve(a: ServeArgs) -> Result<(), Failure> {
         for addr in server.local_addrs() {
             eprintln!(
                 "slipstream authority: listening on {scheme}://{addr}, store {}",
-                a.store.database.display()
+                database(&a.store).shown()
             );
         }
         let run = server.run();
