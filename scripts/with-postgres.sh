@@ -30,9 +30,10 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=test-credentials.sh
-. "$here/test-credentials.sh"
-password="$(rand 32)"
+# Not test-credentials.sh: that would replace the S3 server's credentials of an enclosing
+# with-s3-server.sh.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+password="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$password" > "$dir/password"
 "$here/test-cert.sh" "$dir/tls" server "DNS:localhost,IP:127.0.0.1" >/dev/null
 chmod 600 "$dir/tls/server.key"

@@ -2,7 +2,8 @@
 front of the local versitygw. The authority holds the secrets (sealed under a master key, in
 SQLite); the edge is handed per-day keys, public keys, token hashes and policies, caches them,
 and follows the authority's change stream. The origin knows none of these keys: every success
-proves verify + re-sign."""
+proves verify + re-sign. With PostgreSQL (the cluster scripts/with-postgres.sh starts), two
+authority replicas share one database and NOTIFY carries a change to both replicas' edges."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ class Authority:
     """`slipstream authority serve` over TLS on a free port, with its store and master key in
     `directory`; `create(policy)` makes a key through the CLI."""
 
-    def __init__(self, binary: str, directory, pki: dict) -> None:
+    def __init__(self, binary: str, directory, pki: dict, database: str | None = None) -> None:
         self.binary = binary
         self.directory = directory
         self.master = directory / "master.key"
         self.db = directory / "authority.db"
+        self.database = database or str(self.db)
         self.tokens = directory / "edge-tokens"
         self.tokens.write_text(f"# the test's edge\n{TOKEN}\n")
         self.pki = pki
@@ -45,13 +47,14 @@ class Authority:
             run_cli(binary, "authority", "master-key", str(self.master))
 
     def store(self) -> list[str]:
-        return ["--database", str(self.db), "--master-key-file", str(self.master)]
+        return ["--database", self.database, "--master-key-file", str(self.master)]
 
-    def start(self) -> None:
+    def start(self, *extra: str) -> None:
         err = open(self.directory / f"authority-{self.port}.err", "wb")
-        self.proc = subprocess.Popen([self.binary, "authority", "serve", *self.store(), "--listen", f"127.0.0.1:{self.port}",
+        self.proc = subprocess.Popen([self.binary, "authority", "serve", *self.store(), *extra, "--listen", f"127.0.0.1:{self.port}",
                                       "--tls-cert", str(self.pki["auth_cert"]), "--tls-key", str(self.pki["auth_key"]),
-                                      "--edge-token-file", str(self.tokens)], stdout=subprocess.DEVNULL, stderr=err)
+                                      "--edge-token-file", str(self.tokens), *self.database_tls()],
+                                     stdout=subprocess.DEVNULL, stderr=err)
         self.stderr_path = err.name
         wait_for(lambda: "listening on" in open(self.stderr_path).read() or self.proc.poll() is not None, 20, "the authority")
         assert self.proc.poll() is None, open(self.stderr_path).read()
@@ -63,7 +66,11 @@ class Authority:
         return self.proc.returncode if self.proc else 0
 
     def key(self, *args: str) -> subprocess.CompletedProcess:
-        return run_cli(self.binary, "authority", "key", *args, *self.store(), check=False)
+        return run_cli(self.binary, "authority", "key", *args, *self.store(), *self.database_tls(), check=False)
+
+    def database_tls(self) -> list[str]:
+        ca = os.environ.get("SLIPSTREAM_TEST_POSTGRES_CA")
+        return ["--database-ca-bundle", ca] if ca and self.database.startswith("postgres") else []
 
     def create(self, policy: dict, *extra: str) -> tuple:
         p = self.key("create", "--policy", json.dumps(policy), *extra)
@@ -289,3 +296,75 @@ def test_authority_and_edge_mistakes_exit_with_the_reason(slipstream_bin, server
     assert "not both" in gateway_fails("--mode", "verify", "--authority", authority.url, "--keys", str(keys))
     assert "go with --authority" in gateway_fails("--mode", "verify", "--keys", str(keys), "--key-cache-hard-ttl", "1m")
     assert "longer than" in gateway_fails(*edge_args(authority, "--key-cache-soft-ttl", "10m", "--key-cache-hard-ttl", "1m"))
+
+
+def postgres_database() -> str:
+    """A new database in the run's PostgreSQL cluster, its URL requiring TLS (checked against the
+    cluster's CA); skipped without a cluster, except under CI."""
+    url = os.environ.get("SLIPSTREAM_TEST_POSTGRES")
+    if not url:
+        assert os.environ.get("CI") != "true", "CI needs SLIPSTREAM_TEST_POSTGRES (scripts/with-postgres.sh)"
+        pytest.skip("no PostgreSQL cluster (run under scripts/with-postgres.sh)")
+    name = f"t_{os.urandom(6).hex()}"
+    psql = subprocess.run(["scripts/install-postgres.sh"], capture_output=True, text=True, check=True).stdout.strip() + "/psql"
+    subprocess.run([psql if os.path.exists(psql) else "psql", url, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    return f"{url.rsplit('/', 1)[0]}/{name}?sslmode=require"
+
+
+def test_replicas_on_postgres_tell_every_edge_within_a_second(slipstream_bin, server, bucket, s3, tmp_path, pki):
+    database = postgres_database()
+    password = database.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    replicas = [Authority(slipstream_bin, tmp_path, pki, database) for _ in range(2)]
+    for r in replicas:
+        r.start()
+    try:
+        key = replicas[0].create(ALLOW_ALL)
+        s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+        # The key, created through one replica's database, is answered by both.
+        for r in replicas:
+            status, text = r.get(f"/v1/keys/{key[0]}?region={EDGE_REGION}")
+            assert status == 200 and key[1] not in text, text
+        with running(slipstream_bin, server["endpoint"], tmp_path,
+                     extra=edge_args(replicas[0], "--key-cache-soft-ttl", "10m", "--key-cache-hard-ttl", "20m")) as a, \
+             running(slipstream_bin, server["endpoint"], tmp_path,
+                     extra=edge_args(replicas[1], "--key-cache-soft-ttl", "10m", "--key-cache-hard-ttl", "20m")) as b:
+            clients = [client(a.url, key), client(b.url, key)]
+            assert all(c.get_object(Bucket=bucket, Key="k")["Body"].read() == b"v" for c in clients)
+            # A management command (its own process, its own connection) disables the key: the
+            # NOTIFY reaches both replicas, and each tells its edge.
+            assert replicas[1].key("disable", key[0]).returncode == 0
+            changed = time.time()
+            for c in clients:
+                wait_for(lambda c=c: error_code_or_ok(lambda: c.get_object(Bucket=bucket, Key="k")) == "InvalidAccessKeyId",
+                         1.0 - (time.time() - changed), "the disabled key refused at both edges within a second")
+            assert replicas[0].key("enable", key[0]).returncode == 0
+            for c in clients:
+                wait_for(lambda c=c: error_code_or_ok(lambda: c.get_object(Bucket=bucket, Key="k")) == "ok", 2, "enabled again")
+        listed = replicas[1].key("list", "--json").stdout.decode()
+        assert key[0] in listed and key[1] not in listed
+    finally:
+        codes = [r.stop() for r in replicas]
+    logs = "".join(open(r.stderr_path).read() for r in replicas)
+    assert codes == [0, 0], logs
+    assert password not in logs and "postgres://127.0.0.1:" in logs, logs
+
+
+def error_code_or_ok(call) -> str:
+    try:
+        call()
+        return "ok"
+    except Exception as e:  # noqa: BLE001 - the code is what is compared
+        return getattr(e, "response", {}).get("Error", {}).get("Code", repr(e))
+
+
+def test_a_postgres_url_that_cannot_be_used_exits_2_without_the_password(slipstream_bin, tmp_path):
+    master = tmp_path / "master.key"
+    run_cli(slipstream_bin, "authority", "master-key", str(master))
+    closed = f"postgres://authority:s3cretpassw0rd@127.0.0.1:{free_port()}/authority"
+    p = run_cli(slipstream_bin, "authority", "key", "list", "--database", closed, "--master-key-file", str(master), check=False)
+    assert p.returncode == 2 and b"cannot connect to the database postgres://127.0.0.1:" in p.stderr, p.stderr
+    assert b"s3cretpassw0rd" not in p.stderr
+    # The URL from the environment, kept out of the process list, works the same way.
+    env = dict(os.environ, SLIPSTREAM_AUTHORITY_DATABASE=closed)
+    p = run_cli(slipstream_bin, "authority", "key", "list", "--master-key-file", str(master), env=env, check=False)
+    assert p.returncode == 2 and b"cannot connect" in p.stderr and b"s3cretpassw0rd" not in p.stderr
