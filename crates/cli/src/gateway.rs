@@ -109,19 +109,21 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "FILE")]
     pub authority_ca_bundle: Option<PathBuf>,
     /// With --authority: keys cached for less than this are used without asking; older ones
-    /// are used while one background refresh runs (jittered ±25%) [default: 5m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// are used while one background refresh runs (jittered ±25%) [default: 5m; 0: never
+    /// used without asking].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub key_cache_soft_ttl: Option<Duration>,
     /// With --authority: keys cached for longer are fetched before answering; if the authority
-    /// cannot be reached the request is refused [default: 10m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// cannot be reached the request is refused [default: 10m; 0 with a soft TTL of 0: every
+    /// request asks the authority, concurrent ones sharing one answer].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub key_cache_hard_ttl: Option<Duration>,
     /// With --authority: an unknown access key is not asked about again for this long [default: 30s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub key_cache_negative_ttl: Option<Duration>,
     /// With --authority: keep using cached keys for this long past the hard TTL while the
     /// authority cannot be reached (S3 on Outposts: 12h) [default: 0s, off].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub key_cache_disconnected: Option<Duration>,
     /// Verify mode: the region clients sign for [default: us-east-1].
     #[arg(long, value_name = "REGION")]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use slipstream_gateway::{AuthoritySettings, KeySettings, VerifySettings};
 
-use crate::flags::parse_duration;
+use crate::flags::parse_timeout;
 use crate::gateway::{GatewayArgs, Mode};
 use crate::Failure;
 
@@ -47,7 +47,7 @@ pub(crate) fn verify_settings(
     let origin_profile = args.origin_profile.clone().or(file.origin_profile);
     let duration = |flag: Option<Duration>, key: &str, value: Option<String>| match (flag, value) {
         (Some(d), _) => Ok(Some(d)),
-        (None, Some(v)) => parse_duration(&v)
+        (None, Some(v)) => parse_timeout(&v)
             .map(Some)
             .map_err(|e| Failure::usage(format!("--config: {key}: {e}"))),
         (None, None) => Ok(None),
