@@ -271,6 +271,19 @@ def test_a_cold_burst_for_one_key_makes_one_authority_call(slipstream_bin, serve
         assert m["gateway_key_cache_misses_total"] + m["gateway_key_cache_hits_total"] == 256
 
 
+def test_zero_ttls_ask_the_authority_for_every_request(slipstream_bin, server, bucket, s3, authority, tmp_path):
+    key = authority.create(ALLOW_ALL)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+    zero = ("--key-cache-soft-ttl", "0", "--key-cache-hard-ttl", "0s", "--key-cache-disconnected", "0s")
+    with running(slipstream_bin, server["endpoint"], tmp_path, extra=edge_args(authority, *zero)) as edge:
+        c = client(edge.url, key)
+        before = authority.metric("authority_key_answers_total")
+        for _ in range(5):
+            assert c.get_object(Bucket=bucket, Key="k")["Body"].read() == b"v"
+        assert authority.metric("authority_key_answers_total") - before == 5
+        assert edge.metrics()["gateway_key_cache_hits_total"] == 0
+
+
 def test_authority_and_edge_mistakes_exit_with_the_reason(slipstream_bin, server, authority, tmp_path):
     p = authority.key("create", "--policy", json.dumps({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Condition": {}}]}))
     assert p.returncode == 1 and b"Condition" in p.stderr
