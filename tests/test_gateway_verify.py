@@ -14,7 +14,9 @@ import json
 import os
 import subprocess
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -338,6 +340,49 @@ def send(method: str, url: str, headers: dict | list, body: bytes = b"") -> tupl
     conn.endheaders(body or None)
     response = conn.getresponse()
     return response.status, response.read().decode(errors="replace")
+
+
+def sign_v4a(method: str, url: str, region_set: str, key: tuple = ADMIN, body: bytes = b"") -> tuple[str, dict]:
+    """`method url` header-signed with SigV4A by botocore's CRT signer for `region_set`."""
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from botocore.crt.auth import CrtS3SigV4AsymAuth
+
+    request = AWSRequest(method=method, url=url, data=body, headers={"x-amz-content-sha256": hashlib.sha256(body).hexdigest()})
+    CrtS3SigV4AsymAuth(Credentials(*key), "s3", region_set).add_auth(request)
+    return request.url, dict(request.headers.items())
+
+
+def test_sigv4a_clients_through_the_verifying_edge(plain_edge, bucket, s3, slipstream_bin):
+    """SigV4A from two independent signers: botocore's CRT (header auth) and the project's CLI
+    (presigned, `--region-set`); a region set without the edge's region is refused there."""
+    body = os.urandom(10_000)
+    sets = [EDGE_REGION, "*", f"us-east-1,{EDGE_REGION}", "eu-*"]
+    for i, region_set in enumerate(sets):
+        url, headers = sign_v4a("PUT", f"{plain_edge.url}/{bucket}/v4a-{i}", region_set, body=body)
+        assert headers["Authorization"].startswith("AWS4-ECDSA-P256-SHA256 ")
+        assert send("PUT", url, headers, body) == (200, ""), region_set
+        url, headers = sign_v4a("GET", url, region_set)
+        assert send("GET", url, headers)[0] == 200
+    assert s3.get_object(Bucket=bucket, Key="v4a-1")["Body"].read() == body
+    url, headers = sign_v4a("PUT", f"{plain_edge.url}/{bucket}/v4a-elsewhere", "us-west-2", body=body)
+    status, text = send("PUT", url, headers, body)
+    assert status == 403 and "<Code>AccessDenied</Code>" in text and "region set" in text, text
+    url, headers = sign_v4a("PUT", f"{plain_edge.url}/{bucket}/v4a-wrong", "*", key=(ADMIN[0], "not-the-secret-0123456789"), body=body)
+    assert send("PUT", url, headers, body)[0] == 403
+    env = dict(os.environ, HOME="/nonexistent", AWS_ACCESS_KEY_ID=ADMIN[0], AWS_SECRET_ACCESS_KEY=ADMIN[1], AWS_REGION=EDGE_REGION)
+    env.pop("AWS_SESSION_TOKEN", None)
+    for region_set in ["*", EDGE_REGION]:
+        url = run_cli(slipstream_bin, "presign", f"s3://{bucket}/v4a-1", "--endpoint-url", plain_edge.url, "--region-set", region_set,
+                      env=env).stdout.decode().strip()
+        assert "X-Amz-Algorithm=AWS4-ECDSA-P256-SHA256" in url
+        assert urllib.request.urlopen(url, timeout=10).read() == body
+    url = run_cli(slipstream_bin, "presign", f"s3://{bucket}/v4a-1", "--endpoint-url", plain_edge.url, "--region-set", "ap-south-1",
+                  env=env).stdout.decode().strip()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(url, timeout=10)
+    assert refused.value.code == 403
+    assert sorted(k for k in keys_of(s3, bucket) if k.startswith("v4a-")) == [f"v4a-{i}" for i in range(len(sets))]
 
 
 def test_forged_and_bent_requests_are_refused_with_s3s_errors_before_the_origin(plain_edge, bucket, s3):
