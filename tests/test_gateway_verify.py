@@ -385,6 +385,57 @@ def test_sigv4a_clients_through_the_verifying_edge(plain_edge, bucket, s3, slips
     assert sorted(k for k in keys_of(s3, bucket) if k.startswith("v4a-")) == [f"v4a-{i}" for i in range(len(sets))]
 
 
+def test_virtual_hosted_requests_under_the_edges_domain(slipstream_bin, server, bucket, s3, tmp_path, monkeypatch):
+    """boto3 with virtual addressing (the AWS SDKs' default towards AWS) sends `BUCKET.DOMAIN`
+    requests: the edge takes the bucket from the host (`--virtual-host-domain`), authorizes
+    that bucket, and sends the origin path-style requests. Names under the domain resolve to
+    127.0.0.1 in this process only."""
+    import socket
+
+    resolve = socket.getaddrinfo
+
+    def local(host, *args, **kw):
+        return resolve("127.0.0.1" if str(host).endswith("edge.test") else host, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", local)
+    keys = tmp_path / "keys.toml"
+    keys.write_text(keys_toml(bucket))
+    with running(slipstream_bin, server["endpoint"], tmp_path, extra=[*verify_args(keys), "--virtual-host-domain", "s3.edge.test"]) as e:
+        endpoint = e.url.replace("127.0.0.1", "s3.edge.test")
+        import boto3
+        from botocore.config import Config
+
+        def default_client(key):
+            return boto3.client("s3", endpoint_url=endpoint, region_name=EDGE_REGION, aws_access_key_id=key[0],
+                                aws_secret_access_key=key[1],
+                                config=Config(s3={"addressing_style": "virtual"}, retries={"max_attempts": 1}))
+
+        a = default_client(ADMIN)
+        body = os.urandom(70_000)
+        a.put_object(Bucket=bucket, Key="virtual/one", Body=body)
+        assert a.get_object(Bucket=bucket, Key="virtual/one")["Body"].read() == body
+        assert [o["Key"] for o in a.list_objects_v2(Bucket=bucket, Prefix="virtual/")["Contents"]] == ["virtual/one"]
+        a.head_bucket(Bucket=bucket)
+        url = a.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "virtual/one"}, ExpiresIn=60)
+        assert url.startswith(f"http://{bucket}.s3.edge.test:"), url
+        assert urllib.request.urlopen(url, timeout=10).read() == body
+        assert s3.get_object(Bucket=bucket, Key="virtual/one")["Body"].read() == body
+        # The reader may read this bucket only: another bucket named by the host is refused.
+        r = default_client(READER)
+        assert r.get_object(Bucket=bucket, Key="virtual/one")["Body"].read() == body
+        assert error_code(lambda: r.put_object(Bucket=bucket, Key="virtual/no", Body=b"x")) == "AccessDenied"
+        assert error_code(lambda: r.list_objects_v2(Bucket="other-bucket")) == "AccessDenied"
+        a.delete_object(Bucket=bucket, Key="virtual/one")
+        assert keys_of(s3, bucket) == []
+        # Path style to the edge's own name or address still works.
+        assert client(endpoint, ADMIN).list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+        assert client(e.url, ADMIN).list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+        # A host that cannot carry a bucket name is refused.
+        url, headers = sign("GET", f"http://bad_name.s3.edge.test:{e.port}/k")
+        status, text = send("GET", url.replace("bad_name.s3.edge.test", "127.0.0.1"), {**headers, "Host": f"bad_name.s3.edge.test:{e.port}"})
+        assert status == 400 and "InvalidBucketName" in text, text
+
+
 def test_forged_and_bent_requests_are_refused_with_s3s_errors_before_the_origin(plain_edge, bucket, s3):
     """EDGE-NOTES §8.7: each request is refused with S3's error and never reaches the origin
     (no upstream connection in its access-log line); the near misses that are valid pass."""
@@ -490,6 +541,8 @@ def test_verify_mode_start_up_mistakes_exit_2_with_the_reason(slipstream_bin, se
                 AWS_EC2_METADATA_DISABLED="true")
     keys.write_text('[[keys]]\naccess_key_id = "A"\nsecret_access_key = "s"\npolicy = { Statement = [{ Effect = "Allow", Action = "s3:*", Resource = "*" }] }\n')
     assert "origin credentials" in fails(*base, "--mode", "verify", "--keys", str(keys), env=bare)
+    assert "for --mode verify" in fails(*base, "--virtual-host-domain", "s3.edge.test")
+    assert "DNS name" in fails(*base, "--mode", "verify", "--keys", str(keys), "--virtual-host-domain", "s3..edge.test")
 
 
 def test_versitygw_conformance_through_the_verifying_edge(slipstream_bin, tmp_path, server):

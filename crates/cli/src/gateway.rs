@@ -136,6 +136,11 @@ pub struct GatewayArgs {
     /// chain: AWS_ACCESS_KEY_ID..., AWS_PROFILE, the shared files, instance roles).
     #[arg(long, value_name = "NAME")]
     pub origin_profile: Option<String>,
+    /// Verify mode: clients may address a bucket as BUCKET.DOMAIN (virtual-hosted style, as
+    /// boto3 does for an endpoint with a DNS name); repeatable. Requests to other hosts are
+    /// path style. The origin is sent path-style requests either way.
+    #[arg(long, value_name = "DOMAIN")]
+    pub virtual_host_domain: Vec<String>,
 }
 
 /// How the gateway treats requests.
@@ -181,6 +186,7 @@ struct File {
     region: Option<String>,
     origin_region: Option<String>,
     origin_profile: Option<String>,
+    virtual_host_domains: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -373,6 +379,7 @@ fn settings(args: &GatewayArgs) -> Result<Settings, Failure> {
             region: file.region,
             origin_region: file.origin_region,
             origin_profile: file.origin_profile,
+            virtual_host_domains: file.virtual_host_domains,
         },
     )?;
     Ok(s)

@@ -25,6 +25,7 @@ pub(crate) struct FileKeys {
     pub(crate) region: Option<String>,
     pub(crate) origin_region: Option<String>,
     pub(crate) origin_profile: Option<String>,
+    pub(crate) virtual_host_domains: Option<Vec<String>>,
 }
 
 /// Verify mode's settings (`None`: pass-through); flags win over the file.
@@ -45,6 +46,11 @@ pub(crate) fn verify_settings(
     let region = args.region.clone().or(file.region);
     let origin_region = args.origin_region.clone().or(file.origin_region);
     let origin_profile = args.origin_profile.clone().or(file.origin_profile);
+    let domains = if args.virtual_host_domain.is_empty() {
+        file.virtual_host_domains.unwrap_or_default()
+    } else {
+        args.virtual_host_domain.clone()
+    };
     let duration = |flag: Option<Duration>, key: &str, value: Option<String>| match (flag, value) {
         (Some(d), _) => Ok(Some(d)),
         (None, Some(v)) => parse_timeout(&v)
@@ -85,9 +91,10 @@ pub(crate) fn verify_settings(
             || region.is_some()
             || origin_region.is_some()
             || origin_profile.is_some()
+            || !domains.is_empty()
         {
             return Err(Failure::usage(
-                "--keys, --authority (and its --authority-*/--key-cache-* settings), --region, --origin-region and --origin-profile are for --mode verify",
+                "--keys, --authority (and its --authority-*/--key-cache-* settings), --region, --origin-region, --origin-profile and --virtual-host-domain are for --mode verify",
             ));
         }
         return Ok(None);
@@ -152,8 +159,21 @@ pub(crate) fn verify_settings(
     };
     let resolved = slipstream_client::resolve(&slipstream_client::Env::from_process(), &overrides)
         .map_err(|e| Failure::usage(format!("the gateway's origin credentials: {e}")))?;
+    let mut virtual_host_domains = Vec::new();
+    for d in domains {
+        let d = d.trim_start_matches('.').to_ascii_lowercase();
+        let label_ok =
+            |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !d.split('.').all(label_ok) {
+            return Err(Failure::usage(format!(
+                "--virtual-host-domain {d:?}: give a DNS name such as s3.edge.example.com"
+            )));
+        }
+        virtual_host_domains.push(d);
+    }
     Ok(Some(VerifySettings {
         keys,
+        virtual_host_domains,
         region: region.unwrap_or_else(|| "us-east-1".into()),
         origin_credentials: resolved.credentials,
         origin_region: resolved.region,

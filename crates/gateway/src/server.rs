@@ -246,8 +246,7 @@ fn verify_mode(
         .authority()
         .map(|a| a.as_str().to_owned())
         .unwrap_or_default();
-    crate::verify::Verify::new(&v.region, &v.keys, signer, host, metrics)
-        .map_err(GatewayError::Settings)
+    crate::verify::Verify::new(v, signer, host, metrics).map_err(GatewayError::Settings)
 }
 
 /// Reloads the keys file when it changes (checked every second), until the gateway is gone.

@@ -75,6 +75,10 @@ pub struct VerifySettings {
     pub origin_credentials: slipstream_client::CredentialSource,
     /// The region the origin checks signatures for.
     pub origin_region: String,
+    /// Domains clients address buckets under (`--virtual-host-domain`, lowercase): a request
+    /// to `BUCKET.DOMAIN` is for BUCKET (virtual-hosted style) and goes to the origin path
+    /// style. Other hosts (the edge's own name, an address) mean path style.
+    pub virtual_host_domains: Vec<String>,
 }
 
 /// Where a verifying edge gets its keys.

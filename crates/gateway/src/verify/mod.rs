@@ -141,19 +141,21 @@ pub(crate) struct Verify {
     signer: RefreshingSigner,
     /// The `Host` the origin is addressed by.
     origin_host: String,
+    /// `.DOMAIN` for each virtual-host domain.
+    host_suffixes: Vec<String>,
 }
 
 impl Verify {
     /// Loads the keys file, or readies the authority's client and cache; `origin_host` is the
     /// origin's `Host`.
     pub(crate) fn new(
-        region: &str,
-        keys: &crate::KeySettings,
+        settings: &crate::VerifySettings,
         signer: RefreshingSigner,
         origin_host: String,
         metrics: Arc<crate::metrics::Metrics>,
     ) -> Result<Self, String> {
-        let store = match keys {
+        let region = settings.region.as_str();
+        let store = match &settings.keys {
             crate::KeySettings::File(path) => Store::File {
                 keys: RwLock::new(Arc::new(Keys::load(path)?)),
                 path: path.clone(),
@@ -181,6 +183,11 @@ impl Verify {
             store,
             signer,
             origin_host,
+            host_suffixes: settings
+                .virtual_host_domains
+                .iter()
+                .map(|d| format!(".{}", d.to_ascii_lowercase()))
+                .collect(),
         })
     }
 
@@ -285,23 +292,48 @@ impl Verify {
             .get(&verified.access_key_id)
             .ok_or_else(|| refuse(VerifyError::InvalidAccessKeyId))?;
         let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        let host = header_list
+            .iter()
+            .find(|(n, _)| *n == "host")
+            .map_or("", |(_, v)| *v);
+        let host_bucket = host_bucket(&self.host_suffixes, host);
+        if let Some(b) = host_bucket {
+            if !dns_bucket(b) {
+                return Err((
+                    StatusCode::BAD_REQUEST,
+                    "InvalidBucketName",
+                    format!("{b:?} is not a bucket name a host can carry"),
+                ));
+            }
+        }
         let pairs: Vec<(&str, &str)> = slipstream_sign::canonical::split_query(query).collect();
         let token = session_token(&header_list, &pairs);
         key.check_token(token.as_deref(), now.unix())
             .map_err(|(code, message)| (StatusCode::FORBIDDEN, code, message.to_owned()))?;
-        let op = operation(parts.method.as_str(), None, path, &pairs, &header_list).map_err(
-            |e| match e {
-                OperationError::InvalidUri(m) => (StatusCode::BAD_REQUEST, "InvalidURI", m),
-                OperationError::Unknown(m) => (StatusCode::FORBIDDEN, "AccessDenied", m),
-            },
-        )?;
+        let op = operation(
+            parts.method.as_str(),
+            host_bucket,
+            path,
+            &pairs,
+            &header_list,
+        )
+        .map_err(|e| match e {
+            OperationError::InvalidUri(m) => (StatusCode::BAD_REQUEST, "InvalidURI", m),
+            OperationError::Unknown(m) => (StatusCode::FORBIDDEN, "AccessDenied", m),
+        })?;
         authorize(&key.policy, &op.checks)?;
 
         let upstream_query = strip_query_auth(query);
+        // Virtual-hosted requests go to the origin path style: the bucket leads the path.
+        let upstream_path = match host_bucket {
+            Some(b) if path == "/" => format!("/{b}"),
+            Some(b) => format!("/{b}{path}"),
+            None => path.to_owned(),
+        };
         let path_and_query = if upstream_query.is_empty() {
-            path.to_owned()
+            upstream_path.clone()
         } else {
-            format!("{path}?{upstream_query}")
+            format!("{upstream_path}?{upstream_query}")
         };
         let verified = Arc::new(verified);
         let mut headers = parts.headers.clone();
@@ -357,7 +389,7 @@ impl Verify {
             .sign_headers(
                 &slipstream_sign::Request {
                     method: parts.method.as_str(),
-                    path,
+                    path: &upstream_path,
                     query: &upstream_query,
                     headers: &to_sign,
                 },
@@ -684,6 +716,30 @@ fn full(data: Bytes) -> UpBody {
 /// A [`VerifyError`] as the S3 answer it stands for.
 /// Where S3 has one fixed message for a code, that message (clients and conformance suites
 /// compare it); else the verifier's reason.
+/// The bucket a virtual-hosted request names in its host (`BUCKET.DOMAIN[:port]`, for one of
+/// the `.DOMAIN` suffixes); `None`: path style.
+fn host_bucket<'h>(suffixes: &[String], host: &'h str) -> Option<&'h str> {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    suffixes.iter().find_map(|suffix| {
+        let cut = name.len().checked_sub(suffix.len())?;
+        (cut > 0 && name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(suffix))
+            .then(|| &name[..cut])
+    })
+}
+
+/// Whether a virtual-hosted bucket name is one S3 allows in a host: 3 to 63 lowercase letters,
+/// digits, `-` and `.`, starting and ending with a letter or digit.
+fn dns_bucket(b: &str) -> bool {
+    let edge = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (3..=63).contains(&b.len())
+        && b.bytes().all(|c| edge(c) || c == b'-' || c == b'.')
+        && b.bytes().next().is_some_and(edge)
+        && b.bytes().last().is_some_and(edge)
+}
+
 pub(crate) fn refuse(e: VerifyError) -> Answer {
     let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
     let message = match &e {
@@ -726,5 +782,50 @@ fn client_body(e: &(dyn std::error::Error + 'static)) -> Answer {
             "IncompleteBody",
             format!("the request body did not arrive whole: {e}"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_names_the_bucket_only_under_a_virtual_host_domain() {
+        let suffixes = vec![".s3.edge.test".to_owned(), ".localhost".to_owned()];
+        for (host, bucket) in [
+            ("photos.s3.edge.test", Some("photos")),
+            ("photos.s3.edge.test:8443", Some("photos")),
+            ("Photos.S3.Edge.Test", Some("Photos")),
+            ("my.dotted.bucket.s3.edge.test", Some("my.dotted.bucket")),
+            ("b1.localhost:9000", Some("b1")),
+            ("s3.edge.test", None),
+            (".s3.edge.test", None),
+            ("photos.s3.edge.test.evil", None),
+            ("photoss3.edge.test", None),
+            ("127.0.0.1:8443", None),
+            ("[::1]:8443", None),
+            ("", None),
+        ] {
+            assert_eq!(host_bucket(&suffixes, host), bucket, "{host}");
+        }
+        assert_eq!(host_bucket(&[], "photos.s3.edge.test"), None);
+    }
+
+    #[test]
+    fn only_dns_bucket_names_come_from_a_host() {
+        for ok in ["abc", "my-bucket.logs", "0aa", &"a".repeat(63)] {
+            assert!(dns_bucket(ok), "{ok}");
+        }
+        for bad in [
+            "ab",
+            "Photos",
+            "-abc",
+            "abc-",
+            "a_b",
+            "ab%2e",
+            &"a".repeat(64),
+        ] {
+            assert!(!dns_bucket(bad), "{bad}");
+        }
     }
 }
