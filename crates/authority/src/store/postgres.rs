@@ -206,38 +206,37 @@ fn connect(target: &Target, notify: Option<mpsc::Sender<()>>) -> Result<Open, St
                 }
             };
             runtime.block_on(async move {
-                let handle = Handle::current();
                 match target.tls {
-                    Some(tls) => match target.config.connect(tls).await {
-                        Ok((client, connection)) => {
-                            let _ = tx.send(Ok(Open {
-                                client,
-                                runtime: handle,
-                            }));
-                            drive(connection, notify).await;
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Err(slipstream_client::describe(&e)));
-                        }
-                    },
-                    None => match target.config.connect(NoTls).await {
-                        Ok((client, connection)) => {
-                            let _ = tx.send(Ok(Open {
-                                client,
-                                runtime: handle,
-                            }));
-                            drive(connection, notify).await;
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Err(slipstream_client::describe(&e)));
-                        }
-                    },
+                    Some(tls) => run_connection(&target.config, tls, tx, notify).await,
+                    None => run_connection(&target.config, NoTls, tx, notify).await,
                 }
             });
         })
         .map_err(|e| format!("cannot start a thread: {e}"))?;
     rx.recv()
         .map_err(|_| "the connection's thread ended".to_string())?
+}
+
+/// Connects with `tls`, hands the client over `tx`, and drives the connection until it ends.
+async fn run_connection<T>(
+    config: &Config,
+    tls: T,
+    tx: mpsc::Sender<Result<Open, String>>,
+    notify: Option<mpsc::Sender<()>>,
+) where
+    T: tokio_postgres::tls::MakeTlsConnect<Socket>,
+    T::Stream: Unpin,
+{
+    match config.connect(tls).await {
+        Ok((client, connection)) => {
+            let runtime = Handle::current();
+            let _ = tx.send(Ok(Open { client, runtime }));
+            drive(connection, notify).await;
+        }
+        Err(e) => {
+            let _ = tx.send(Err(slipstream_client::describe(&e)));
+        }
+    }
 }
 
 /// Runs a connection until it ends, passing on notifications.

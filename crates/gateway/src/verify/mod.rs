@@ -730,14 +730,12 @@ fn host_bucket<'h>(suffixes: &[String], host: &'h str) -> Option<&'h str> {
     })
 }
 
-/// Whether a virtual-hosted bucket name is one S3 allows in a host: 3 to 63 lowercase letters,
-/// digits, `-` and `.`, starting and ending with a letter or digit.
+/// Whether a virtual-hosted bucket name is one S3 allows in a host: 3 to 63 characters, no
+/// uppercase, dot-separated DNS labels (dots are allowed here: the client chose the host).
 fn dns_bucket(b: &str) -> bool {
-    let edge = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     (3..=63).contains(&b.len())
-        && b.bytes().all(|c| edge(c) || c == b'-' || c == b'.')
-        && b.bytes().next().is_some_and(edge)
-        && b.bytes().last().is_some_and(edge)
+        && !b.bytes().any(|c| c.is_ascii_uppercase())
+        && b.split('.').all(slipstream_s3::is_valid_host_label)
 }
 
 pub(crate) fn refuse(e: VerifyError) -> Answer {
