@@ -28,7 +28,10 @@
 #
 # Part 3, timing: presigned GETs signed with an unknown key id and with the known id and a wrong
 # secret, alternating on one connection through the verifying edge (5,000 each): both must be
-# refused in the same time. Needs root (namespaces), curl, openssl.
+# refused in the same time.
+#
+# PARTS="2" (any of 1 2 3) runs only those parts: part 2 alone takes about 4 minutes.
+# Needs root (namespaces), curl, openssl.
 set -euo pipefail
 [ -n "${BENCH_TRACE:-}" ] && set -x
 cd "$(dirname "$0")/.."
@@ -136,6 +139,9 @@ metrics_port() { case "$1" in passthrough) echo 19001 ;; verify) echo 19002 ;; n
 BUCKET=auth-$RANDOM$RANDOM
 as_client origin "${CLIENT[@]}" "$BIN" mb "s3://$BUCKET" --endpoint-url "$ORIGIN" >/dev/null
 
+# part N: whether part N runs (PARTS="1 2 3" by default).
+part() { case " ${PARTS:-1 2 3} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
 # Warm: each verifying edge learns the key once (a cold start is not the steady state).
 for row in verify nocache; do
   as_client "$row" "${CLIENT[@]}" "$BIN" ls "s3://$BUCKET" --endpoint-url "$(url_of "$row")" >/dev/null
@@ -143,7 +149,8 @@ done
 
 # Part 1: the Outposts workload.
 ROWS=(origin passthrough verify nocache)
-for round in $(seq 1 "$ROUNDS"); do
+part 1 || ROUNDS_1=0
+for round in $(seq 1 "${ROUNDS_1:-$ROUNDS}"); do
   for row in "${ROWS[@]}"; do
     name="outposts-$row-$round"
     before_hits=0 before_misses=0 before_answers=$(authority_answers)
@@ -218,7 +225,8 @@ cpu() {
   after=$(cpu_ns "$pid")
   echo "$ops $(( after - before ))" > "$WORK/cpu-$kind-$row-$run"
 }
-for round in $(seq 1 "$ROUNDS"); do
+part 2 || ROUNDS_2=0
+for round in $(seq 1 "${ROUNDS_2:-$ROUNDS}"); do
   for kind in header presigned; do
     for row in passthrough verify; do cpu "$round" "$row" "$kind"; done
   done
@@ -258,9 +266,11 @@ for i in range(n):
             times[name].append(us)
 json.dump(times, sys.stdout)
 PY
-as_client verify "${EDGE[@]}" "$PY" "$WORK/timing.py" "$(url_of verify)" "$BUCKET" "$REGION" "$KEY_ID" 5000 > "$WORK/timing.json"
+if part 3; then
+  as_client verify "${EDGE[@]}" "$PY" "$WORK/timing.py" "$(url_of verify)" "$BUCKET" "$REGION" "$KEY_ID" 5000 > "$WORK/timing.json"
+fi
 
-"$PY" - "$WORK" "$A" "$COUNT" "$ROUNDS" "$CPU_COUNT" <<'PY'
+part 1 && "$PY" - "$WORK" "$A" "$COUNT" "$ROUNDS" "$CPU_COUNT" <<'PY'
 import json, pathlib, statistics, sys
 work, a, count, rounds, cpu_count = pathlib.Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rows = ["origin", "passthrough", "verify", "nocache"]
@@ -284,7 +294,10 @@ for row in rows:
 d = med["verify"]["p99"] - med["passthrough"]["p99"]
 print(f"\nVerifying at the edge (cached) vs pass-through: P99 {d:+.2f} ms, P50 {med['verify']['p50'] - med['passthrough']['p50']:+.2f} ms;"
       f" vs the origin verifying directly: P50 {med['verify']['p50'] / med['origin']['p50']:.2f}x, P99 {med['verify']['p99'] / med['origin']['p99']:.2f}x")
-
+PY
+part 2 && "$PY" - "$WORK" "$A" "$COUNT" "$ROUNDS" "$CPU_COUNT" <<'PY'
+import json, pathlib, statistics, sys
+work, a, count, rounds, cpu_count = pathlib.Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 print(f"\nThe edge's CPU per request (4 KiB GET, 4 kept-alive connections, {cpu_count} requests per run, median of {rounds} runs):\n")
 print("| request | pass-through | verify | verify - pass-through |")
 print("|---|---:|---:|---:|")
@@ -303,7 +316,10 @@ for kind, name in [("header", "SigV4, header-signed"), ("presigned", "SigV4, pre
         print(f"| {name} | (origin cannot verify it) | {v:.1f} us | {v - pv:+.1f} us vs SigV4 presigned pass-through |")
     else:
         print(f"| {name} | {p:.1f} us | {v:.1f} us | {v - p:+.1f} us |")
-
+PY
+part 3 && "$PY" - "$WORK" "$A" "$COUNT" "$ROUNDS" "$CPU_COUNT" <<'PY'
+import json, pathlib, statistics, sys
+work, a, count, rounds, cpu_count = pathlib.Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 t = json.loads((work / "timing.json").read_text())
 q = lambda xs, f: sorted(xs)[int(f * (len(xs) - 1))]
 print(f"\nUnknown key vs known key with a wrong signature, presigned GETs refused by the verifying edge,"
