@@ -355,6 +355,10 @@ def test_replicas_on_postgres_tell_every_edge_within_a_second(slipstream_bin, se
                 wait_for(lambda c=c: error_code_or_ok(lambda: c.get_object(Bucket=bucket, Key="k")) == "ok", 2, "enabled again")
         listed = replicas[1].key("list", "--json").stdout.decode()
         assert key[0] in listed and key[1] not in listed
+        # The server's certificate is checked whatever sslmode says: without its CA, refused.
+        p = run_cli(slipstream_bin, "authority", "key", "list", "--database", database, "--master-key-file",
+                    str(replicas[0].master), check=False)
+        assert p.returncode == 2 and b"--database-ca-bundle" in p.stderr and password.encode() not in p.stderr, p.stderr
     finally:
         codes = [r.stop() for r in replicas]
     logs = "".join(open(r.stderr_path).read() for r in replicas)

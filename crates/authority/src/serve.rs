@@ -178,17 +178,26 @@ async fn accept(listener: TcpListener, state: Arc<State>, tls: Option<tokio_rust
 /// or SQLite's poll) and wakes waiting change requests. A thread of its own: the waiter blocks.
 fn watch_revision(state: Arc<State>) {
     let mut waiter = state.store.waiter();
+    // Said once when reading starts failing and once when it works again, not every poll.
+    let mut failing = false;
     loop {
         waiter.wait();
         match state.store.revision() {
             Ok(r) => {
+                if std::mem::take(&mut failing) {
+                    eprintln!("slipstream authority: the store answers again (revision {r})");
+                }
                 state.revision.send_if_modified(|held| {
                     let changed = *held != r;
                     *held = r;
                     changed
                 });
             }
-            Err(e) => eprintln!("slipstream authority: reading the revision: {e}"),
+            Err(e) if !failing => {
+                failing = true;
+                eprintln!("slipstream authority: reading the revision: {e}");
+            }
+            Err(_) => {}
         }
     }
 }

@@ -136,8 +136,15 @@ impl Postgres {
             tls,
         };
         let open = connect(&target, None).map_err(|e| {
+            // Unlike libpq, prefer and require check the certificate too: say how to proceed.
+            let hint = if e.contains("certificate") {
+                " (the server's TLS certificate is checked whatever sslmode says: give \
+                 --database-ca-bundle with its CA, or sslmode=disable on a network you trust)"
+            } else {
+                ""
+            };
             AuthorityError::Settings(format!(
-                "cannot connect to the database {}: {e}",
+                "cannot connect to the database {}: {e}{hint}",
                 target.shown
             ))
         })?;
@@ -435,6 +442,7 @@ impl Backend for Postgres {
         Box::new(Listen {
             target: self.target.clone(),
             listening: None,
+            failing: false,
         })
     }
 }
@@ -450,6 +458,8 @@ struct Listening {
 struct Listen {
     target: Target,
     listening: Option<Listening>,
+    /// Whether the last attempt to listen failed (said once per outage).
+    failing: bool,
 }
 
 impl Listen {
@@ -471,12 +481,22 @@ impl ChangeWaiter for Listen {
     fn wait(&mut self) -> Woken {
         if self.listening.is_none() {
             match self.listen() {
-                Ok(l) => self.listening = Some(l),
+                Ok(l) => {
+                    if std::mem::take(&mut self.failing) {
+                        eprintln!(
+                            "slipstream authority: listening for changes on {} again",
+                            self.target.shown
+                        );
+                    }
+                    self.listening = Some(l);
+                }
                 Err(e) => {
-                    eprintln!(
-                        "slipstream authority: cannot listen for changes on {}: {e}",
-                        self.target.shown
-                    );
+                    if !std::mem::replace(&mut self.failing, true) {
+                        eprintln!(
+                            "slipstream authority: cannot listen for changes on {} (reading the revision every second meanwhile): {e}",
+                            self.target.shown
+                        );
+                    }
                     std::thread::sleep(LISTEN_WAIT);
                     return Woken::Polled;
                 }
