@@ -13,7 +13,8 @@
 #
 # `slipstream cp` moves the objects (parallel multipart up, parallel ranged GETs down); the
 # server keeps its data on /dev/shm and the files live there too, so the disk is not measured.
-# Rounds alternate direct and edge; medians are quoted. Memory: the gateway's peak RSS is reset
+# Rounds alternate direct and edge; medians are quoted. GATEWAY_BIN=PATH runs another build as
+# the gateway (an A/B of gateway changes with the same client). Memory: the gateway's peak RSS is reset
 # (/proc/PID/clear_refs) before the big transfer and read after it. Needs openssl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +31,8 @@ if [ "${BENCH_EDGE_INNER:-}" != 1 ]; then
 fi
 
 BIN=$PWD/target/release/slipstream
-GW=("$BIN")
-[ "${PIN:-}" = 1 ] && GW=(taskset -c 1 "$BIN")
+GW=("${GATEWAY_BIN:-$BIN}")
+[ "${PIN:-}" = 1 ] && GW=(taskset -c 1 "${GW[0]}")
 WORK=$(mktemp -d -p /dev/shm)
 gateway_pid=""
 plain_pid=""

@@ -23,6 +23,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc's allocator: the gateway's request path makes many small,
+/// short-lived allocations (headers, canonical strings, the access-log line), and glibc's
+/// malloc and free were 5 µs of its CPU per request (docs/BENCHMARKS.md, issue 18).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// An error with the exit code it maps to.
 #[derive(Debug)]
 pub struct Failure {

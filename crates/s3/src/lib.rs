@@ -1,5 +1,6 @@
-//! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read, and
-//! S3's XML answers ([`xml`]).
+//! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read,
+//! S3's XML answers ([`xml`]), and the IAM actions and resources a request needs
+//! ([`operation`], what the verifying edge authorizes).
 //!
 //! Pure: no I/O, no async. It decides the URL base of a bucket ([`resolve`]) with the choices
 //! botocore makes, so URLs presigned by `slipstream-sign` are byte-identical to boto3's.
@@ -9,6 +10,7 @@
 mod bucket;
 mod endpoint;
 mod error;
+pub mod operation;
 mod uri;
 pub mod xml;
 

@@ -205,8 +205,15 @@ impl Signer {
             .collect();
         all.extend(added.iter().map(|(n, v)| (*n, v.as_str())));
         let (headers, signed) = canonical_headers(&all)?;
-        let (cr, sts, signature) =
-            self.sign_parts(req, &[], &headers, &signed, payload, time, &scope)?;
+        let (cr, sts, signature) = self.sign_parts(
+            req,
+            &[],
+            &headers,
+            &signed,
+            payload,
+            (time, &amz_date),
+            &scope,
+        )?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             added.push(("x-amz-security-token", t.to_owned()));
@@ -260,8 +267,15 @@ impl Signer {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect();
-        let (cr, sts, signature) =
-            self.sign_parts(req, &extra, &headers, &signed, payload, time, &scope)?;
+        let (cr, sts, signature) = self.sign_parts(
+            req,
+            &extra,
+            &headers,
+            &signed,
+            payload,
+            (time, &amz_date),
+            &scope,
+        )?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             params.push(("X-Amz-Security-Token", t));
@@ -284,13 +298,13 @@ impl Signer {
         headers: &str,
         signed: &str,
         payload: &PayloadHash,
-        time: SigningTime,
+        (time, amz_date): (SigningTime, &str),
         scope: &str,
     ) -> Result<(String, String, String), Error> {
         let uri = canonical_uri(req.path, self.settings.path);
         let query = canonical_query(req.query, extra_query);
         let cr = canonical_request(req.method, &uri, &query, headers, signed, payload.as_str());
-        let sts = string_to_sign(self.algorithm.name(), &time.amz_date(), scope, &cr);
+        let sts = string_to_sign(self.algorithm.name(), amz_date, scope, &cr);
         let mut signature = String::with_capacity(144);
         self.algorithm
             .sign_into(&self.credentials, time, &self.service, &sts, &mut signature)?;

@@ -22,7 +22,6 @@
 mod authority;
 mod cache;
 mod keys;
-mod operation;
 mod pinned;
 mod policy;
 mod reframe;
@@ -41,13 +40,13 @@ use hyper::http::request::Parts;
 use hyper::{Request, StatusCode};
 use sha2::{Digest, Sha256};
 use slipstream_client::RefreshingSigner;
+use slipstream_s3::operation::{operation, Check, OperationError};
 use slipstream_sign::verify::{ChunkedBody, Verified, Verifier, VerifyError, PRESIGN_PARAMS};
 use slipstream_sign::{PayloadHash, SigningTime};
 use tokio::sync::oneshot;
 
 use keys::Key;
 pub(crate) use keys::Keys;
-use operation::{operation, Check, OperationError};
 use policy::Policy;
 
 use crate::body::Upload;
@@ -62,6 +61,13 @@ use crate::proxy::{Admitted, Answer};
 pub(crate) const HOLD_LIMIT: u64 = 1 << 20;
 /// The largest `POST ?delete` body read (S3's 1,000 keys of up to 1,024 bytes fit).
 const DELETE_LIMIT: usize = 2 << 20;
+
+/// The SHA-256 of no bytes, which a body-less request's signed payload hash must be (a
+/// constant: hashing nothing on every GET showed in the profile).
+const EMPTY_BODY_SHA256: [u8; 32] = [
+    0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
+    0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
+];
 
 /// Request headers the edge replaces with its own, or that belong to the client's signature.
 const CLIENT_AUTH_HEADERS: [&str; 7] = [
@@ -360,10 +366,9 @@ impl Verify {
             let payload = PayloadHash::of(&data);
             (full(data), payload, None, None)
         } else if body.is_end_stream() {
-            verified
-                .check_body(&Sha256::digest(b"").into())
-                .map_err(refuse)?;
-            (full(Bytes::new()), PayloadHash::of(b""), None, None)
+            verified.check_body(&EMPTY_BODY_SHA256).map_err(refuse)?;
+            let payload = PayloadHash::Sha256(slipstream_sign::EMPTY_SHA256.to_owned());
+            (full(Bytes::new()), payload, None, None)
         } else {
             self.stream(body, &verified, &keys, &header_list, &mut headers, counted)
                 .await?
@@ -807,6 +812,13 @@ mod tests {
             assert_eq!(host_bucket(&suffixes, host), bucket, "{host}");
         }
         assert_eq!(host_bucket(&[], "photos.s3.edge.test"), None);
+    }
+
+    #[test]
+    fn the_empty_body_hash_is_sha256_of_nothing() {
+        let digest: [u8; 32] = Sha256::digest(b"").into();
+        assert_eq!(digest, EMPTY_BODY_SHA256);
+        assert_eq!(slipstream_sign::EMPTY_SHA256, PayloadHash::of(b"").as_str());
     }
 
     #[test]

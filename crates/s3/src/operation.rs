@@ -9,6 +9,7 @@
 //! than guessed. `POST ?delete` names its keys in the body: [`Operation::batch_delete`] tells
 //! the caller to read them and authorize `s3:DeleteObject` on each.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// One permission a request needs.
@@ -233,7 +234,7 @@ pub fn operation(
     let (bucket, key) = address(host_bucket, path)?;
     let mut names = Vec::with_capacity(query.len());
     for (k, _) in query {
-        names.push(decode(k)?);
+        names.push(decode_name(k)?);
     }
     let has = |n: &str| names.iter().any(|q| q == n);
     let versioned = has("versionId");
@@ -298,7 +299,7 @@ pub fn operation(
                 }
                 let acl = headers.iter().any(|(h, _)| {
                     h.eq_ignore_ascii_case("x-amz-acl")
-                        || h.to_ascii_lowercase().starts_with("x-amz-grant-")
+                        || starts_with_ignore_case(h, "x-amz-grant-")
                 });
                 if acl {
                     need("s3:PutObjectAcl", &resource);
@@ -344,12 +345,12 @@ pub fn operation(
 /// The one known sub-resource among the query names (its index in the table); an unknown
 /// name that looks like a sub-resource, or two of them, is refused.
 fn sub_resource<'t>(
-    names: &[String],
+    names: &[Cow<'_, str>],
     table: impl Iterator<Item = &'t str> + Clone,
 ) -> Result<Option<usize>, OperationError> {
     let mut found = None;
     for name in names {
-        if ARGUMENTS.contains(&name.as_str()) || !is_sub_resource_like(name) {
+        if ARGUMENTS.contains(&name.as_ref()) || !is_sub_resource_like(name) {
             continue;
         }
         let Some(i) = table.clone().position(|t| t == name) else {
@@ -390,8 +391,17 @@ fn is_sub_resource_like(name: &str) -> bool {
         "bucket-region",
         "x-id",
     ];
-    let lower = name.to_ascii_lowercase();
-    !(ORDINARY.contains(&name) || lower.starts_with("x-amz-") || lower.starts_with("response-"))
+    !(ORDINARY.contains(&name)
+        || starts_with_ignore_case(name, "x-amz-")
+        || starts_with_ignore_case(name, "response-"))
+}
+
+/// Whether `s` starts with `prefix` in any ASCII case (without the copy `to_ascii_lowercase`
+/// makes: this runs for every query name and header of every request).
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 /// The bucket and key of a request: from the host (virtual-hosted style) or the path's first
@@ -441,6 +451,15 @@ fn copy_source(value: &str) -> Result<(String, bool), OperationError> {
         .ok_or_else(|| OperationError::InvalidUri("x-amz-copy-source is not bucket/key".into()))?;
     let versioned = query.split('&').any(|p| p.starts_with("versionId="));
     Ok((format!("arn:aws:s3:::{bucket}/{key}"), versioned))
+}
+
+/// A query name, decoded once (borrowed when it has no escape, as almost every name has).
+fn decode_name(s: &str) -> Result<Cow<'_, str>, OperationError> {
+    if s.contains('%') {
+        decode(s).map(Cow::Owned)
+    } else {
+        Ok(Cow::Borrowed(s))
+    }
 }
 
 /// `%XY` decoded once; a `%` without two hex digits, or bytes that are not UTF-8, are refused.
