@@ -13,9 +13,12 @@
 #
 # `slipstream cp` moves the objects (parallel multipart up, parallel ranged GETs down); the
 # server keeps its data on /dev/shm and the files live there too, so the disk is not measured.
-# Rounds alternate direct and edge; medians are quoted. GATEWAY_BIN=PATH runs another build as
-# the gateway (an A/B of gateway changes with the same client). Memory: the gateway's peak RSS is reset
-# (/proc/PID/clear_refs) before the big transfer and read after it. Needs openssl.
+# Rounds alternate direct and edge; medians are quoted. GATEWAY_BIN=PATH runs another build
+# as the gateway (an A/B of gateway changes with the same client). Memory: the gateway's peak
+# RSS is reset (/proc/PID/clear_refs) before the big transfer and read after it. The server's
+# and the client's CPU per GiB are reported too (with PIN=1 they share core 0, so their sum is
+# what bounds the transfer).
+# Needs openssl and /usr/bin/time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB=${1:-1024}
@@ -66,15 +69,23 @@ url() {
     edge-plain) echo "http://127.0.0.1:$plain_port" ;;
   esac
 }
-# timed NAME PATH COMMAND...: one run, appended to $WORK/NAME as "seconds gateway_cpu_seconds".
+# servers_ns: CPU time so far of both versitygw processes (plain and TLS), in nanoseconds.
+servers_ns() {
+  local total=0 p
+  for p in $(pgrep -x versitygw); do total=$(( total + $(cpu_ns "$p") )); done
+  echo "$total"
+}
+# timed NAME PATH COMMAND...: one run, appended to $WORK/NAME as "seconds gateway_cpu_seconds",
+# and to $WORK/NAME.cpu as "server_cpu_seconds client_cpu_seconds".
 timed() {
-  local name=$1 path=$2 t0 c0 t1 c1 pid=$gateway_pid
+  local name=$1 path=$2 t0 c0 t1 c1 s0 s1 pid=$gateway_pid
   shift 2
   [ "$path" = edge-plain ] && pid=$plain_pid
-  c0=$(cpu_ns "$pid"); t0=$(date +%s.%N)
-  "$BIN" "$@" --endpoint-url "$(url "$path")" --path-style --quiet >/dev/null
-  t1=$(date +%s.%N); c1=$(cpu_ns "$pid")
+  s0=$(servers_ns); c0=$(cpu_ns "$pid"); t0=$(date +%s.%N)
+  /usr/bin/time -f "%U %S" -o "$WORK/client.time" "$BIN" "$@" --endpoint-url "$(url "$path")" --path-style --quiet >/dev/null
+  t1=$(date +%s.%N); c1=$(cpu_ns "$pid"); s1=$(servers_ns)
   echo "$t0 $t1 $c0 $c1" | awk '{ printf "%.4f %.4f\n", $2 - $1, ($4 - $3) / 1e9 }' >> "$WORK/$name"
+  echo "$s0 $s1 $(cat "$WORK/client.time")" | awk '{ printf "%.4f %.4f\n", ($2 - $1) / 1e9, $3 + $4 }' >> "$WORK/$name.cpu"
 }
 
 BUCKET=edge-bulk-$RANDOM$RANDOM
@@ -118,6 +129,16 @@ for scheme in ["tls", "plain"]:
         what = "TLS both hops" if scheme == "tls" else "plain HTTP"
         print(f"| {label}, {what} | {md:.2f} s ({mib * 1.048576 / md:.0f} MB/s) | {me:.2f} s ({mib * 1.048576 / me:.0f} MB/s) "
               f"| {md / me * 100:.0f}% | {statistics.median(cpu) / gib:.2f} s |")
+print(f"\nCPU per GiB of the server (versitygw) and the client (`slipstream cp`), medians:\n")
+print("| transfer | server direct | server via gateway | client direct | client via gateway |")
+print("|---|---:|---:|---:|---:|")
+for scheme in ["tls", "plain"]:
+    for op in ["put", "get"]:
+        cpu = {}
+        for path in ["direct", "edge"]:
+            vals = [float(x) for x in (work / f"{op}-{path}-{scheme}.cpu").read_text().split()]
+            cpu[path] = (statistics.median(vals[0::2]) / gib, statistics.median(vals[1::2]) / gib)
+        print(f"| {op} {scheme} | {cpu['direct'][0]:.2f} s | {cpu['edge'][0]:.2f} s | {cpu['direct'][1]:.2f} s | {cpu['edge'][1]:.2f} s |")
 print(f"\nThe gateway's RSS: {before / 1024:.1f} MiB before a {big} GiB upload and download through it, "
       f"peak {peak / 1024:.1f} MiB during them (+{(peak - before) / 1024:.1f} MiB).")
 PY

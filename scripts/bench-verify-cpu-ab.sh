@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# A/B of the verifying edge's CPU per request on loopback: for two `slipstream` binaries, a
+# pass-through gateway and a verifying one (keys file) each, in front of versitygw; header-signed
+# 4 KiB GETs (COUNT a run, 4 kept-alive connections) through each of the four in turn, ROUNDS
+# times; prints each gateway's CPU time (all threads) per request, and the medians and
+# verify - pass-through per binary. The client is target/release/slipstream for every row.
+# Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
+# cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
+# verifying gateways for 10 s of load each (DIR/pass.data, DIR/verify.data and the request
+# counts DIR/pass.json, DIR/verify.json): compare samples per request, symbol by symbol.
+#   scripts/with-s3-server.sh scripts/bench-verify-cpu-ab.sh BIN_A BIN_B [COUNT] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=$1 B=$2 COUNT=${3:-20000} ROUNDS=${4:-4}
+CLIENT=$PWD/target/release/slipstream
+W=$(mktemp -d)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+cat > "$W/keys.toml" <<K
+[[keys]]
+access_key_id = "AKIDEDGE"
+secret_access_key = "edge-secret"
+policy = { Statement = [{ Effect = "Allow", Action = "s3:*", Resource = "*" }] }
+K
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cpu_ns() { # PID: CPU time so far of every thread, in nanoseconds
+  local t=0 f
+  for f in /proc/"$1"/task/*/schedstat; do t=$(( t + $(cut -d' ' -f1 "$f" 2>/dev/null || echo 0) )); done
+  echo "$t"
+}
+ROWS=(a-pass a-verify b-pass b-verify)
+for row in "${ROWS[@]}"; do # a gateway per row: its port in $W/ROW.port, its pid in $W/ROW.pid
+  bin=$A; [ "${row%%-*}" = b ] && bin=$B
+  mode=(); [ "${row#*-}" = verify ] && mode=(--mode verify --keys "$W/keys.toml" --region eu-edge-1 --origin-region "$SLIPSTREAM_TEST_REGION")
+  p=$(port)
+  "$bin" gateway --listen "127.0.0.1:$p" --origin "$SLIPSTREAM_TEST_ENDPOINT" "${mode[@]}" 2>"$W/$row.err" &
+  pids+=($!)
+  echo $! > "$W/$row.pid"; echo "$p" > "$W/$row.port"
+done
+for row in "${ROWS[@]}"; do
+  for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$(cat "$W/$row.port")/" && break; sleep 0.05; done
+done
+BUCKET=verify-cpu-$RANDOM$RANDOM
+"$CLIENT" mb "s3://$BUCKET" --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" >/dev/null
+head -c 4096 /dev/urandom > "$W/4k"
+for i in $(seq 0 9); do "$CLIENT" cp "$W/4k" "s3://$BUCKET/cpu/o$i" --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --quiet; done
+as_client() { # ROW COMMAND...: with the edge's key for verifying rows
+  local row=$1; shift
+  case $row in
+    *verify) env AWS_ACCESS_KEY_ID=AKIDEDGE AWS_SECRET_ACCESS_KEY=edge-secret AWS_REGION=eu-edge-1 "$@" ;;
+    *) "$@" ;;
+  esac
+}
+get() { # ROW JSON [bench get flags...]
+  local row=$1 json=$2; shift 2
+  as_client "$row" "$CLIENT" bench get --bucket "$BUCKET" --objects 10 --size 4KiB --concurrency 4 \
+    --endpoint-url "http://127.0.0.1:$(cat "$W/$row.port")" --path-style --quiet --json "$json" "$@" >/dev/null
+}
+run() { # ROUND ROW: appends "ns_per_request" to $W/ROW
+  local row=$2 pid before after ops
+  pid=$(cat "$W/$row.pid")
+  before=$(cpu_ns "$pid")
+  get "$row" "$W/run.json" --count "$COUNT"
+  after=$(cpu_ns "$pid")
+  ops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$W/run.json")
+  echo $(( (after - before) / ops )) >> "$W/$row"
+}
+for row in "${ROWS[@]}"; do get "$row" "$W/warm.json" --count 2000; done
+for r in $(seq 1 "$ROUNDS"); do
+  for row in "${ROWS[@]}"; do run "$r" "$row"; done
+done
+python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" <<'PY'
+import pathlib, statistics, sys
+w, a, b, count, rounds = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+us = {row: [int(x) / 1000 for x in (w / row).read_text().split()] for row in ["a-pass", "a-verify", "b-pass", "b-verify"]}
+print(f"\nGateway CPU per request, 4 KiB GETs, {count} a run, {rounds} rounds (runs; median):\n")
+print("| binary | pass-through | verify | verify - pass-through |")
+print("|---|---|---|---:|")
+for x, path in [("a", a), ("b", b)]:
+    p, v = us[f"{x}-pass"], us[f"{x}-verify"]
+    mp, mv = statistics.median(p), statistics.median(v)
+    runs = lambda l: " / ".join(f"{t:.1f}" for t in l)
+    print(f"| {x}: {path} | {runs(p)}; **{mp:.1f} us** | {runs(v)}; **{mv:.1f} us** | +{mv - mp:.1f} us |")
+PY
+if [ -n "${PERF_DIR:-}" ]; then
+  for row in b-pass b-verify; do
+    name=${row#b-}
+    perf record -F 4000 -o "$PERF_DIR/$name.data" -p "$(cat "$W/$row.pid")" 2>/dev/null &
+    rec=$!
+    sleep 0.5
+    get "$row" "$PERF_DIR/$name.json" --duration 10s
+    kill -INT "$rec"; wait "$rec" || true
+  done
+fi
