@@ -138,7 +138,15 @@ async fn each_checksum_algorithm_goes_up_with_the_data_and_is_checked_coming_dow
             } else {
                 upload_file(Arc::clone(&client), &src, &bucket, &key, opts.clone()).await
             };
-            assert_eq!(up.unwrap().parts, if len < part { 0 } else { 3 });
+            // A file's cut depends on how long CreateMultipartUpload took (cut.rs): 5 MiB
+            // parts, or 10 MiB ones when it took 20 ms or more (a busy machine). A stream's
+            // parts are always the part size.
+            let parts = up.unwrap().parts;
+            match (len < part, from_stream) {
+                (true, _) => assert_eq!(parts, 0, "{key}"),
+                (false, true) => assert_eq!(parts, 3, "{key}"),
+                (false, false) => assert!(parts == 3 || parts == 2, "{key}: {parts} parts"),
+            }
             // A single PUT keeps the checksum it was sent with; a multipart upload keeps one
             // of the whole object only with CRC64NVME (the 32-bit CRCs are composite).
             let whole = len < part || algorithm.full_object();
