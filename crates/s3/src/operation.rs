@@ -234,7 +234,7 @@ pub fn operation(
     let (bucket, key) = address(host_bucket, path)?;
     let mut names = Vec::with_capacity(query.len());
     for (k, _) in query {
-        names.push(decode_name(k)?);
+        names.push(decode(k)?);
     }
     let has = |n: &str| names.iter().any(|q| q == n);
     let versioned = has("versionId");
@@ -432,7 +432,7 @@ fn address(
     let key = if key.is_empty() {
         None
     } else {
-        Some(decode(key)?)
+        Some(decode(key)?.into_owned())
     };
     if bucket.is_none() && key.is_some() {
         return Err(OperationError::InvalidUri("a key without a bucket".into()));
@@ -453,17 +453,12 @@ fn copy_source(value: &str) -> Result<(String, bool), OperationError> {
     Ok((format!("arn:aws:s3:::{bucket}/{key}"), versioned))
 }
 
-/// A query name, decoded once (borrowed when it has no escape, as almost every name has).
-fn decode_name(s: &str) -> Result<Cow<'_, str>, OperationError> {
-    if s.contains('%') {
-        decode(s).map(Cow::Owned)
-    } else {
-        Ok(Cow::Borrowed(s))
-    }
-}
-
 /// `%XY` decoded once; a `%` without two hex digits, or bytes that are not UTF-8, are refused.
-fn decode(s: &str) -> Result<String, OperationError> {
+/// Borrowed when there is no escape, as in almost every query name.
+fn decode(s: &str) -> Result<Cow<'_, str>, OperationError> {
+    if !s.contains('%') {
+        return Ok(Cow::Borrowed(s));
+    }
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -488,6 +483,7 @@ fn decode(s: &str) -> Result<String, OperationError> {
         }
     }
     String::from_utf8(out)
+        .map(Cow::Owned)
         .map_err(|_| OperationError::InvalidUri("the key is not valid UTF-8".into()))
 }
 

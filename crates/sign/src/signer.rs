@@ -211,7 +211,8 @@ impl Signer {
             &headers,
             &signed,
             payload,
-            (time, &amz_date),
+            time,
+            &amz_date,
             &scope,
         )?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
@@ -268,13 +269,7 @@ impl Signer {
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect();
         let (cr, sts, signature) = self.sign_parts(
-            req,
-            &extra,
-            &headers,
-            &signed,
-            payload,
-            (time, &amz_date),
-            &scope,
+            req, &extra, &headers, &signed, payload, time, &amz_date, &scope,
         )?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
@@ -298,7 +293,8 @@ impl Signer {
         headers: &str,
         signed: &str,
         payload: &PayloadHash,
-        (time, amz_date): (SigningTime, &str),
+        time: SigningTime,
+        amz_date: &str,
         scope: &str,
     ) -> Result<(String, String, String), Error> {
         let uri = canonical_uri(req.path, self.settings.path);

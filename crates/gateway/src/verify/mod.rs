@@ -62,13 +62,6 @@ pub(crate) const HOLD_LIMIT: u64 = 1 << 20;
 /// The largest `POST ?delete` body read (S3's 1,000 keys of up to 1,024 bytes fit).
 const DELETE_LIMIT: usize = 2 << 20;
 
-/// The SHA-256 of no bytes, which a body-less request's signed payload hash must be (a
-/// constant: hashing nothing on every GET showed in the profile).
-const EMPTY_BODY_SHA256: [u8; 32] = [
-    0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
-    0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
-];
-
 /// Request headers the edge replaces with its own, or that belong to the client's signature.
 const CLIENT_AUTH_HEADERS: [&str; 7] = [
     "authorization",
@@ -366,9 +359,8 @@ impl Verify {
             let payload = PayloadHash::of(&data);
             (full(data), payload, None, None)
         } else if body.is_end_stream() {
-            verified.check_body(&EMPTY_BODY_SHA256).map_err(refuse)?;
-            let payload = PayloadHash::Sha256(slipstream_sign::EMPTY_SHA256.to_owned());
-            (full(Bytes::new()), payload, None, None)
+            verified.check_empty_body().map_err(refuse)?;
+            (full(Bytes::new()), PayloadHash::of(b""), None, None)
         } else {
             self.stream(body, &verified, &keys, &header_list, &mut headers, counted)
                 .await?
@@ -812,13 +804,6 @@ mod tests {
             assert_eq!(host_bucket(&suffixes, host), bucket, "{host}");
         }
         assert_eq!(host_bucket(&[], "photos.s3.edge.test"), None);
-    }
-
-    #[test]
-    fn the_empty_body_hash_is_sha256_of_nothing() {
-        let digest: [u8; 32] = Sha256::digest(b"").into();
-        assert_eq!(digest, EMPTY_BODY_SHA256);
-        assert_eq!(slipstream_sign::EMPTY_SHA256, PayloadHash::of(b"").as_str());
     }
 
     #[test]

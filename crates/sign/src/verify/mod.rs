@@ -155,15 +155,18 @@ pub struct Verified {
 impl Verified {
     /// For a body whose hash was signed: errors unless `body_sha256` (raw) is that hash.
     pub fn check_body(&self, body_sha256: &[u8; 32]) -> Result<(), VerifyError> {
+        self.check_body_hex(&crate::encode::hex(body_sha256))
+    }
+
+    /// For a request without a body: [`Verified::check_body`] of no bytes, without hashing
+    /// them.
+    pub fn check_empty_body(&self) -> Result<(), VerifyError> {
+        self.check_body_hex(crate::EMPTY_SHA256)
+    }
+
+    fn check_body_hex(&self, body_hex: &str) -> Result<(), VerifyError> {
         match &self.payload {
-            PayloadHash::Sha256(hex)
-                if crate::encode::hex(body_sha256)
-                    .as_bytes()
-                    .ct_eq(hex.as_bytes())
-                    .into() =>
-            {
-                Ok(())
-            }
+            PayloadHash::Sha256(hex) if body_hex.as_bytes().ct_eq(hex.as_bytes()).into() => Ok(()),
             PayloadHash::Sha256(_) => Err(VerifyError::XAmzContentSha256Mismatch),
             _ => Ok(()),
         }
