@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A/B of the verifying edge's CPU per request on loopback: for two `slipstream` binaries, a
-# pass-through gateway and a verifying one (keys file) each, in front of versitygw; header-signed
-# 4 KiB GETs (COUNT a run, 4 kept-alive connections) through each of the four in turn, ROUNDS
-# times; prints each gateway's CPU time (all threads) per request, and the medians and
+# pass-through gateway and a verifying one (keys file) each, in front of versitygw;
+# header-signed 4 KiB GETs (COUNT a run, 4 kept-alive connections) through each of the four in
+# turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
+# (all threads) per request, and the medians and
 # verify - pass-through per binary. The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
 # cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
@@ -66,8 +67,12 @@ run() { # ROUND ROW: appends "ns_per_request" to $W/ROW
   echo $(( (after - before) / ops )) >> "$W/$row"
 }
 for row in "${ROWS[@]}"; do get "$row" "$W/warm.json" --count 2000; done
+# Even rounds run the rows in reverse: with one order, the last row (B's verifying gateway)
+# came out ~5 us higher whichever build was B.
 for r in $(seq 1 "$ROUNDS"); do
-  for row in "${ROWS[@]}"; do run "$r" "$row"; done
+  order=("${ROWS[@]}")
+  [ $(( r % 2 )) = 0 ] && order=(b-verify b-pass a-verify a-pass)
+  for row in "${order[@]}"; do run "$r" "$row"; done
 done
 python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" <<'PY'
 import pathlib, statistics, sys
