@@ -4,7 +4,7 @@
 # header-signed 4 KiB GETs (COUNT a run, 4 kept-alive connections) through each of the four in
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
 # (all threads) per request, and the medians and
-# verify - pass-through per binary. The client is target/release/slipstream for every row.
+# verify - pass-through per binary; then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
 # cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
 # verifying gateways for 10 s of load each (DIR/pass.data, DIR/verify.data and the request
@@ -30,17 +30,21 @@ cpu_ns() { # PID: CPU time so far of every thread, in nanoseconds
   echo "$t"
 }
 ROWS=(a-pass a-verify b-pass b-verify)
-for row in "${ROWS[@]}"; do # a gateway per row: its port in $W/ROW.port, its pid in $W/ROW.pid
-  bin=$A; [ "${row%%-*}" = b ] && bin=$B
-  mode=(); [ "${row#*-}" = verify ] && mode=(--mode verify --keys "$W/keys.toml" --region eu-edge-1 --origin-region "$SLIPSTREAM_TEST_REGION")
-  p=$(port)
-  "$bin" gateway --listen "127.0.0.1:$p" --origin "$SLIPSTREAM_TEST_ENDPOINT" "${mode[@]}" 2>"$W/$row.err" &
-  pids+=($!)
-  echo $! > "$W/$row.pid"; echo "$p" > "$W/$row.port"
-done
-for row in "${ROWS[@]}"; do
-  for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$(cat "$W/$row.port")/" && break; sleep 0.05; done
-done
+start_gateways() { # a gateway per row, fresh each round: its port in $W/ROW.port, its pid in $W/ROW.pid
+  local row bin mode p
+  for row in "${ROWS[@]}"; do
+    if [ -f "$W/$row.pid" ]; then kill "$(cat "$W/$row.pid")" 2>/dev/null || true; wait "$(cat "$W/$row.pid")" 2>/dev/null || true; fi
+    bin=$A; [ "${row%%-*}" = b ] && bin=$B
+    mode=(); [ "${row#*-}" = verify ] && mode=(--mode verify --keys "$W/keys.toml" --region eu-edge-1 --origin-region "$SLIPSTREAM_TEST_REGION")
+    p=$(port)
+    "$bin" gateway --listen "127.0.0.1:$p" --origin "$SLIPSTREAM_TEST_ENDPOINT" "${mode[@]}" 2>"$W/$row.err" &
+    pids+=($!)
+    echo $! > "$W/$row.pid"; echo "$p" > "$W/$row.port"
+  done
+  for row in "${ROWS[@]}"; do
+    for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$(cat "$W/$row.port")/" && break; sleep 0.05; done
+  done
+}
 BUCKET=verify-cpu-$RANDOM$RANDOM
 "$CLIENT" mb "s3://$BUCKET" --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" >/dev/null
 head -c 4096 /dev/urandom > "$W/4k"
@@ -57,19 +61,26 @@ get() { # ROW JSON [bench get flags...]
   as_client "$row" "$CLIENT" bench get --bucket "$BUCKET" --objects 10 --size 4KiB --concurrency 4 \
     --endpoint-url "http://127.0.0.1:$(cat "$W/$row.port")" --path-style --quiet --json "$json" "$@" >/dev/null
 }
-run() { # ROUND ROW: appends "ns_per_request" to $W/ROW
-  local row=$2 pid before after ops
+user_ticks() { # PID: user-mode CPU time so far, in clock ticks (field 14 of /proc/PID/stat)
+  sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f12
+}
+run() { # ROUND ROW: appends "ns_per_request" to $W/ROW and user-mode "ns_per_request" to $W/ROW.user
+  local row=$2 pid before after ops ubefore uafter
   pid=$(cat "$W/$row.pid")
-  before=$(cpu_ns "$pid")
+  before=$(cpu_ns "$pid"); ubefore=$(user_ticks "$pid")
   get "$row" "$W/run.json" --count "$COUNT"
-  after=$(cpu_ns "$pid")
+  after=$(cpu_ns "$pid"); uafter=$(user_ticks "$pid")
   ops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$W/run.json")
   echo $(( (after - before) / ops )) >> "$W/$row"
+  echo $(( (uafter - ubefore) * 1000000000 / $(getconf CLK_TCK) / ops )) >> "$W/$row.user"
 }
-for row in "${ROWS[@]}"; do get "$row" "$W/warm.json" --count 2000; done
 # Even rounds run the rows in reverse: with one order, the last row (B's verifying gateway)
-# came out ~5 us higher whichever build was B.
+# came out ~5 us higher whichever build was B. Each round starts fresh gateways: two
+# processes of one build differed by up to 6 us per request for a whole run (where their
+# threads and connections landed), so one process per row would bias the whole comparison.
 for r in $(seq 1 "$ROUNDS"); do
+  start_gateways
+  for row in "${ROWS[@]}"; do get "$row" "$W/warm.json" --count 2000; done
   order=("${ROWS[@]}")
   [ $(( r % 2 )) = 0 ] && order=(b-verify b-pass a-verify a-pass)
   for row in "${order[@]}"; do run "$r" "$row"; done
@@ -77,15 +88,17 @@ done
 python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" <<'PY'
 import pathlib, statistics, sys
 w, a, b, count, rounds = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
-us = {row: [int(x) / 1000 for x in (w / row).read_text().split()] for row in ["a-pass", "a-verify", "b-pass", "b-verify"]}
-print(f"\nGateway CPU per request, 4 KiB GETs, {count} a run, {rounds} rounds (runs; median):\n")
-print("| binary | pass-through | verify | verify - pass-through |")
-print("|---|---|---|---:|")
-for x, path in [("a", a), ("b", b)]:
-    p, v = us[f"{x}-pass"], us[f"{x}-verify"]
-    mp, mv = statistics.median(p), statistics.median(v)
-    runs = lambda l: " / ".join(f"{t:.1f}" for t in l)
-    print(f"| {x}: {path} | {runs(p)}; **{mp:.1f} us** | {runs(v)}; **{mv:.1f} us** | +{mv - mp:.1f} us |")
+rows = ["a-pass", "a-verify", "b-pass", "b-verify"]
+for kind, suffix, what in [("all", "", "CPU (user + kernel)"), ("user", ".user", "user-mode CPU (the kernel's share, ~2/3, is the same work in both modes and its noise)")]:
+    us = {row: [int(x) / 1000 for x in (w / f"{row}{suffix}").read_text().split()] for row in rows}
+    print(f"\nGateway {what} per request, 4 KiB GETs, {count} a run, {rounds} rounds (runs; median):\n")
+    print("| binary | pass-through | verify | verify - pass-through |")
+    print("|---|---|---|---:|")
+    for x, path in [("a", a), ("b", b)]:
+        p, v = us[f"{x}-pass"], us[f"{x}-verify"]
+        mp, mv = statistics.median(p), statistics.median(v)
+        runs = lambda l: " / ".join(f"{t:.1f}" for t in l)
+        print(f"| {x}: {path} | {runs(p)}; **{mp:.1f} us** | {runs(v)}; **{mv:.1f} us** | +{mv - mp:.1f} us |")
 PY
 if [ -n "${PERF_DIR:-}" ]; then
   for row in b-pass b-verify; do

@@ -182,32 +182,39 @@ const UNSIGNABLE: &[&str] = &[
 /// Names are lowercased; values are trimmed and inner runs of whitespace (folded lines included)
 /// become one space; repeated names are joined with `,` in the order received.
 pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), Error> {
-    let mut merged: Vec<(String, String)> = Vec::with_capacity(headers.len());
-    for (name, value) in headers {
-        if name.is_empty() || !name.bytes().all(is_token_byte) {
+    // Names and values are borrowed unless lowercasing, tidying or merging changes them: the
+    // signer and the verifier call this per request, and names usually arrive lowercase.
+    let mut merged: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::with_capacity(headers.len());
+    for &(name, value) in headers {
+        let mut upper = false;
+        if name.is_empty()
+            || !name.bytes().all(|b| {
+                upper |= b.is_ascii_uppercase();
+                TOKEN[usize::from(b)]
+            })
+        {
             return Err(Error::InvalidHeader(format!(
                 "{name:?} is not a valid header name"
             )));
         }
-        if value
-            .bytes()
-            .any(|b| b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r'))
-        {
-            return Err(Error::InvalidHeader(format!(
-                "the value of {name:?} has control characters"
-            )));
-        }
-        let name = name.to_ascii_lowercase();
-        if UNSIGNABLE.contains(&name.as_str()) {
+        let name: Cow<'_, str> = if upper {
+            Cow::Owned(name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(name)
+        };
+        if UNSIGNABLE.contains(&&*name) {
             continue;
         }
-        let value = trimmed_value(value);
+        let value = trimmed_value(value).ok_or_else(|| {
+            Error::InvalidHeader(format!("the value of {name:?} has control characters"))
+        })?;
         match merged.iter_mut().find(|(n, _)| *n == name) {
             Some((_, v)) => {
+                let v = v.to_mut();
                 v.push(',');
                 v.push_str(&value);
             }
-            None => merged.push((name, value.into_owned())),
+            None => merged.push((name, value)),
         }
     }
     merged.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -228,23 +235,58 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
 }
 
 /// The value trimmed, inner runs of whitespace as one space; borrowed when nothing changes.
-fn trimmed_value(value: &str) -> Cow<'_, str> {
+/// `None` if it has a control character other than tab, CR and LF. One pass over the bytes
+/// (this runs for every signed header of every request signed or verified): most bytes are
+/// above the space and need one comparison.
+fn trimmed_value(value: &str) -> Option<Cow<'_, str>> {
+    let b = value.as_bytes();
+    let mut tidy = true;
+    for (i, &c) in b.iter().enumerate() {
+        if c > b' ' && c != 0x7f {
+            continue;
+        }
+        match c {
+            b' ' => tidy &= !b.get(i + 1).is_some_and(u8::is_ascii_whitespace),
+            b'\t' | b'\n' | b'\r' => tidy = false,
+            _ => return None,
+        }
+    }
     let t = value.trim_matches(|c: char| c.is_ascii_whitespace());
-    let b = t.as_bytes();
-    let tidy = !b.iter().enumerate().any(|(i, &c)| {
-        c.is_ascii_whitespace() && (c != b' ' || b.get(i + 1).is_some_and(u8::is_ascii_whitespace))
-    });
-    if tidy {
+    Some(if tidy {
         Cow::Borrowed(t)
     } else {
         Cow::Owned(t.split_ascii_whitespace().collect::<Vec<_>>().join(" "))
-    }
+    })
 }
 
-/// RFC 9110 `tchar`.
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
+/// RFC 9110 `tchar`, by byte.
+const TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        c += 1;
+    }
+    table
+};
 
 /// `METHOD\nURI\nQUERY\nHEADERS\n\nSIGNED\nPAYLOAD`.
 pub fn canonical_request(
@@ -335,6 +377,27 @@ mod tests {
     }
 
     #[test]
+    fn queries_split_into_raw_pairs() {
+        let pairs: Vec<(&str, &str)> =
+            split_query("a=1&&b&c=&=d&e=f=g&%26=%3D&caf\u{e9}=\u{1f600}&").collect();
+        assert_eq!(
+            pairs,
+            [
+                ("a", "1"),
+                ("b", ""),
+                ("c", ""),
+                ("", "d"),
+                ("e", "f=g"),
+                ("%26", "%3D"),
+                ("caf\u{e9}", "\u{1f600}"),
+            ]
+        );
+        assert_eq!(split_query("").count(), 0);
+        assert_eq!(split_query("&&&").count(), 0);
+        assert_eq!(split_query("x").collect::<Vec<_>>(), [("x", "")]);
+    }
+
+    #[test]
     fn headers_fold_trim_and_merge() {
         let (c, s) = canonical_headers(&[
             ("Host", "h"),
@@ -347,5 +410,33 @@ mod tests {
         assert_eq!(s, "host;my-h");
         assert!(canonical_headers(&[("bad name", "v")]).is_err());
         assert!(canonical_headers(&[("h", "a\u{0}b")]).is_err());
+    }
+
+    #[test]
+    fn header_values_keep_what_is_not_whitespace_and_refuse_controls() {
+        for (value, want) in [
+            ("a\tb", "a b"),
+            ("\r\n a \r\n", "a"),
+            ("a  b", "a b"),
+            ("a b", "a b"),
+            (" ", ""),
+            ("", ""),
+            ("caf\u{e9} \u{1f600}", "caf\u{e9} \u{1f600}"),
+            ("!~\"<>", "!~\"<>"),
+        ] {
+            let (c, _) = canonical_headers(&[("x-h", value)]).unwrap();
+            assert_eq!(c, format!("x-h:{want}\n"), "{value:?}");
+        }
+        // Form feed and vertical tab are not folded whitespace here: refused like any control.
+        for bad in ["a\u{1}", "\u{7f}", "a\u{c}b", "\u{b}", "a\u{1f}"] {
+            assert!(canonical_headers(&[("x-h", bad)]).is_err(), "{bad:?}");
+        }
+        for bad in ["", "a:b", "a b", "caf\u{e9}", "a\tb", "(x)"] {
+            assert!(canonical_headers(&[(bad, "v")]).is_err(), "{bad:?}");
+        }
+        for ok in ["!#$%&'*+-.^_`|~", "X-Amz-Date", "0"] {
+            let (_, s) = canonical_headers(&[(ok, "v")]).unwrap();
+            assert_eq!(s, ok.to_ascii_lowercase());
+        }
     }
 }

@@ -219,14 +219,21 @@ impl Signer {
         {
             added.push(("x-amz-security-token", t.to_owned()));
         }
-        added.push((
-            "authorization",
-            format!(
-                "{} Credential={}/{scope}, SignedHeaders={signed}, Signature={signature}",
-                self.algorithm.name(),
-                self.credentials.access_key_id()
-            ),
-        ));
+        let parts = [
+            self.algorithm.name(),
+            " Credential=",
+            self.credentials.access_key_id(),
+            "/",
+            &scope,
+            ", SignedHeaders=",
+            &signed,
+            ", Signature=",
+            &signature,
+        ];
+        // One allocation, sized up front (signed per request by the edge).
+        let mut authorization = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        parts.iter().for_each(|p| authorization.push_str(p));
+        added.push(("authorization", authorization));
         Ok(HeaderSignature {
             headers: added,
             canonical_request: cr,

@@ -108,20 +108,30 @@ impl SigningTime {
 
     /// `YYYYMMDDTHHMMSSZ`, as in `X-Amz-Date`.
     pub fn amz_date(self) -> String {
-        let (y, mo, d) = civil_from_days(self.secs.div_euclid(86_400));
         let t = self.secs.rem_euclid(86_400);
-        format!(
-            "{y:04}{mo:02}{d:02}T{:02}{:02}{:02}Z",
-            t / 3600,
-            t / 60 % 60,
-            t % 60
-        )
+        let mut b = *b"00000000T000000Z";
+        self.write_date(&mut b);
+        for (at, n) in [(9, t / 3600), (11, t / 60 % 60), (13, t % 60)] {
+            write_digits(&mut b[at..at + 2], n);
+        }
+        ascii(&b)
     }
 
     /// `YYYYMMDD`, the date in the credential scope.
     pub fn date_stamp(self) -> String {
+        let mut b = *b"00000000";
+        self.write_date(&mut b);
+        ascii(&b)
+    }
+
+    /// `YYYYMMDD` into the first 8 bytes of `b` (a year is 4 digits: the range is 1970..=9999).
+    /// Written digit by digit rather than with `format!`: the signer and the verifier format
+    /// dates per request.
+    fn write_date(self, b: &mut [u8]) {
         let (y, mo, d) = civil_from_days(self.secs.div_euclid(86_400));
-        format!("{y:04}{mo:02}{d:02}")
+        write_digits(&mut b[0..4], y);
+        write_digits(&mut b[4..6], mo);
+        write_digits(&mut b[6..8], d);
     }
 
     /// Days since the epoch: the key cache's notion of "the same day".
@@ -161,6 +171,19 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// The inverse of [`days_from_civil`].
+/// `n` as decimal digits filling `out`, zero-padded (`n` is known to fit).
+fn write_digits(out: &mut [u8], mut n: i64) {
+    for slot in out.iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// Bytes known to be ASCII digits and letters, as a `String`.
+fn ascii(b: &[u8]) -> String {
+    std::str::from_utf8(b).unwrap_or_default().to_owned()
+}
+
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);

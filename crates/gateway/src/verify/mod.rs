@@ -259,11 +259,7 @@ impl Verify {
     ) -> Result<Admitted, Answer> {
         let now = SigningTime::from_system_time(SystemTime::now())
             .map_err(|e| internal(e.to_string()))?;
-        let target = parts
-            .uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
+        let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let mut header_list: Vec<(&str, &str)> = Vec::with_capacity(parts.headers.len() + 1);
         for (name, value) in &parts.headers {
             let value = value.to_str().map_err(|_| {
@@ -276,10 +272,10 @@ impl Verify {
         if !parts.headers.contains_key(HOST) && !client_host.is_empty() {
             header_list.push(("host", client_host)); // HTTP/2's :authority, as signed
         }
-        let keys = self.held(&header_list, &target).await?;
+        let keys = self.held(&header_list, target).await?;
         let incoming = slipstream_sign::verify::Incoming {
             method: parts.method.as_str(),
-            target: &target,
+            target,
             headers: &header_list,
             body_sha256: None,
         };
@@ -290,7 +286,7 @@ impl Verify {
         let key = keys
             .get(&verified.access_key_id)
             .ok_or_else(|| refuse(VerifyError::InvalidAccessKeyId))?;
-        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
         let host = header_list
             .iter()
             .find(|(n, _)| *n == "host")
@@ -323,25 +319,25 @@ impl Verify {
         authorize(&key.policy, &op.checks)?;
 
         let upstream_query = strip_query_auth(query);
-        // Virtual-hosted requests go to the origin path style: the bucket leads the path.
-        let upstream_path = match host_bucket {
-            Some(b) if path == "/" => format!("/{b}"),
-            Some(b) => format!("/{b}{path}"),
-            None => path.to_owned(),
-        };
-        let path_and_query = if upstream_query.is_empty() {
-            upstream_path.clone()
-        } else {
-            format!("{upstream_path}?{upstream_query}")
-        };
+        let path_and_query = upstream_target(host_bucket, path, &upstream_query);
+        let upstream_path = path_and_query
+            .split_once('?')
+            .map_or(path_and_query.as_str(), |(p, _)| p);
         let verified = Arc::new(verified);
-        let mut headers = parts.headers.clone();
-        crate::proxy::strip_hop_by_hop(&mut headers);
-        for name in CLIENT_AUTH_HEADERS {
-            headers.remove(name);
+        // The client's headers the origin gets: copied one by one, leaving out those the edge
+        // replaces (cheaper than cloning the map and removing: the client's auth headers are
+        // never copied), then the hop-by-hop ones.
+        // Room for what the edge adds: Host and the signature's headers.
+        let mut headers = hyper::HeaderMap::with_capacity(parts.headers.len() + 4);
+        for (name, value) in &parts.headers {
+            let replaced = CLIENT_AUTH_HEADERS.contains(&name.as_str())
+                || name == hyper::header::EXPECT // the edge reads the body itself: no wait for the origin's 100
+                || name == HOST;
+            if !replaced {
+                headers.append(name.clone(), value.clone());
+            }
         }
-        headers.remove(hyper::header::EXPECT); // the edge reads the body itself: no wait for the origin's 100
-        headers.remove(HOST);
+        crate::proxy::strip_hop_by_hop(&mut headers);
 
         let (body, payload, body_done, failure) = if op.batch_delete {
             let data =
@@ -386,7 +382,7 @@ impl Verify {
             .sign_headers(
                 &slipstream_sign::Request {
                     method: parts.method.as_str(),
-                    path: &upstream_path,
+                    path: upstream_path,
                     query: &upstream_query,
                     headers: &to_sign,
                 },
@@ -562,16 +558,38 @@ fn session_token(headers: &[(&str, &str)], pairs: &[(&str, &str)]) -> Option<Str
 
 /// The query without the presigned URL's auth parameters, the rest byte for byte in order.
 fn strip_query_auth(query: &str) -> String {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .filter(|p| {
-            let name = p.split_once('=').map_or(*p, |(n, _)| n);
-            // The verifier's auth parameters, and the token it leaves to the caller.
-            !(PRESIGN_PARAMS.contains(&name) || name == "X-Amz-Security-Token")
-        })
-        .collect::<Vec<_>>()
-        .join("&")
+    let mut kept = String::with_capacity(query.len());
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let name = pair.split_once('=').map_or(pair, |(n, _)| n);
+        // The verifier's auth parameters, and the token it leaves to the caller.
+        if PRESIGN_PARAMS.contains(&name) || name == "X-Amz-Security-Token" {
+            continue;
+        }
+        if !kept.is_empty() {
+            kept.push('&');
+        }
+        kept.push_str(pair);
+    }
+    kept
+}
+
+/// The origin's request target, in one allocation: virtual-hosted requests go to the origin
+/// path style (the bucket leads the path), then the query if any.
+fn upstream_target(host_bucket: Option<&str>, path: &str, query: &str) -> String {
+    let bucket = host_bucket.unwrap_or_default();
+    let mut target = String::with_capacity(bucket.len() + path.len() + query.len() + 2);
+    if let Some(b) = host_bucket {
+        target.push('/');
+        target.push_str(b);
+    }
+    if host_bucket.is_none() || path != "/" {
+        target.push_str(path);
+    }
+    if !query.is_empty() {
+        target.push('?');
+        target.push_str(query);
+    }
+    target
 }
 
 /// A whole (small) body, counted, verified by how it was signed, decoded if aws-chunked.
@@ -804,6 +822,25 @@ mod tests {
             assert_eq!(host_bucket(&suffixes, host), bucket, "{host}");
         }
         assert_eq!(host_bucket(&[], "photos.s3.edge.test"), None);
+    }
+
+    #[test]
+    fn the_origin_gets_path_style_and_the_query_without_its_auth() {
+        let query = "uploadId=a%2Bb&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=K%2F1&\
+                     X-Amz-Date=20260101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&\
+                     X-Amz-Security-Token=t&X-Amz-Signature=00&&partNumber=2&x-id";
+        let kept = strip_query_auth(query);
+        assert_eq!(kept, "uploadId=a%2Bb&partNumber=2&x-id");
+        assert_eq!(strip_query_auth(""), "");
+        for (bucket, path, query, target) in [
+            (None, "/b/a//k%2F+", "", "/b/a//k%2F+"),
+            (None, "/b/k", "tagging", "/b/k?tagging"),
+            (Some("photos"), "/", "", "/photos"),
+            (Some("photos"), "/", "list-type=2", "/photos?list-type=2"),
+            (Some("photos"), "/a/../k", "", "/photos/a/../k"),
+        ] {
+            assert_eq!(upstream_target(bucket, path, query), target);
+        }
     }
 
     #[test]

@@ -68,9 +68,17 @@ fn credential(
     claims: &mut Claims,
     malformed: fn(String) -> VerifyError,
 ) -> Result<(), VerifyError> {
-    let parts: Vec<&str> = value.split('/').collect();
+    // Split onto the stack: this runs for every request.
+    let mut parts = [""; 5];
+    let mut count = 0;
+    for part in value.split('/') {
+        if let Some(slot) = parts.get_mut(count) {
+            *slot = part;
+        }
+        count += 1;
+    }
     let want = if alg == Algorithm::V4 { 5 } else { 4 };
-    if parts.len() != want || parts.iter().any(|p| p.is_empty()) {
+    if count != want || parts[..want].iter().any(|p| p.is_empty()) {
         return Err(malformed(format!(
             "the credential {value:?} is not of the form {}",
             if want == 5 {
@@ -136,7 +144,7 @@ fn signature(
     if !ok_len
         || !value
             .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     {
         return Err(malformed(
             "the signature is not lowercase hex of the right length".into(),
