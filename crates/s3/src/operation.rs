@@ -512,46 +512,29 @@ mod tests {
 
     #[test]
     fn object_operations_map_to_their_actions() {
-        let obj = "arn:aws:s3:::b/dir/k";
-        assert_eq!(actions("GET", "/b/dir/k", &[]), one("s3:GetObject", obj));
-        assert_eq!(actions("HEAD", "/b/dir/k", &[]), one("s3:GetObject", obj));
-        assert_eq!(
-            actions("GET", "/b/dir/k?versionId=3", &[]),
-            one("s3:GetObjectVersion", obj)
-        );
-        assert_eq!(
-            actions(
+        for (method, target, action) in [
+            ("GET", "/b/dir/k", "s3:GetObject"),
+            ("HEAD", "/b/dir/k", "s3:GetObject"),
+            ("GET", "/b/dir/k?versionId=3", "s3:GetObjectVersion"),
+            (
                 "GET",
                 "/b/dir/k?response-content-type=x&X-Amz-Signature=s",
-                &[]
+                "s3:GetObject",
             ),
-            one("s3:GetObject", obj)
-        );
-        assert_eq!(actions("PUT", "/b/dir/k", &[]), one("s3:PutObject", obj));
-        assert_eq!(
-            actions("PUT", "/b/dir/k?partNumber=2&uploadId=u", &[]),
-            one("s3:PutObject", obj)
-        );
-        assert_eq!(
-            actions("POST", "/b/dir/k?uploads", &[]),
-            one("s3:PutObject", obj)
-        );
-        assert_eq!(
-            actions("DELETE", "/b/dir/k?uploadId=u", &[]),
-            one("s3:AbortMultipartUpload", obj)
-        );
-        assert_eq!(
-            actions("DELETE", "/b/dir/k", &[]),
-            one("s3:DeleteObject", obj)
-        );
-        assert_eq!(
-            actions("PUT", "/b/dir/k?tagging", &[]),
-            one("s3:PutObjectTagging", obj)
-        );
-        assert_eq!(
-            actions("GET", "/b/dir/k?uploadId=u", &[]),
-            one("s3:ListMultipartUploadParts", obj)
-        );
+            ("PUT", "/b/dir/k", "s3:PutObject"),
+            ("PUT", "/b/dir/k?partNumber=2&uploadId=u", "s3:PutObject"),
+            ("POST", "/b/dir/k?uploads", "s3:PutObject"),
+            ("DELETE", "/b/dir/k?uploadId=u", "s3:AbortMultipartUpload"),
+            ("DELETE", "/b/dir/k", "s3:DeleteObject"),
+            ("PUT", "/b/dir/k?tagging", "s3:PutObjectTagging"),
+            ("GET", "/b/dir/k?uploadId=u", "s3:ListMultipartUploadParts"),
+        ] {
+            assert_eq!(
+                actions(method, target, &[]),
+                one(action, "arn:aws:s3:::b/dir/k"),
+                "{method} {target}"
+            );
+        }
     }
 
     #[test]

@@ -115,10 +115,7 @@ pub fn hex_into(out: &mut String, bytes: &[u8]) {
     // capacity check and UTF-8 encoding) per digit. Signatures and hashes are 32 bytes.
     for chunk in bytes.chunks(32) {
         let mut buf = [0u8; 64];
-        for (i, &b) in chunk.iter().enumerate() {
-            buf[2 * i] = HEX_LOWER[usize::from(b >> 4)];
-            buf[2 * i + 1] = HEX_LOWER[usize::from(b & 0xf)];
-        }
+        hex_digits(chunk, &mut buf);
         // Hex digits are ASCII: this never fails.
         out.push_str(std::str::from_utf8(&buf[..2 * chunk.len()]).unwrap_or_default());
     }
@@ -127,11 +124,16 @@ pub fn hex_into(out: &mut String, bytes: &[u8]) {
 /// Lowercase hex of 32 bytes into a fixed buffer, for the hot path (no allocation).
 pub fn hex32(bytes: &[u8; 32]) -> [u8; 64] {
     let mut out = [0u8; 64];
-    for (i, &b) in bytes.iter().enumerate() {
-        out[2 * i] = HEX_LOWER[usize::from(b >> 4)];
-        out[2 * i + 1] = HEX_LOWER[usize::from(b & 0xf)];
-    }
+    hex_digits(bytes, &mut out);
     out
+}
+
+/// The two lowercase hex digits of each byte of `bytes`, into the start of `out` (twice as long).
+fn hex_digits(bytes: &[u8], out: &mut [u8]) {
+    for (pair, &b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = HEX_LOWER[usize::from(b >> 4)];
+        pair[1] = HEX_LOWER[usize::from(b & 0xf)];
+    }
 }
 
 /// Lowercase hex of `bytes` as a new string.

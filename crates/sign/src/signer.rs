@@ -219,7 +219,8 @@ impl Signer {
         {
             added.push(("x-amz-security-token", t.to_owned()));
         }
-        let parts = [
+        // `concat` sizes the string once (signed per request by the edge).
+        let authorization = [
             self.algorithm.name(),
             " Credential=",
             self.credentials.access_key_id(),
@@ -229,10 +230,8 @@ impl Signer {
             &signed,
             ", Signature=",
             &signature,
-        ];
-        // One allocation, sized up front (signed per request by the edge).
-        let mut authorization = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-        parts.iter().for_each(|p| authorization.push_str(p));
+        ]
+        .concat();
         added.push(("authorization", authorization));
         Ok(HeaderSignature {
             headers: added,

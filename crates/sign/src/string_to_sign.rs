@@ -18,25 +18,13 @@ pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Er
             )));
         }
     }
-    Ok(joined(&[date_stamp, region, service, "aws4_request"]))
+    // `join` sizes the string once (`format!` grows it as it goes; a scope is built per request).
+    Ok([date_stamp, region, service, "aws4_request"].join("/"))
 }
 
 /// The SigV4A scope, `date/service/aws4_request`: no region, the region set is signed instead.
 pub fn scope_v4a(date_stamp: &str, service: &str) -> String {
-    joined(&[date_stamp, service, "aws4_request"])
-}
-
-/// `parts` joined with `/`, in one allocation (`format!` grows its string as it goes; the
-/// signer and the verifier build a scope per request).
-fn joined(parts: &[&str]) -> String {
-    let mut s = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            s.push('/');
-        }
-        s.push_str(p);
-    }
-    s
+    [date_stamp, service, "aws4_request"].join("/")
 }
 
 /// The part of the string to sign that is the same for every request of one second and scope:

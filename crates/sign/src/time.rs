@@ -170,7 +170,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The inverse of [`days_from_civil`].
 /// `n` as decimal digits filling `out`, zero-padded (`n` is known to fit).
 fn write_digits(out: &mut [u8], mut n: i64) {
     for slot in out.iter_mut().rev() {
@@ -184,6 +183,7 @@ fn ascii(b: &[u8]) -> String {
     std::str::from_utf8(b).unwrap_or_default().to_owned()
 }
 
+/// The inverse of [`days_from_civil`].
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);

@@ -326,8 +326,8 @@ impl Verify {
         let verified = Arc::new(verified);
         // The client's headers the origin gets: copied one by one, leaving out those the edge
         // replaces (cheaper than cloning the map and removing: the client's auth headers are
-        // never copied), then the hop-by-hop ones.
-        // Room for what the edge adds: Host and the signature's headers.
+        // never copied), then the hop-by-hop ones; room for the 4 the edge adds (Host and the
+        // signature's headers).
         let mut headers = hyper::HeaderMap::with_capacity(parts.headers.len() + 4);
         for (name, value) in &parts.headers {
             let replaced = CLIENT_AUTH_HEADERS.contains(&name.as_str())
