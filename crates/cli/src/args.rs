@@ -24,13 +24,26 @@ pub enum Command {
     /// Check a presigned URL: valid now, or why not (with what was signed).
     #[command(name = "verify-url", after_help = VERIFY_EXAMPLES)]
     VerifyUrl(VerifyUrlArgs),
-    /// Copy a file to S3 or an object to a file: parallel parts over pooled connections.
+    /// Copy files to S3, objects to files, or objects to objects (on the server): parallel
+    /// parts over pooled connections.
     #[command(after_help = CP_EXAMPLES)]
     Cp(CpArgs),
+    /// Move: copy as `cp` does, then delete each source once its copy is complete and checked.
+    #[command(after_help = MV_EXAMPLES)]
+    Mv(CpArgs),
     /// List objects (and "directories" unless --recursive) under s3://bucket[/prefix].
     Ls(ObjectArgs),
-    /// Delete one object.
-    Rm(ObjectArgs),
+    /// Delete objects: one, every one under a prefix (--recursive), or those a wildcard matches,
+    /// in batches of 1,000.
+    #[command(after_help = crate::remove::RM_EXAMPLES)]
+    Rm(crate::remove::RmArgs),
+    /// Remove a bucket (--force deletes its objects first).
+    Rb(crate::remove::RbArgs),
+    /// Objects and bytes under a prefix or wildcard, in total or per "directory" (--group).
+    #[command(after_help = crate::usage::DU_EXAMPLES)]
+    Du(crate::usage::DuArgs),
+    /// Write an object to standard output.
+    Cat(ObjectArgs),
     /// Show an object's size, ETag, date and checksum.
     Head(ObjectArgs),
     /// Make a bucket.
@@ -54,14 +67,38 @@ Examples:
   slipstream cp s3://my-bucket/k - | sha256sum                  (stdout, in order)
   tar c dir | slipstream cp - s3://my-bucket/dir.tar             (stdin, multipart)
   slipstream cp --recursive ./photos s3://my-bucket/photos/ --objects 8
+  slipstream cp s3://my-bucket/a.iso s3://other-bucket/a.iso        (on the server)
+  slipstream cp --recursive s3://my-bucket/2026/ s3://backup/2026/ --exclude '*.tmp'
+  slipstream cp 's3://my-bucket/logs/2026-*/*.gz' ./logs/          (wildcards, as s5cmd)
+  slipstream cp s3://a/k s3://b/k --source-endpoint-url https://other.example  (through here)
 
 Downloads are written to a hidden temporary file next to the destination and renamed only once
 every part arrived and the size (and the object's whole checksum, CRC64NVME, CRC32C or CRC32,
 when it has one) matched. Uploads of --part-size or more use a multipart upload, aborted if
 anything fails; S3 checks every part's checksum (--checksum-algorithm). A server that stops
 answering fails the transfer after --stall-timeout without a byte moving. Ctrl-C, SIGTERM and
-SIGHUP remove a download's temporary file and abort an open multipart upload. Exit codes: 0 ok,
-1 the transfer failed, 2 flags or configuration, 130/143/129 stopped by Ctrl-C/SIGTERM/SIGHUP.";
+SIGHUP remove a download's temporary file and abort an open multipart upload.
+
+Copies between two s3:// locations run on the server: one CopyObject up to 5 GiB (metadata and
+checksum kept), UploadPartCopy parts above (content headers and x-amz-meta-* carried over, the
+result checked against the source's size and checksum). With --source-endpoint-url,
+--source-profile or --source-region the source is another service or account: the bytes then
+stream through this machine, a part at a time.
+--include/--exclude take fnmatch patterns (* also matches /) on names relative to the source,
+in order: the last one that matches decides, as in the AWS CLI. Exit codes: 0 ok, 1 the transfer
+failed (or a wildcard matched nothing), 2 flags or configuration, 130/143/129 stopped by
+Ctrl-C/SIGTERM/SIGHUP.";
+
+const MV_EXAMPLES: &str = "\
+Examples:
+  slipstream mv s3://my-bucket/inbox/a.csv s3://my-bucket/done/a.csv
+  slipstream mv --recursive s3://my-bucket/inbox/ s3://archive/2026/
+  slipstream mv ./report.pdf s3://my-bucket/reports/
+  slipstream mv s3://my-bucket/out.bin ./
+
+A source is deleted only after its copy completed and was checked (a download's size and
+checksum, an upload S3 accepted with its checksum, a server-side copy's size and checksum);
+a failed or interrupted move leaves every source that was not copied where it was.";
 
 /// `slipstream cp`.
 #[derive(Args, Debug)]
@@ -89,9 +126,24 @@ pub struct CpArgs {
     /// Copy every object under a prefix to a directory, or every file below a directory to a prefix.
     #[arg(long, short)]
     pub recursive: bool,
-    /// With --recursive: objects in flight at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub objects: u16,
+    /// With --recursive or a wildcard: objects in flight at once (default: 4 for transfers
+    /// through this machine, 64 for copies on the server).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub objects: Option<u16>,
+    #[command(flatten)]
+    pub filters: Filters,
+    /// Print what would be copied (or moved), and copy nothing.
+    #[arg(long)]
+    pub dryrun: bool,
+    /// Endpoint of the source, when it is another S3 service than the destination's.
+    #[arg(long, value_name = "URL")]
+    pub source_endpoint_url: Option<String>,
+    /// Profile for the source, when its credentials differ from the destination's.
+    #[arg(long, value_name = "NAME")]
+    pub source_profile: Option<String>,
+    /// Region of the source, when it differs from the destination's.
+    #[arg(long, value_name = "REGION")]
+    pub source_region: Option<String>,
     /// Fail when no byte has moved on any connection for this long (the server froze or the
     /// path went dark), retries included: 30s, 2m, 1h; 0 waits forever.
     #[arg(long, default_value = "2m", value_parser = parse_timeout, value_name = "DURATION")]
@@ -102,6 +154,17 @@ pub struct CpArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `--include` and `--exclude`, whose relative order matters: see `crate::filters`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Filters {
+    /// Take names matching this pattern even if an earlier --exclude left them out.
+    #[arg(long, value_name = "PATTERN")]
+    pub include: Vec<String>,
+    /// Leave out names matching this pattern (unless a later --include takes them).
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
 }
 
 /// Commands that take one `s3://` location.

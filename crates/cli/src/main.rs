@@ -7,21 +7,27 @@
 //! configuration (flags, credentials, region, endpoint), 128 + N a transfer stopped by signal N
 //! after cleaning up (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 
+mod actions;
 mod args;
 mod authority;
 mod bench;
 mod bench_args;
+mod copy_many;
+mod copying;
+mod filters;
 mod flags;
 mod gateway;
 mod gateway_keys;
 mod objects;
 mod presign;
 mod progress;
+mod remove;
+mod usage;
 mod verify_url;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// mimalloc instead of glibc's allocator: the gateway's request path makes many small,
 /// short-lived allocations (headers, canonical strings, the access-log line), and glibc's
@@ -101,13 +107,20 @@ pub fn credentials_now(
 }
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    // Parsed in two steps: the matches keep where each --include/--exclude stood.
+    let matches = args::Cli::command().get_matches();
+    let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
         args::Command::Presign(a) => presign::run(&a),
         args::Command::VerifyUrl(a) => verify_url::run(&a),
-        args::Command::Cp(a) => objects::cp(&a),
+        args::Command::Cp(a) => filters::ordered(&a.filters, sub).and_then(|f| copying::cp(&a, f)),
+        args::Command::Mv(a) => filters::ordered(&a.filters, sub).and_then(|f| copying::mv(&a, f)),
         args::Command::Ls(a) => objects::ls(&a),
-        args::Command::Rm(a) => objects::rm(&a),
+        args::Command::Rm(a) => filters::ordered(&a.filters, sub).and_then(|f| remove::rm(&a, f)),
+        args::Command::Rb(a) => remove::rb(&a),
+        args::Command::Du(a) => filters::ordered(&a.filters, sub).and_then(|f| usage::du(&a, f)),
+        args::Command::Cat(a) => objects::cat(&a),
         args::Command::Head(a) => objects::head(&a),
         args::Command::Mb(a) => objects::mb(&a),
         args::Command::Bench(a) => bench::run(a),

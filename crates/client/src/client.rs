@@ -4,6 +4,7 @@
 //! credentials (`credentials/`). Every request is signed just before each attempt, so a retry
 //! after a long backoff still carries a fresh date. The operations themselves are in `ops.rs`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -27,8 +28,9 @@ pub(crate) struct Call<'a> {
     pub key: Option<&'a str>,
     /// Already encoded, without `?`.
     pub query: String,
-    /// Headers to send and sign (lowercase names), besides `host` and the signer's own.
-    pub headers: Vec<(&'static str, String)>,
+    /// Headers to send and sign (lowercase names), besides `host` and the signer's own. Most
+    /// names are constants; a copy's `x-amz-meta-*` come from the source object.
+    pub headers: Vec<(Cow<'static, str>, String)>,
     pub body: Bytes,
 }
 
@@ -137,6 +139,35 @@ impl S3Client {
         }
     }
 
+    /// Sends `call` and reads its whole answer with `read`. An S3 error inside a 200 (which
+    /// `CopyObject`, `UploadPartCopy` and `DeleteObjects` may send once their work went wrong,
+    /// e.g. `InternalError`, `SlowDown`) is an error, retried as [`S3Client::send`] retries
+    /// the others.
+    pub(crate) async fn send_and_read<T>(
+        &self,
+        call: &Call<'_>,
+        read: impl Fn(&[u8]) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let r = self.send(call).await?;
+            let body = crate::ops::body_bytes(r.into_body()).await?;
+            let e = match xml::error(&body) {
+                None => return read(&body),
+                Some((code, message)) => ClientError::S3 {
+                    status: 200,
+                    code,
+                    message,
+                },
+            };
+            if !e.is_retryable() || attempt >= self.options.max_attempts {
+                return Err(e);
+            }
+            tokio::time::sleep(self.backoff(attempt)).await;
+        }
+    }
+
     /// The wait before attempt `attempt + 1`. Full jitter: uniform between 0 and
     /// `base * 2^(attempt-1)`, capped at 10 s, so clients that failed together do not retry together.
     pub fn backoff(&self, attempt: u32) -> Duration {
@@ -173,7 +204,7 @@ impl S3Client {
         (base, path): &(UrlBase, String),
     ) -> Result<Response<Incoming>, ClientError> {
         let mut signed: Vec<(&str, &str)> = vec![("host", &base.host)];
-        signed.extend(call.headers.iter().map(|(n, v)| (*n, v.as_str())));
+        signed.extend(call.headers.iter().map(|(n, v)| (n.as_ref(), v.as_str())));
         let now = SigningTime::from_system_time(SystemTime::now())
             .map_err(|e| ClientError::Request(e.to_string()))?;
         let req = slipstream_sign::Request {
@@ -198,7 +229,7 @@ impl S3Client {
             .uri(&uri)
             .header("host", &base.host)
             .header("content-length", call.body.len());
-        for (n, v) in call.headers.iter().map(|(n, v)| (*n, v.as_str())) {
+        for (n, v) in call.headers.iter().map(|(n, v)| (n.as_ref(), v.as_str())) {
             builder = builder.header(n, v);
         }
         for (n, v) in &sig.headers {

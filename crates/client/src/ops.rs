@@ -1,5 +1,6 @@
 //! The S3 operations the transfer engine and the CLI use, each one signed request.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -28,6 +29,9 @@ pub struct ObjectInfo {
     /// which a download can check. A composite checksum (of the part checksums, `…-N`, left by
     /// a multipart upload with a 32-bit CRC) is not one and is left out.
     pub checksum: Option<Checksum>,
+    /// The headers a multipart copy carries to the new object (content headers and
+    /// `x-amz-meta-*`, see `slipstream_s3::copy::is_copied_header`), lowercase names.
+    pub copied_headers: Vec<(String, String)>,
 }
 
 /// A part of a multipart upload, as `CompleteMultipartUpload` needs it.
@@ -37,9 +41,10 @@ pub struct CompletedPart {
     pub number: u32,
     /// The ETag S3 returned for it.
     pub etag: String,
-    /// Its checksum, which S3 checked on arrival.
-    pub algorithm: ChecksumAlgorithm,
-    /// The CRC of its bytes.
+    /// Its checksum's algorithm, which S3 checked on arrival; `None` for a part copied on the
+    /// server into an upload created without one.
+    pub algorithm: Option<ChecksumAlgorithm>,
+    /// The CRC of its bytes (0 without an algorithm).
     pub crc: u64,
     /// Its length, to combine the CRCs of the parts into the whole object's.
     pub size: u64,
@@ -75,7 +80,7 @@ impl S3Client {
     pub async fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo, ClientError> {
         let r = self
             .send(&Call {
-                headers: vec![("x-amz-checksum-mode", "ENABLED".into())],
+                headers: vec![("x-amz-checksum-mode".into(), "ENABLED".into())],
                 ..Call::new(Method::HEAD, bucket, Some(key))
             })
             .await?;
@@ -88,6 +93,11 @@ impl S3Client {
             etag: header(h, "etag").unwrap_or_default(),
             last_modified: header(h, "last-modified").unwrap_or_default(),
             checksum: whole_checksum(h),
+            copied_headers: h
+                .iter()
+                .filter(|(n, _)| slipstream_s3::copy::is_copied_header(n.as_str()))
+                .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+                .collect(),
         })
     }
 
@@ -102,13 +112,13 @@ impl S3Client {
     ) -> Result<ObjectStream, ClientError> {
         let mut headers = Vec::new();
         if let Some(etag) = if_match {
-            headers.push(("if-match", etag.to_owned()));
+            headers.push(("if-match".into(), etag.to_owned()));
         }
         if let Some((start, end)) = range {
             if end <= start {
                 return Err(ClientError::Request(format!("empty range {start}..{end}")));
             }
-            headers.push(("range", format!("bytes={start}-{}", end - 1)));
+            headers.push(("range".into(), format!("bytes={start}-{}", end - 1)));
         }
         let response = self
             .send(&Call {
@@ -147,7 +157,7 @@ impl S3Client {
     ) -> Result<String, ClientError> {
         let r = self
             .send(&Call {
-                headers: vec![(algorithm.header(), algorithm.base64_of(&body))],
+                headers: vec![(algorithm.header().into(), algorithm.base64_of(&body))],
                 body,
                 ..Call::new(Method::PUT, bucket, Some(key))
             })
@@ -156,16 +166,21 @@ impl S3Client {
     }
 
     /// `CreateMultipartUpload` with part checksums of `algorithm` (and a whole-object checksum
-    /// when it is a [full-object](ChecksumAlgorithm::full_object) one); returns the upload ID.
+    /// when it is a [full-object](ChecksumAlgorithm::full_object) one), or none (parts copied on
+    /// the server), and `headers` for the new object (`content-type`, `x-amz-meta-*`); returns
+    /// the upload ID.
     pub async fn create_multipart_upload(
         &self,
         bucket: &str,
         key: &str,
-        algorithm: ChecksumAlgorithm,
+        algorithm: Option<ChecksumAlgorithm>,
+        mut headers: Vec<(Cow<'static, str>, String)>,
     ) -> Result<String, ClientError> {
-        let mut headers = vec![("x-amz-checksum-algorithm", algorithm.name().into())];
-        if algorithm.full_object() {
-            headers.push(("x-amz-checksum-type", "FULL_OBJECT".into()));
+        if let Some(algorithm) = algorithm {
+            headers.push(("x-amz-checksum-algorithm".into(), algorithm.name().into()));
+            if algorithm.full_object() {
+                headers.push(("x-amz-checksum-type".into(), "FULL_OBJECT".into()));
+            }
         }
         let r = self
             .send(&Call {
@@ -192,7 +207,7 @@ impl S3Client {
         let r = self
             .send(&Call {
                 query: format!("partNumber={number}&uploadId={}", encode_query(upload_id)),
-                headers: vec![(algorithm.header(), algorithm.encode(crc))],
+                headers: vec![(algorithm.header().into(), algorithm.encode(crc))],
                 body,
                 ..Call::new(Method::PUT, bucket, Some(key))
             })
@@ -203,7 +218,7 @@ impl S3Client {
         Ok(CompletedPart {
             number,
             etag,
-            algorithm,
+            algorithm: Some(algorithm),
             crc,
             size,
         })
@@ -220,19 +235,19 @@ impl S3Client {
         parts: &[CompletedPart],
     ) -> Result<(), ClientError> {
         let mut headers = Vec::new();
-        if let Some(alg) = parts.first().map(|p| p.algorithm) {
+        if let Some(alg) = parts.first().and_then(|p| p.algorithm) {
             if alg.full_object() {
                 let whole = parts
                     .iter()
                     .skip(1)
                     .fold(parts[0].crc, |acc, p| alg.combine(acc, p.crc, p.size));
-                headers.push(("x-amz-checksum-type", "FULL_OBJECT".into()));
-                headers.push((alg.header(), alg.encode(whole)));
+                headers.push(("x-amz-checksum-type".into(), "FULL_OBJECT".into()));
+                headers.push((alg.header().into(), alg.encode(whole)));
             }
         }
         let list = parts.iter().map(|p| {
-            let tag = p.algorithm.xml_tag();
-            (p.number, p.etag.as_str(), tag, p.algorithm.encode(p.crc))
+            let checksum = p.algorithm.map(|a| (a.xml_tag(), a.encode(p.crc)));
+            (p.number, p.etag.as_str(), checksum)
         });
         let r = self
             .send(&Call {

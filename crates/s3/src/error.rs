@@ -15,6 +15,10 @@ pub enum Error {
     InvalidRegion(String),
     /// Caller: text that is not `s3://bucket/key`.
     InvalidUri(String),
+    /// Caller: a key this request cannot carry (a control character in an XML body).
+    InvalidKey(String),
+    /// Caller: a wildcard pattern that does not compile (an unclosed `[`).
+    InvalidPattern(String),
     /// Server: an XML answer that does not parse, or lacks a part the operation needs.
     Response(String),
 }
@@ -29,6 +33,8 @@ impl fmt::Display for Error {
             Error::InvalidEndpoint(why) => write!(f, "invalid endpoint URL: {why}"),
             Error::InvalidRegion(r) => write!(f, "invalid region {r:?}: expected a name such as us-east-1"),
             Error::InvalidUri(why) => write!(f, "invalid S3 URI: {why}"),
+            Error::InvalidKey(why) => write!(f, "invalid key: {why}"),
+            Error::InvalidPattern(why) => write!(f, "invalid pattern: {why}"),
             Error::Response(why) => f.write_str(why),
         }
     }

@@ -1,5 +1,5 @@
 //! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read,
-//! S3's XML answers ([`xml`]), and the IAM actions and resources a request needs
+//! S3's XML answers ([`xml`], [`delete`], [`copy`]), and the IAM actions and resources a request needs
 //! ([`operation`], what the verifying edge authorizes).
 //!
 //! Pure: no I/O, no async. It decides the URL base of a bucket ([`resolve`]) with the choices
@@ -8,9 +8,12 @@
 #![forbid(unsafe_code)]
 
 mod bucket;
+pub mod copy;
+pub mod delete;
 mod endpoint;
 mod error;
 pub mod operation;
+pub mod pattern;
 mod uri;
 pub mod xml;
 

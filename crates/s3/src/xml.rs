@@ -11,7 +11,8 @@ use quick_xml::Reader;
 use crate::Error;
 
 /// Calls `visit(path, Some(text))` for every element with text, `path` being the element names
-/// from the root joined by `/`, and `visit(path, None)` when an element starts.
+/// from the root joined by `/`, and `visit(path, None)` when an element starts (an empty one,
+/// `<a/>`, too).
 pub fn walk(body: &[u8], mut visit: impl FnMut(&str, Option<String>)) -> Result<(), Error> {
     let mut reader = Reader::from_reader(body);
     let mut path = String::new();
@@ -26,6 +27,17 @@ pub fn walk(body: &[u8], mut visit: impl FnMut(&str, Option<String>)) -> Result<
                 path.push_str(&String::from_utf8_lossy(e.local_name().as_ref()));
                 text.clear();
                 visit(&path, None);
+            }
+            // `<DeleteResult/>`: an element that starts and ends at once, without text.
+            Event::Empty(e) => {
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                let at = path.len();
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(&name);
+                visit(&path, None);
+                path.truncate(at);
             }
             Event::Text(t) => text.push_str(&t.unescape().map_err(|e| bad(&e))?),
             Event::CData(t) => text.push_str(&String::from_utf8_lossy(&t)),
@@ -129,18 +141,22 @@ pub fn list_page(body: &[u8]) -> Result<ListPage, Error> {
     Ok(page)
 }
 
-/// The body of `CompleteMultipartUpload`: each part's number, ETag, and checksum (the element
-/// named for the algorithm, `ChecksumCRC32C` and the like, and the base64 value).
+/// The body of `CompleteMultipartUpload`: each part's number, ETag, and checksum if it has one
+/// (the element named for the algorithm, `ChecksumCRC32C` and the like, and the base64 value).
 pub fn complete_body<'a>(
-    parts: impl IntoIterator<Item = (u32, &'a str, &'a str, String)>,
+    parts: impl IntoIterator<Item = (u32, &'a str, Option<(&'a str, String)>)>,
 ) -> String {
     let mut s =
         String::from("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
-    for (n, etag, tag, value) in parts {
+    for (n, etag, checksum) in parts {
         s.push_str(&format!(
-            "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag><{tag}>{value}</{tag}></Part>",
+            "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag>",
             escape(etag)
         ));
+        if let Some((tag, value)) = checksum {
+            s.push_str(&format!("<{tag}>{value}</{tag}>"));
+        }
+        s.push_str("</Part>");
     }
     s.push_str("</CompleteMultipartUpload>");
     s
@@ -199,7 +215,11 @@ mod tests {
 
     #[test]
     fn the_complete_body_escapes_etags() {
-        let body = complete_body([(1, "\"a&b\"", "ChecksumCRC32C", "AAAAAA==".into())]);
-        assert!(body.contains("<PartNumber>1</PartNumber><ETag>&quot;a&amp;b&quot;</ETag><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C>"));
+        let body = complete_body([
+            (1, "\"a&b\"", Some(("ChecksumCRC32C", "AAAAAA==".into()))),
+            (2, "\"c\"", None),
+        ]);
+        assert!(body.contains("<Part><PartNumber>1</PartNumber><ETag>&quot;a&amp;b&quot;</ETag><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C></Part>"));
+        assert!(body.contains("<Part><PartNumber>2</PartNumber><ETag>&quot;c&quot;</ETag></Part>"));
     }
 }

@@ -5,6 +5,7 @@
 //! the CLI calls it before exiting after an interruption. Without this, S3 keeps (and bills)
 //! the parts of an abandoned upload until a lifecycle rule removes them.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,14 +17,15 @@ use tokio::task::JoinHandle;
 
 static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
 
-/// A multipart upload's whole life: create it (parts checked with `algorithm`), let `send`
-/// upload the parts (given the upload ID), complete it with the parts `send` returns, and abort it if any step fails or the future
-/// is dropped.
+/// A multipart upload's whole life: create it (parts checked with `algorithm`, if any, and
+/// the new object's `headers`), let `send` upload or copy the parts (given the upload ID),
+/// complete it with the parts `send` returns, and abort it if any step fails or the future is
+/// dropped.
 pub(crate) async fn multipart_upload<F, Fut>(
     client: &Arc<S3Client>,
-    bucket: &str,
-    key: &str,
-    algorithm: ChecksumAlgorithm,
+    (bucket, key): (&str, &str),
+    algorithm: Option<ChecksumAlgorithm>,
+    headers: Vec<(Cow<'static, str>, String)>,
     send: F,
 ) -> Result<Vec<CompletedPart>, TransferError>
 where
@@ -31,7 +33,7 @@ where
     Fut: Future<Output = Result<Vec<CompletedPart>, TransferError>>,
 {
     let upload_id = client
-        .create_multipart_upload(bucket, key, algorithm)
+        .create_multipart_upload(bucket, key, algorithm, headers)
         .await?;
     let guard = MultipartGuard::new(client, bucket, key, &upload_id);
     let completed = match send(upload_id.clone()).await {

@@ -23,23 +23,29 @@ use std::time::Duration;
 use slipstream_client::ChecksumAlgorithm;
 
 mod cleanup;
+mod copy;
 mod cut;
+mod delete;
 mod download;
 mod error;
 mod many;
 mod memory;
 mod offset_writer;
 mod pool;
+mod select;
 mod source;
 mod stall;
 mod stream;
 mod upload;
 
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
+pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource, MAX_COPY_OBJECT};
+pub use delete::{delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
-pub use many::{download_prefix, upload_directory, Many};
+pub use many::{download_prefix, upload_directory, walk_files, Many, ManyOptions, ObjectDone};
 pub use memory::{download_to_memory, MemoryDownload};
+pub use select::{list_selected, Selection};
 pub use stream::{download_to_writer, upload_from_reader};
 pub use upload::{upload_file, Uploaded};
 

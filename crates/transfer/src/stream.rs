@@ -177,11 +177,17 @@ async fn from_reader<R: AsyncRead + Unpin>(
     let mut size = 0;
     // As for files: the parts' connections open during CreateMultipartUpload.
     client.preconnect(bucket, opts.concurrency.saturating_sub(1));
-    let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
-        send_stream(
-            &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
-        )
-    })
+    let parts = multipart_upload(
+        &client,
+        (bucket, key),
+        Some(opts.checksum),
+        Vec::new(),
+        |upload_id| {
+            send_stream(
+                &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
+            )
+        },
+    )
     .await?;
     Ok(Uploaded {
         size,

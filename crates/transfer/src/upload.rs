@@ -63,20 +63,26 @@ async fn from_file(
     let connections = connections.min(size.div_ceil(part_size) as usize);
     client.preconnect(bucket, connections.saturating_sub(1));
     let asked = Instant::now();
-    let parts = multipart_upload(&client, bucket, key, opts.checksum, |upload_id| {
-        let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
-        let ranges = upload_ranges(size, part_size, concurrency);
-        send_parts(
-            &client,
-            bucket,
-            key,
-            upload_id,
-            ranges,
-            concurrency,
-            &file,
-            &opts,
-        )
-    })
+    let parts = multipart_upload(
+        &client,
+        (bucket, key),
+        Some(opts.checksum),
+        Vec::new(),
+        |upload_id| {
+            let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
+            let ranges = upload_ranges(size, part_size, concurrency);
+            send_parts(
+                &client,
+                bucket,
+                key,
+                upload_id,
+                ranges,
+                concurrency,
+                &file,
+                &opts,
+            )
+        },
+    )
     .await?;
     Ok(Uploaded {
         size,

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use slipstream_client::{Checksum, ChecksumAlgorithm, ClientError, ClientOptions, S3Client};
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_memory, download_to_writer, upload_directory,
-    upload_file, upload_from_reader, MemoryDownload, TransferOptions, MIN_PART_SIZE,
+    upload_file, upload_from_reader, ManyOptions, MemoryDownload, Selection, TransferOptions,
+    MIN_PART_SIZE,
 };
 
 fn client() -> Arc<S3Client> {
@@ -271,7 +272,7 @@ async fn an_aborted_upload_leaves_nothing() {
     let client = client();
     let bucket = bucket(&client).await;
     let id = client
-        .create_multipart_upload(&bucket, "mp", Default::default())
+        .create_multipart_upload(&bucket, "mp", Some(Default::default()), Vec::new())
         .await
         .unwrap();
     client
@@ -371,7 +372,7 @@ async fn a_tree_with_awkward_names_round_trips() {
         src.path(),
         &bucket,
         "tree/",
-        3,
+        &ManyOptions::new(3),
         opts.clone(),
     )
     .await
@@ -391,9 +392,9 @@ async fn a_tree_with_awkward_names_round_trips() {
     let down = download_prefix(
         Arc::clone(&client),
         &bucket,
-        "tree/",
+        Selection::Prefix("tree/".into()),
         dest.path(),
-        3,
+        &ManyOptions::new(3),
         opts.clone(),
     )
     .await

@@ -1,0 +1,84 @@
+//! One line per action, as the AWS CLI prints them (`copy: s3://a/k to s3://b/k`,
+//! `delete: s3://b/k`, `(dryrun) ...`; failures on standard error as `delete failed: ...`), or
+//! one JSON object per line with --json. Shared by the tasks of a many-object command, so a
+//! write error (the reader went away) is kept and reported once, not a panic of `println!`.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use crate::Failure;
+
+/// Where a command's action lines go.
+#[derive(Debug, Default)]
+pub struct Printer {
+    json: bool,
+    quiet: bool,
+    dryrun: bool,
+    broken: Mutex<Option<std::io::Error>>,
+}
+
+impl Printer {
+    /// Lines as JSON, or none but failures (`quiet`), or marked as a dry run.
+    pub fn new(json: bool, quiet: bool, dryrun: bool) -> Self {
+        Self {
+            json,
+            quiet,
+            dryrun,
+            broken: Mutex::new(None),
+        }
+    }
+
+    /// `action` (copy, move, delete, upload, download) of `from` (to `to`) happened, or would.
+    pub fn done(&self, action: &str, from: &str, to: Option<&str>) {
+        if self.quiet {
+            return;
+        }
+        let line = if self.json {
+            let mut o = serde_json::json!({ "action": action, "source": from });
+            if let Some(to) = to {
+                o["destination"] = to.into();
+            }
+            if self.dryrun {
+                o["dryrun"] = true.into();
+            }
+            o.to_string()
+        } else {
+            let dry = if self.dryrun { "(dryrun) " } else { "" };
+            match to {
+                Some(to) => format!("{dry}{action}: {from} to {to}"),
+                None => format!("{dry}{action}: {from}"),
+            }
+        };
+        self.write(&line);
+    }
+
+    /// `action` of `from` failed with `error`: standard error (and a JSON line with --json).
+    pub fn failed(&self, action: &str, from: &str, error: &str) {
+        if self.json {
+            let o = serde_json::json!({ "action": action, "source": from, "error": error });
+            self.write(&o.to_string());
+        }
+        eprintln!("{action} failed: {from}: {error}");
+    }
+
+    /// The first write error, as the command's result (a broken pipe ends it quietly).
+    pub fn finish(&self) -> Result<(), Failure> {
+        match self.broken.lock().ok().and_then(|mut b| b.take()) {
+            Some(e) => Err(Failure::from_write(&e)),
+            None => Ok(()),
+        }
+    }
+
+    fn write(&self, line: &str) {
+        let Ok(mut broken) = self.broken.lock() else {
+            return;
+        };
+        if broken.is_some() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, "{line}") {
+            *broken = Some(e);
+        }
+    }
+}

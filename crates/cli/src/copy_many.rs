@@ -1,0 +1,261 @@
+//! `cp` and `mv` of many objects (`--recursive`, or a wildcard source): a prefix or a
+//! wildcard's matches to a directory, a directory to a prefix, objects to a prefix on the
+//! server; `--dryrun`; and, for `mv`, deleting each source once its copy completed (in
+//! `DeleteObjects` batches, while the copies go on).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use slipstream_client::xml::Object;
+use slipstream_client::S3Client;
+use slipstream_transfer::{
+    copy_listed, delete_listed, download_prefix, list_selected, upload_directory, walk_files,
+    ManyOptions, Selection, TransferError, TransferOptions,
+};
+
+use crate::args::CpArgs;
+use crate::copying::{copy_settings, source_client, Plan};
+use crate::objects::{failed, s3};
+use crate::Failure;
+
+/// `cp --recursive` or a wildcard source: a prefix (or matches) to a directory, a directory to
+/// a prefix, or objects to a prefix on the server.
+pub(crate) async fn cp_many(
+    plan: &Plan<'_>,
+    src_s3: bool,
+    dst_s3: bool,
+    client: Arc<S3Client>,
+    opts: TransferOptions,
+) -> Result<(&'static str, slipstream_transfer::Many), Failure> {
+    let a = plan.a;
+    let moving = plan.moving;
+    let action = move |base: &'static str| if moving { "move" } else { base };
+    match (src_s3, dst_s3) {
+        (true, false) => {
+            let src = s3(&a.source)?;
+            let selection =
+                Selection::parse(&src.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
+            let dir = Path::new(&a.destination);
+            let mut many = ManyOptions::new(objects(a, 4));
+            many.filters = plan.filters.clone();
+            let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
+            let (p, bucket, tx) = (
+                Arc::clone(&plan.printer),
+                src.bucket.clone(),
+                deleting.as_ref().map(|d| d.0.clone()),
+            );
+            many.on_object = Some(Arc::new(move |key, path, _| {
+                p.done(action("download"), &format!("s3://{bucket}/{key}"), Some(path));
+                send_deleted(&tx, key);
+            }));
+            if a.dryrun {
+                return dry_run(plan, &client, &src.bucket, selection, |rel| {
+                    dir.join(rel).display().to_string()
+                })
+                .await;
+            }
+            let result = download_prefix(Arc::clone(&client), &src.bucket, selection, dir, &many, opts).await;
+            drop(many);
+            finish_deletes(deleting, result.map(|m| ("download", m))).await
+        }
+        (false, true) => {
+            let dst = s3(&a.destination)?;
+            let dir = Path::new(&a.source);
+            if !dir.is_dir() {
+                return Err(Failure::usage(format!("{} is not a directory", a.source)));
+            }
+            let mut prefix = dst.key.clone();
+            if !prefix.is_empty() && !prefix.ends_with('/') {
+                prefix.push('/');
+            }
+            let mut many = ManyOptions::new(objects(a, 4));
+            many.filters = plan.filters.clone();
+            let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
+            let removal_failed = Arc::new(std::sync::Mutex::new(None));
+            let r = Arc::clone(&removal_failed);
+            many.on_object = Some(Arc::new(move |path, key, _| {
+                p.done(action("upload"), path, Some(&format!("s3://{bucket}/{key}")));
+                if moving {
+                    if let Err(e) = std::fs::remove_file(path) {
+                        if let Ok(mut r) = r.lock() {
+                            r.get_or_insert(format!("uploaded, but {path} could not be removed: {e}"));
+                        }
+                    }
+                }
+            }));
+            if a.dryrun {
+                for (path, rel) in walk_files(dir, &plan.filters).map_err(failed)? {
+                    plan.printer.done(
+                        action("upload"),
+                        &path.display().to_string(),
+                        Some(&format!("s3://{}/{prefix}{rel}", dst.bucket)),
+                    );
+                }
+                return Ok(("upload", slipstream_transfer::Many::default()));
+            }
+            let done = upload_directory(client, dir, &dst.bucket, &prefix, &many, opts)
+                .await
+                .map_err(failed)?;
+            if let Some(why) = removal_failed.lock().ok().and_then(|mut r| r.take()) {
+                return Err(failed(why));
+            }
+            Ok(("upload", done))
+        }
+        (true, true) => {
+            let (src, dst) = (s3(&a.source)?, s3(&a.destination)?);
+            if source_client(a)?.is_some() {
+                return Err(Failure::usage(
+                    "copies of many objects between two services are not supported yet: copy them one by one, or through a local directory",
+                ));
+            }
+            let selection =
+                Selection::parse(&src.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
+            let mut prefix = dst.key.clone();
+            if !prefix.is_empty() && !prefix.ends_with('/') {
+                prefix.push('/');
+            }
+            if src.bucket == dst.bucket && prefix.starts_with(&selection.base()) {
+                return Err(Failure::usage(format!(
+                    "s3://{}/{prefix} is the source or inside it: the copy would list its own copies",
+                    dst.bucket
+                )));
+            }
+            if a.dryrun {
+                let (bucket, prefix) = (dst.bucket.clone(), prefix.clone());
+                return dry_run(plan, &client, &src.bucket, selection, move |rel| {
+                    format!("s3://{bucket}/{prefix}{rel}")
+                })
+                .await;
+            }
+            let mut many = ManyOptions::new(objects(a, 64));
+            let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
+            let (p, sb, db, tx) = (
+                Arc::clone(&plan.printer),
+                src.bucket.clone(),
+                dst.bucket.clone(),
+                deleting.as_ref().map(|d| d.0.clone()),
+            );
+            many.on_object = Some(Arc::new(move |from, to, _| {
+                p.done(action("copy"), &format!("s3://{sb}/{from}"), Some(&format!("s3://{db}/{to}")));
+                send_deleted(&tx, from);
+            }));
+            let listed = list_selected(
+                Arc::clone(&client),
+                &src.bucket,
+                selection.clone(),
+                plan.filters.clone(),
+                4,
+            );
+            let result = copy_listed(
+                &client,
+                (&src.bucket, &selection),
+                listed,
+                (&dst.bucket, &prefix),
+                &many,
+                &copy_settings(a),
+            )
+            .await;
+            drop(many);
+            finish_deletes(deleting, result.map(|m| ("copy", m))).await
+        }
+        (false, false) => Err(Failure::usage(
+            "--recursive copies between a local directory and s3://bucket/prefix/, or between two prefixes",
+        )),
+    }
+}
+
+/// --objects, or `default` for this kind of transfer.
+fn objects(a: &CpArgs, default: usize) -> usize {
+    a.objects.map_or(default, usize::from)
+}
+
+/// `--dryrun` of a many-object copy from S3: the listing, with where each object would go.
+async fn dry_run(
+    plan: &Plan<'_>,
+    client: &Arc<S3Client>,
+    bucket: &str,
+    selection: Selection,
+    destination: impl Fn(&str) -> String,
+) -> Result<(&'static str, slipstream_transfer::Many), Failure> {
+    let action = if plan.moving { "move" } else { "copy" };
+    let mut listed = list_selected(
+        Arc::clone(client),
+        bucket,
+        selection.clone(),
+        plan.filters.clone(),
+        4,
+    );
+    while let Some(page) = listed.recv().await {
+        for o in page.map_err(failed)? {
+            let to = destination(selection.relative(&o.key));
+            plan.printer
+                .done(action, &format!("s3://{bucket}/{}", o.key), Some(&to));
+        }
+    }
+    Ok((action, slipstream_transfer::Many::default()))
+}
+
+/// Where `mv` sends the keys whose copies completed, and the task deleting them in batches.
+type Deleter = (
+    tokio::sync::mpsc::Sender<Result<Vec<Object>, TransferError>>,
+    tokio::task::JoinHandle<Result<slipstream_transfer::Deleted, TransferError>>,
+);
+
+/// Starts deleting, in `DeleteObjects` batches, the source keys `mv` sends as their copies
+/// complete.
+fn mv_deleter(client: &Arc<S3Client>, bucket: &str) -> Deleter {
+    let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    let (client, bucket) = (Arc::clone(client), bucket.to_owned());
+    let task = tokio::spawn(async move {
+        let quiet: slipstream_transfer::DeleteReport = Arc::new(|_| {});
+        delete_listed(client, &bucket, rx, 8, quiet).await
+    });
+    (tx, task)
+}
+
+/// Queues `key`'s source for deletion (from a transfer task: never blocks it; a full queue
+/// waits on its own task).
+fn send_deleted(
+    tx: &Option<tokio::sync::mpsc::Sender<Result<Vec<Object>, TransferError>>>,
+    key: &str,
+) {
+    if let Some(tx) = tx {
+        let (tx, key) = (tx.clone(), key.to_owned());
+        tokio::spawn(async move {
+            let object = Object {
+                key,
+                ..Object::default()
+            };
+            let _ = tx.send(Ok(vec![object])).await;
+        });
+    }
+}
+
+/// Waits for `mv`'s deletes once the copies ended: a copy error stands (the sources not yet
+/// copied were never queued), and a source that could not be deleted is an error naming it.
+async fn finish_deletes(
+    deleting: Option<Deleter>,
+    result: Result<(&'static str, slipstream_transfer::Many), TransferError>,
+) -> Result<(&'static str, slipstream_transfer::Many), Failure> {
+    let Some((tx, task)) = deleting else {
+        return result.map_err(failed);
+    };
+    drop(tx);
+    let deleted = task.await.map_err(failed)?;
+    let moved = result.map_err(failed)?;
+    let deleted = deleted.map_err(|e| {
+        failed(format!(
+            "copied, but the sources could not all be deleted: {e}"
+        ))
+    })?;
+    if let Some(f) = deleted.failed.first() {
+        return Err(failed(format!(
+            "copied, but {} source(s) could not be deleted, e.g. {}: {}: {}",
+            deleted.failed.len(),
+            f.key,
+            f.code,
+            f.message
+        )));
+    }
+    Ok(moved)
+}

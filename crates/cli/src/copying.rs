@@ -1,0 +1,379 @@
+//! `cp` and `mv` of one object (a file, standard input or output, or an object copied on the
+//! server or, between two services, through this machine), their summary line, and where the
+//! many-object forms go (`copy_many.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use slipstream_client::{ChecksumAlgorithm, S3Client};
+use slipstream_s3::pattern::{Filters, Pattern};
+use slipstream_s3::S3Uri;
+use slipstream_transfer::{
+    copy_object, download_to_file, download_to_writer, upload_file, upload_from_reader,
+    CopySettings, CopySource, TransferError, TransferOptions, MIN_PART_SIZE,
+};
+
+use crate::actions::Printer;
+use crate::args::CpArgs;
+use crate::copy_many::cp_many;
+use crate::objects::{client, client_for, failed, interruptible, object, runtime, s3};
+use crate::progress::Bar;
+use crate::Failure;
+
+/// `slipstream cp`.
+pub fn cp(a: &CpArgs, filters: Filters) -> Result<(), Failure> {
+    transfer(a, filters, false)
+}
+
+/// `slipstream mv`: `cp`, then each source deleted once its copy is complete and checked.
+pub fn mv(a: &CpArgs, filters: Filters) -> Result<(), Failure> {
+    transfer(a, filters, true)
+}
+
+/// What `cp` and `mv` were asked, read once.
+pub(crate) struct Plan<'a> {
+    pub(crate) a: &'a CpArgs,
+    pub(crate) filters: Filters,
+    pub(crate) moving: bool,
+    /// The source reads as many objects: --recursive, or a wildcard in an s3:// source.
+    pub(crate) many: bool,
+    pub(crate) printer: Arc<Printer>,
+}
+
+fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
+    if a.part_size < MIN_PART_SIZE {
+        return Err(Failure::usage(
+            "--part-size must be at least 5MiB (S3's minimum part)",
+        ));
+    }
+    let wildcard = a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source);
+    let many = a.recursive || wildcard;
+    if !filters.is_empty() && !many {
+        return Err(Failure::usage(
+            "--include and --exclude apply to --recursive or wildcard sources",
+        ));
+    }
+    let client = client(&a.connection, &a.transport)?;
+    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
+    let opts = TransferOptions {
+        part_size: a.part_size,
+        concurrency: usize::from(a.concurrency),
+        multipart_threshold: a.part_size,
+        progress,
+        checksum: a.checksum_algorithm,
+        stall_timeout: a.stall_timeout,
+    };
+    let plan = Plan {
+        a,
+        filters,
+        moving,
+        many,
+        // Per-object lines for many objects (the summary says the rest), as the AWS CLI prints.
+        printer: Arc::new(Printer::new(false, a.quiet || a.json || !many, a.dryrun)),
+    };
+    let rt = runtime()?;
+    let started = Instant::now();
+    let Moved {
+        what,
+        bytes,
+        parts,
+        objects,
+        checksum,
+    } = rt.block_on(interruptible(copy(&plan, client, opts)))??;
+    drop(bar);
+    plan.printer.finish()?;
+    if a.dryrun {
+        return Ok(());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
+    let what = match (moving, what) {
+        (true, "download" | "upload" | "copy") => "move",
+        (_, w) => w,
+    };
+    if a.json {
+        // With data on standard output, the summary goes to standard error.
+        let line = format!(
+            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{},\"objects\":{},\"checksum\":{}}}",
+            parts.unwrap_or(0),
+            objects.unwrap_or(1),
+            checksum.map_or("null".into(), |c| format!("\"{c}\""))
+        );
+        if a.destination == "-" {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    } else if !a.quiet {
+        eprintln!(
+            "{what}: {} -> {} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s)",
+            a.source, a.destination
+        );
+    }
+    Ok(())
+}
+
+/// What one `cp` moved, for its summary line.
+struct Moved {
+    what: &'static str,
+    bytes: u64,
+    parts: Option<usize>,
+    objects: Option<usize>,
+    /// What checked the data: the object's whole checksum on a download (none if it has
+    /// none), the algorithm S3 checked every part with on an upload.
+    checksum: Option<ChecksumAlgorithm>,
+}
+
+/// The transfer `cp` asked for, chosen by which side is `s3://` (or `-`).
+async fn copy(
+    plan: &Plan<'_>,
+    client: Arc<S3Client>,
+    opts: TransferOptions,
+) -> Result<Moved, Failure> {
+    let a = plan.a;
+    let (src_s3, dst_s3) = (
+        a.source.starts_with("s3://"),
+        a.destination.starts_with("s3://"),
+    );
+    let sent = Some(opts.checksum);
+    let moved = |what, bytes, parts, checksum| Moved {
+        what,
+        bytes,
+        parts,
+        objects: None,
+        checksum,
+    };
+    if plan.moving && (a.source == "-" || a.destination == "-") {
+        return Err(Failure::usage(
+            "mv moves files and objects, not standard input or output",
+        ));
+    }
+    if plan.many {
+        let (what, many) = cp_many(plan, src_s3, dst_s3, client, opts).await?;
+        return Ok(Moved {
+            objects: Some(many.objects),
+            ..moved(what, many.bytes, None, None)
+        });
+    }
+    if a.dryrun {
+        let action = if plan.moving { "move" } else { "copy" };
+        Printer::new(false, false, true).done(action, &a.source, Some(&a.destination));
+        return Ok(moved("copy", 0, None, None));
+    }
+    Ok(match (src_s3, dst_s3) {
+        (true, false) if a.destination == "-" => {
+            let src = object(&a.source)?;
+            let mut stdout = tokio::io::stdout();
+            let done = download_to_writer(client, &src.bucket, &src.key, &mut stdout, opts)
+                .await
+                .map_err(failed)?;
+            moved("download", done.size, None, done.checksum_verified)
+        }
+        (false, true) if a.source == "-" => {
+            let dst = object(&a.destination)?;
+            let mut stdin = tokio::io::stdin();
+            let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
+                .await
+                .map_err(failed)?;
+            moved("upload", done.size, Some(done.parts), sent)
+        }
+        (true, false) => {
+            let src = object(&a.source)?;
+            let dest = local_destination(Path::new(&a.destination), &src.key);
+            let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
+                .await
+                .map_err(failed)?;
+            if plan.moving {
+                client
+                    .delete_object(&src.bucket, &src.key)
+                    .await
+                    .map_err(failed)?;
+            }
+            moved("download", done.size, None, done.checksum_verified)
+        }
+        (false, true) => {
+            let dst = s3(&a.destination)?;
+            let path = Path::new(&a.source);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| Failure::usage(format!("{} is not a file", a.source)))?;
+            let key = join_key(&dst.key, &name);
+            let done = upload_file(client, path, &dst.bucket, &key, opts)
+                .await
+                .map_err(failed)?;
+            if plan.moving {
+                std::fs::remove_file(path).map_err(|e| {
+                    failed(format!(
+                        "uploaded, but {} could not be removed: {e}",
+                        a.source
+                    ))
+                })?;
+            }
+            moved("upload", done.size, Some(done.parts), sent)
+        }
+        (true, true) => {
+            let src = object(&a.source)?;
+            let dst = s3(&a.destination)?;
+            let key = join_key(&dst.key, src.key.rsplit('/').next().unwrap_or(&src.key));
+            let dst = S3Uri {
+                bucket: dst.bucket,
+                key,
+            };
+            if let Some(source) = source_client(a)? {
+                let done = copy_through(Arc::clone(&source), client, &src, &dst, opts)
+                    .await
+                    .map_err(failed)?;
+                if plan.moving {
+                    source
+                        .delete_object(&src.bucket, &src.key)
+                        .await
+                        .map_err(failed)?;
+                }
+                return Ok(moved("copy", done.size, Some(done.parts), sent));
+            }
+            if src == dst {
+                return Err(Failure::usage(format!(
+                    "{} is both the source and the destination",
+                    a.source
+                )));
+            }
+            let from = CopySource {
+                bucket: src.bucket.clone(),
+                key: src.key.clone(),
+                listed: None,
+            };
+            let done = copy_object(&client, &from, (&dst.bucket, &dst.key), &copy_settings(a))
+                .await
+                .map_err(failed)?;
+            if plan.moving {
+                client
+                    .delete_object(&src.bucket, &src.key)
+                    .await
+                    .map_err(failed)?;
+            }
+            moved("copy", done.size, Some(done.parts), None)
+        }
+        (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
+    })
+}
+
+/// `key` as a destination for a source named `name`: a prefix (empty, or ending in `/`) takes
+/// the name, as `cp file s3://b/dir/` does.
+fn join_key(key: &str, name: &str) -> String {
+    if key.is_empty() || key.ends_with('/') {
+        format!("{key}{name}")
+    } else {
+        key.to_owned()
+    }
+}
+
+/// The source's own client, when --source-endpoint-url, --source-profile or --source-region
+/// say it is not the destination's service or account.
+pub(crate) fn source_client(a: &CpArgs) -> Result<Option<Arc<S3Client>>, Failure> {
+    if a.source_endpoint_url.is_none() && a.source_profile.is_none() && a.source_region.is_none() {
+        return Ok(None);
+    }
+    let mut overrides = a.connection.overrides();
+    if a.source_endpoint_url.is_some() {
+        overrides.endpoint_url = a.source_endpoint_url.clone();
+    }
+    if a.source_profile.is_some() {
+        overrides.profile = a.source_profile.clone();
+    }
+    if a.source_region.is_some() {
+        overrides.region = a.source_region.clone();
+    }
+    client_for(&overrides, &a.transport).map(Some)
+}
+
+/// Server-side copies: multipart above 5 GiB, parts as large as --part-size or 256 MiB.
+pub(crate) fn copy_settings(a: &CpArgs) -> CopySettings {
+    CopySettings {
+        part_size: a.part_size.max(CopySettings::default().part_size),
+        concurrency: usize::from(a.concurrency),
+        ..CopySettings::default()
+    }
+}
+/// A directory destination takes the key's last segment as the file name.
+fn local_destination(dest: &Path, key: &str) -> PathBuf {
+    if dest.is_dir() {
+        dest.join(key.rsplit('/').next().unwrap_or(key))
+    } else {
+        dest.to_path_buf()
+    }
+}
+/// S3 to S3 through this machine, from the `source` client's service or account to
+/// `client`'s: the download streams into the upload through a pipe of one part, so memory
+/// stays at about twice `concurrency x part_size`.
+async fn copy_through(
+    source: Arc<S3Client>,
+    client: Arc<S3Client>,
+    src: &S3Uri,
+    dst: &S3Uri,
+    opts: TransferOptions,
+) -> Result<slipstream_transfer::Uploaded, TransferError> {
+    // The bar follows the download side; the upload side trails it by at most the pipe.
+    let up_opts = TransferOptions {
+        progress: None,
+        ..opts.clone()
+    };
+    let (mut writer, reader) = tokio::io::duplex(opts.part_size.min(64 << 20) as usize);
+    let failed = Arc::new(AtomicBool::new(false));
+    let mut reader = FailableReader {
+        inner: reader,
+        failed: Arc::clone(&failed),
+    };
+    let down = async {
+        let r = download_to_writer(
+            Arc::clone(&source),
+            &src.bucket,
+            &src.key,
+            &mut writer,
+            opts,
+        )
+        .await;
+        // Set before the writer closes, so the upload sees the failure, not a clean end.
+        failed.store(r.is_err(), Ordering::SeqCst);
+        drop(writer);
+        r
+    };
+    let up = upload_from_reader(
+        Arc::clone(&client),
+        &mut reader,
+        &dst.bucket,
+        &dst.key,
+        up_opts,
+    );
+    let (down, up) = tokio::join!(down, up);
+    down?;
+    up
+}
+
+/// The upload side of [`copy_through`]: an end of input after a failed download is an error,
+/// so a truncated object is never completed.
+struct FailableReader {
+    inner: tokio::io::DuplexStream,
+    failed: Arc<AtomicBool>,
+}
+
+impl tokio::io::AsyncRead for FailableReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            if buf.filled().len() == before && self.failed.load(Ordering::SeqCst) {
+                return std::task::Poll::Ready(Err(std::io::Error::other(
+                    "the download side of the copy failed",
+                )));
+            }
+        }
+        polled
+    }
+}

@@ -1,0 +1,231 @@
+//! `rm` and `rb`: deleting objects (one, a prefix, a wildcard's matches, in `DeleteObjects`
+//! batches of 1,000 while the listing goes on) and buckets.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use clap::Args;
+use slipstream_client::S3Client;
+use slipstream_s3::pattern::Filters;
+use slipstream_s3::S3Uri;
+use slipstream_transfer::{delete_listed, list_selected, DeleteReport, Selection};
+
+use crate::actions::Printer;
+use crate::flags::{Connection, Transport};
+use crate::objects::{client, failed, interruptible, runtime, s3};
+use crate::Failure;
+
+pub const RM_EXAMPLES: &str = "\
+Examples:
+  slipstream rm s3://my-bucket/old.csv
+  slipstream rm --recursive s3://my-bucket/tmp/
+  slipstream rm 's3://my-bucket/logs/2025-*/*.gz'            (quote wildcards from the shell)
+  slipstream rm --recursive s3://my-bucket/ --exclude '*' --include '*.tmp' --dryrun
+
+Objects are listed a page at a time and deleted in batches of up to 1,000 (DeleteObjects),
+--batches of them in flight, while the listing goes on. Keys S3 refuses to delete inside a
+successful answer are printed as failures. Exit codes: 0 every object deleted, 1 some could
+not be (or a wildcard matched nothing), 2 flags or configuration.";
+
+/// `slipstream rm`.
+#[derive(Args, Debug)]
+pub struct RmArgs {
+    /// s3://bucket/key, s3://bucket/prefix/ with --recursive, or a wildcard (* ? [...]).
+    #[arg(required = true)]
+    pub targets: Vec<String>,
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
+    /// Every object under the prefix (the whole bucket for s3://bucket/).
+    #[arg(long, short)]
+    pub recursive: bool,
+    #[command(flatten)]
+    pub filters: crate::args::Filters,
+    /// Print what would be deleted, and delete nothing.
+    #[arg(long)]
+    pub dryrun: bool,
+    /// DeleteObjects requests (of up to 1,000 keys) in flight at once.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub batches: u16,
+    /// One JSON object per line instead of the AWS CLI's lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `slipstream rb`.
+#[derive(Args, Debug)]
+pub struct RbArgs {
+    /// s3://bucket
+    pub target: String,
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
+    /// Delete every object first (S3 refuses to remove a bucket that holds any).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `slipstream rm`.
+pub fn rm(a: &RmArgs, filters: Filters) -> Result<(), Failure> {
+    let targets = a
+        .targets
+        .iter()
+        .map(|t| s3(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(t) = targets.iter().find(|t| t.key.is_empty() && !a.recursive) {
+        return Err(Failure::usage(format!(
+            "rm s3://{}/ would delete the whole bucket: add --recursive if that is what you mean",
+            t.bucket
+        )));
+    }
+    if !filters.is_empty() && !a.recursive && !targets.iter().any(has_wildcard) {
+        return Err(Failure::usage(
+            "--include and --exclude apply to --recursive or wildcard targets",
+        ));
+    }
+    let client = client(&a.connection, &a.transport)?;
+    let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
+    let mut failures = 0;
+    runtime()?.block_on(interruptible(async {
+        for target in &targets {
+            failures += remove(a, &client, target, filters.clone(), &printer).await?;
+        }
+        Ok::<_, Failure>(())
+    }))??;
+    printer.finish()?;
+    if failures > 0 {
+        return Err(Failure::input(format!(
+            "{failures} object(s) could not be deleted (see above)"
+        )));
+    }
+    Ok(())
+}
+
+fn has_wildcard(t: &S3Uri) -> bool {
+    slipstream_s3::pattern::Pattern::has_wildcard(&t.key)
+}
+
+/// Removes what one target names; returns how many objects could not be deleted.
+async fn remove(
+    a: &RmArgs,
+    client: &Arc<S3Client>,
+    target: &S3Uri,
+    filters: Filters,
+    printer: &Arc<Printer>,
+) -> Result<usize, Failure> {
+    let name = |key: &str| format!("s3://{}/{key}", target.bucket);
+    let selection =
+        Selection::parse(&target.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
+    if let Selection::Object(key) = &selection {
+        if !a.dryrun {
+            client
+                .delete_object(&target.bucket, key)
+                .await
+                .map_err(failed)?;
+        }
+        printer.done("delete", &name(key), None);
+        return Ok(0);
+    }
+    let wildcard = matches!(selection, Selection::Pattern(_));
+    let listed = list_selected(Arc::clone(client), &target.bucket, selection, filters, 4);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let failures = if a.dryrun {
+        let mut listed = listed;
+        while let Some(page) = listed.recv().await {
+            for o in page.map_err(failed)? {
+                seen.fetch_add(1, Ordering::Relaxed);
+                printer.done("delete", &name(&o.key), None);
+            }
+        }
+        0
+    } else {
+        let (p, s, bucket) = (
+            Arc::clone(printer),
+            Arc::clone(&seen),
+            target.bucket.clone(),
+        );
+        let report: DeleteReport = Arc::new(move |r| {
+            s.fetch_add(1, Ordering::Relaxed);
+            match r {
+                Ok(key) => p.done("delete", &format!("s3://{bucket}/{key}"), None),
+                Err(e) => p.failed(
+                    "delete",
+                    &format!("s3://{bucket}/{}", e.key),
+                    &format!("{}: {}", e.code, e.message),
+                ),
+            }
+        });
+        let done = delete_listed(
+            Arc::clone(client),
+            &target.bucket,
+            listed,
+            usize::from(a.batches),
+            report,
+        )
+        .await
+        .map_err(failed)?;
+        done.failed.len()
+    };
+    if wildcard && seen.load(Ordering::Relaxed) == 0 {
+        return Err(Failure::input(format!(
+            "no object matches s3://{}/{}",
+            target.bucket, target.key
+        )));
+    }
+    Ok(failures)
+}
+
+/// `slipstream rb`.
+pub fn rb(a: &RbArgs) -> Result<(), Failure> {
+    let target = s3(&a.target)?;
+    if !target.key.is_empty() {
+        return Err(Failure::usage("rb takes s3://bucket, without a key"));
+    }
+    let client = client(&a.connection, &a.transport)?;
+    let printer = Arc::new(Printer::new(false, false, false));
+    runtime()?.block_on(interruptible(async {
+        if a.force {
+            let everything = Selection::Prefix(String::new());
+            let listed = list_selected(
+                Arc::clone(&client),
+                &target.bucket,
+                everything,
+                Filters::new(),
+                4,
+            );
+            let (p, bucket) = (Arc::clone(&printer), target.bucket.clone());
+            let report: DeleteReport = Arc::new(move |r| match r {
+                Ok(key) => p.done("delete", &format!("s3://{bucket}/{key}"), None),
+                Err(e) => p.failed("delete", &format!("s3://{bucket}/{}", e.key), &e.message),
+            });
+            let done = delete_listed(Arc::clone(&client), &target.bucket, listed, 8, report)
+                .await
+                .map_err(failed)?;
+            if !done.failed.is_empty() {
+                return Err(Failure::input(format!(
+                    "{} object(s) could not be deleted, so s3://{} stays",
+                    done.failed.len(),
+                    target.bucket
+                )));
+            }
+        }
+        client.delete_bucket(&target.bucket).await.map_err(|e| {
+            if e.code() == Some("BucketNotEmpty") {
+                Failure::input(format!(
+                    "s3://{} is not empty: delete its objects first, or use rb --force",
+                    target.bucket
+                ))
+            } else {
+                failed(e)
+            }
+        })?;
+        printer.done("remove_bucket", &format!("s3://{}", target.bucket), None);
+        Ok(())
+    }))??;
+    printer.finish()
+}

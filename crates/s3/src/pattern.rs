@@ -1,0 +1,269 @@
+//! Which keys a command takes: wildcards in a source (`s3://b/logs/2026-*/*.gz`, as s5cmd reads
+//! them) and `--include`/`--exclude` filters (as the AWS CLI applies them). Pure string matching;
+//! the listing that feeds it is the caller's.
+//!
+//! Both use fnmatch's wildcards, as the AWS CLI's filters do: `*` is any run of characters,
+//! `/` included (so `logs/*` takes the whole tree below `logs/`), `?` one character, `[abc]`,
+//! `[a-z]` and `[!abc]` one character of (or not of) a set. A `\` before a character takes
+//! it literally.
+
+use crate::Error;
+
+/// A compiled wildcard pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    tokens: Vec<Token>,
+    source: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Token {
+    Char(char),
+    Any,
+    AnyRun,
+    /// `(negated, ranges)`.
+    Set(bool, Vec<(char, char)>),
+}
+
+impl Pattern {
+    /// Compiles `pattern`; an unclosed `[` is an error rather than a literal.
+    pub fn new(pattern: &str) -> Result<Self, Error> {
+        let mut tokens = Vec::new();
+        let mut chars = pattern.chars();
+        while let Some(c) = chars.next() {
+            tokens.push(match c {
+                '*' => {
+                    if tokens.last() == Some(&Token::AnyRun) {
+                        continue;
+                    }
+                    Token::AnyRun
+                }
+                '?' => Token::Any,
+                '\\' => Token::Char(chars.next().unwrap_or('\\')),
+                '[' => set(&mut chars).ok_or_else(|| {
+                    Error::InvalidPattern(format!("{pattern:?} has a [ without its ]"))
+                })?,
+                c => Token::Char(c),
+            });
+        }
+        Ok(Self {
+            tokens,
+            source: pattern.to_owned(),
+        })
+    }
+
+    /// Whether `text` contains a wildcard (so names it literally if not).
+    pub fn has_wildcard(text: &str) -> bool {
+        text.contains(['*', '?', '['])
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The literal text before the first wildcard: every match starts with it, so it is the
+    /// prefix to list.
+    pub fn literal_prefix(&self) -> String {
+        self.tokens
+            .iter()
+            .map_while(|t| match t {
+                Token::Char(c) => Some(*c),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether the whole of `text` matches.
+    pub fn matches(&self, text: &str) -> bool {
+        let text: Vec<char> = text.chars().collect();
+        // Classic wildcard matching with one backtrack point (the last `*`): linear in
+        // practice, quadratic at worst, never exponential.
+        let (mut t, mut p) = (0, 0);
+        let mut star: Option<(usize, usize)> = None;
+        while t < text.len() {
+            match self.tokens.get(p) {
+                Some(Token::AnyRun) => {
+                    star = Some((p, t));
+                    p += 1;
+                    continue;
+                }
+                Some(token) if token.takes(text[t]) => {
+                    p += 1;
+                    t += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            }
+        }
+        self.tokens[p..].iter().all(|t| *t == Token::AnyRun)
+    }
+}
+
+impl Token {
+    fn takes(&self, c: char) -> bool {
+        match self {
+            Token::Char(x) => *x == c,
+            Token::Any => true,
+            Token::AnyRun => false,
+            Token::Set(negated, ranges) => {
+                ranges.iter().any(|(lo, hi)| (*lo..=*hi).contains(&c)) != *negated
+            }
+        }
+    }
+}
+
+/// The set after a `[`, up to its `]` (a `]` first in the set is a member).
+fn set(chars: &mut std::str::Chars<'_>) -> Option<Token> {
+    let mut negated = false;
+    let mut ranges = Vec::new();
+    let mut first = true;
+    loop {
+        let c = chars.next()?;
+        match c {
+            '!' | '^' if first && !negated => {
+                negated = true;
+                continue;
+            }
+            ']' if !first => return Some(Token::Set(negated, ranges)),
+            _ => {}
+        }
+        first = false;
+        let mut ahead = chars.clone();
+        match (ahead.next(), ahead.next()) {
+            (Some('-'), Some(hi)) if hi != ']' => {
+                chars.next();
+                chars.next();
+                ranges.push((c, hi));
+            }
+            _ => ranges.push((c, c)),
+        }
+    }
+}
+
+/// Whether a filter takes or leaves what it matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// `--include`.
+    Include,
+    /// `--exclude`.
+    Exclude,
+}
+
+/// `--include`/`--exclude` filters in command-line order, with the AWS CLI's semantics: every
+/// name is included unless a filter says otherwise, and the last filter that matches decides.
+/// Patterns match names relative to the command's source (the prefix or directory).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filters(Vec<(Rule, Pattern)>);
+
+impl Filters {
+    /// No filter: everything is taken.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a filter after the ones already given.
+    pub fn push(&mut self, rule: Rule, pattern: &str) -> Result<(), Error> {
+        self.0.push((rule, Pattern::new(pattern)?));
+        Ok(())
+    }
+
+    /// Whether `name` (relative to the source) is taken.
+    pub fn takes(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .rev()
+            .find(|(_, p)| p.matches(name))
+            .map_or(true, |(rule, _)| *rule == Rule::Include)
+    }
+
+    /// Whether there are no filters.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pattern: &str, text: &str) -> bool {
+        Pattern::new(pattern).unwrap().matches(text)
+    }
+
+    #[test]
+    fn wildcards_match_as_fnmatch_does() {
+        let cases = [
+            ("*", "", true),
+            ("*", "a/b/c", true),
+            ("logs/*", "logs/2026/x.gz", true),
+            ("logs/*", "log/x", false),
+            ("logs/2026-*/*.gz", "logs/2026-01/a.gz", true),
+            ("logs/2026-*/*.gz", "logs/2026-01/a.gzip", false),
+            ("logs/2026-*/*.gz", "logs/2025-01/a.gz", false),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("a?c", "aüc", true),
+            ("[ab]x", "bx", true),
+            ("[ab]x", "cx", false),
+            ("[!ab]x", "cx", true),
+            ("[a-c]1", "b1", true),
+            ("[a-c]1", "d1", false),
+            ("[]]", "]", true),
+            ("x[-]y", "x-y", true),
+            ("\\*", "*", true),
+            ("\\*", "a", false),
+            ("*.txt", "a.txt.bak", false),
+            ("*a*b*c", "xxaxxbxxbxxc", true),
+            ("*a*b*c", "xxaxxbxxbxx", false),
+            ("a**b", "ab", true),
+        ];
+        for (pattern, text, want) in cases {
+            assert_eq!(m(pattern, text), want, "{pattern:?} ~ {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_pathological_pattern_stays_fast() {
+        let text = "a".repeat(10_000);
+        assert!(!m(&format!("{}b", "*a".repeat(50)), &text));
+    }
+
+    #[test]
+    fn the_literal_prefix_is_what_to_list() {
+        let p = |s: &str| Pattern::new(s).unwrap().literal_prefix();
+        assert_eq!(p("logs/2026-*/*.gz"), "logs/2026-");
+        assert_eq!(p("a?"), "a");
+        assert_eq!(p("x\\*y*"), "x*y");
+        assert_eq!(p("*"), "");
+        assert_eq!(p("plain/key"), "plain/key");
+        assert!(Pattern::new("a[bc").is_err());
+        assert!(Pattern::has_wildcard("a*") && !Pattern::has_wildcard("a/b"));
+    }
+
+    #[test]
+    fn the_last_matching_filter_decides() {
+        let mut f = Filters::new();
+        assert!(f.takes("anything"));
+        f.push(Rule::Exclude, "*").unwrap();
+        f.push(Rule::Include, "*.txt").unwrap();
+        assert!(f.takes("a/b.txt"));
+        assert!(!f.takes("a/b.jpg"));
+        f.push(Rule::Exclude, "tmp/*").unwrap();
+        assert!(!f.takes("tmp/b.txt"));
+        let mut g = Filters::new();
+        g.push(Rule::Include, "*.txt").unwrap();
+        assert!(
+            g.takes("b.jpg"),
+            "an include alone excludes nothing, as in the AWS CLI"
+        );
+    }
+}

@@ -1,0 +1,256 @@
+//! Server-side copies: the bytes stay in the storage, only requests cross the link.
+//!
+//! Up to `multipart_threshold` (5 GiB, S3's limit for one `CopyObject`) one `CopyObject`, which
+//! keeps the source's metadata and checksum. Above it a multipart upload whose parts are
+//! `UploadPartCopy` ranges, `concurrency` at a time; it carries the source's content headers
+//! and `x-amz-meta-*` itself (as the AWS CLI does) and is created without a checksum algorithm,
+//! like the AWS CLI's and rclone's: the server gives it the checksum it gives new objects. (Part
+//! checksums asked of the server cannot be trusted everywhere: versitygw 1.8.0 answers each
+//! `UploadPartCopy` with the source's whole checksum when the algorithms match.) Every copy is
+//! pinned to the source's ETag, so a source replaced mid-copy fails the copy instead of mixing
+//! two versions, and a multipart copy is checked afterwards: the new object's size, and its
+//! whole-object checksum against the source's when both have one of the same algorithm.
+
+use std::sync::Arc;
+
+use slipstream_client::xml::Object;
+use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
+use tokio::sync::mpsc;
+use tokio::task::{JoinError, JoinSet};
+
+use crate::cleanup::multipart_upload;
+use crate::pool::for_each_part;
+use crate::select::Selection;
+use crate::{parts, Many, ManyOptions, TransferError, MAX_PARTS, MIN_PART_SIZE};
+
+/// The largest object one `CopyObject` copies.
+pub const MAX_COPY_OBJECT: u64 = 5 << 30;
+
+/// How server-side copies are made.
+#[derive(Clone, Debug)]
+pub struct CopySettings {
+    /// Sources larger than this are copied in parts (at most [`MAX_COPY_OBJECT`]).
+    pub multipart_threshold: u64,
+    /// Bytes per `UploadPartCopy` (raised as needed to stay within 10,000 parts).
+    pub part_size: u64,
+    /// Parts in flight at once.
+    pub concurrency: usize,
+    /// Metadata, storage class: what the new object changes.
+    pub options: CopyOptions,
+}
+
+impl Default for CopySettings {
+    /// One `CopyObject` up to 5 GiB; 256 MiB parts, 16 at a time, above (each part is one
+    /// request whatever its size, so large parts: 5 GiB is 20 requests, not 640).
+    fn default() -> Self {
+        Self {
+            multipart_threshold: MAX_COPY_OBJECT,
+            part_size: 256 << 20,
+            concurrency: 16,
+            options: CopyOptions::default(),
+        }
+    }
+}
+
+/// The object a copy starts from, with what a listing already said about it (a copy of many
+/// small objects then needs no `HeadObject` each).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopySource {
+    /// Its bucket.
+    pub bucket: String,
+    /// Its key.
+    pub key: String,
+    /// Its size and ETag, when listed; `None` asks the server.
+    pub listed: Option<(u64, String)>,
+}
+
+/// What a finished copy made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopiedObject {
+    /// Bytes copied.
+    pub size: u64,
+    /// Parts: 0 for one `CopyObject`.
+    pub parts: usize,
+}
+
+/// Copies `source` to `bucket/key` on the server. A multipart copy that fails is aborted:
+/// `key` is then unchanged.
+pub async fn copy_object(
+    client: &Arc<S3Client>,
+    source: &CopySource,
+    (bucket, key): (&str, &str),
+    settings: &CopySettings,
+) -> Result<CopiedObject, TransferError> {
+    let threshold = settings.multipart_threshold.min(MAX_COPY_OBJECT);
+    if let Some((size, etag)) = &source.listed {
+        if *size <= threshold {
+            return copy_whole(client, source, (bucket, key), *size, etag, settings).await;
+        }
+    }
+    let info = client.head_object(&source.bucket, &source.key).await?;
+    if info.size <= threshold {
+        return copy_whole(
+            client,
+            source,
+            (bucket, key),
+            info.size,
+            &info.etag,
+            settings,
+        )
+        .await;
+    }
+    let part_size = settings
+        .part_size
+        .max(MIN_PART_SIZE)
+        .max(info.size.div_ceil(MAX_PARTS));
+    let ranges = Arc::new(parts(info.size, part_size));
+    let mut headers: Vec<_> = match &settings.options.replace_metadata {
+        Some(replaced) => replaced.clone(),
+        None => info.copied_headers.clone(),
+    }
+    .into_iter()
+    .map(|(n, v)| (n.into(), v))
+    .collect();
+    if let Some(class) = &settings.options.storage_class {
+        headers.push(("x-amz-storage-class".into(), class.clone()));
+    }
+    let count = ranges.len();
+    multipart_upload(client, (bucket, key), None, headers, |upload_id| {
+        let client = Arc::clone(client);
+        let (src_bucket, src_key) = (source.bucket.clone(), source.key.clone());
+        let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), info.etag.clone());
+        for_each_part(count, settings.concurrency, move |i| {
+            let (client, ranges) = (Arc::clone(&client), Arc::clone(&ranges));
+            let (src_bucket, src_key) = (src_bucket.clone(), src_key.clone());
+            let (bucket, key, etag, id) =
+                (bucket.clone(), key.clone(), etag.clone(), upload_id.clone());
+            async move {
+                let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                let from = (src_bucket.as_str(), src_key.as_str());
+                client
+                    .upload_part_copy(from, ranges[i], &etag, &bucket, &key, &id, number)
+                    .await
+                    .map_err(TransferError::from)
+            }
+        })
+    })
+    .await?;
+    verify(client, (bucket, key), &info).await?;
+    Ok(CopiedObject {
+        size: info.size,
+        parts: count,
+    })
+}
+
+/// One `CopyObject`, pinned to the source's `etag`.
+async fn copy_whole(
+    client: &S3Client,
+    source: &CopySource,
+    (bucket, key): (&str, &str),
+    size: u64,
+    etag: &str,
+    settings: &CopySettings,
+) -> Result<CopiedObject, TransferError> {
+    let options = CopyOptions {
+        if_match: Some(etag.to_owned()).filter(|e| !e.is_empty()),
+        ..settings.options.clone()
+    };
+    let from = (source.bucket.as_str(), source.key.as_str());
+    client.copy_object(from, bucket, key, &options).await?;
+    Ok(CopiedObject { size, parts: 0 })
+}
+
+/// Checks a completed multipart copy against its source: the same size, and the same
+/// whole-object checksum when both have one of one algorithm.
+async fn verify(
+    client: &S3Client,
+    (bucket, key): (&str, &str),
+    source: &ObjectInfo,
+) -> Result<(), TransferError> {
+    let made = client.head_object(bucket, key).await?;
+    if made.size != source.size {
+        return Err(TransferError::BadResponse(format!(
+            "the copy of {} bytes made an object of {} bytes",
+            source.size, made.size
+        )));
+    }
+    if let (Some(want), Some(got)) = (&source.checksum, &made.checksum) {
+        if want.algorithm == got.algorithm && want.value != got.value {
+            return Err(TransferError::ChecksumMismatch {
+                algorithm: want.algorithm,
+                computed: got.value.clone(),
+                expected: want.value.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Copies every object `listed` yields (a listing of `selection`, see `select.rs`) to
+/// `bucket/prefix` + its name relative to the selection's base, on the server,
+/// `many.objects` at a time, starting with the first page of the listing. Stops at the first
+/// error, once the copies in flight have ended.
+pub async fn copy_listed(
+    client: &Arc<S3Client>,
+    (src_bucket, selection): (&str, &Selection),
+    mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    (bucket, prefix): (&str, &str),
+    many: &ManyOptions,
+    settings: &CopySettings,
+) -> Result<Many, TransferError> {
+    let mut tasks = JoinSet::new();
+    let mut moved = Many::default();
+    let mut fatal = None;
+    let settle = |joined: Option<Result<Result<u64, TransferError>, JoinError>>,
+                  moved: &mut Many|
+     -> Result<(), TransferError> {
+        if let Some(joined) = joined {
+            moved.bytes += joined??;
+            moved.objects += 1;
+        }
+        Ok(())
+    };
+    'listing: while let Some(page) = listed.recv().await {
+        let objects = match page {
+            Ok(objects) => objects,
+            Err(e) => {
+                fatal = Some(e);
+                break;
+            }
+        };
+        for o in objects {
+            while tasks.len() >= many.objects.max(1) {
+                if let Err(e) = settle(tasks.join_next().await, &mut moved) {
+                    fatal = Some(e);
+                    break 'listing;
+                }
+            }
+            let source = CopySource {
+                bucket: src_bucket.to_owned(),
+                key: o.key.clone(),
+                listed: Some((o.size, o.etag.clone())),
+            };
+            let key = format!("{prefix}{}", selection.relative(&o.key));
+            let (client, bucket, settings, many) = (
+                Arc::clone(client),
+                bucket.to_owned(),
+                settings.clone(),
+                many.clone(),
+            );
+            tasks.spawn(async move {
+                let copied = copy_object(&client, &source, (&bucket, &key), &settings).await?;
+                many.report(&source.key, &key, copied.size);
+                Ok(copied.size)
+            });
+        }
+    }
+    while !tasks.is_empty() {
+        if let Err(e) = settle(tasks.join_next().await, &mut moved) {
+            fatal.get_or_insert(e);
+        }
+    }
+    match fatal {
+        Some(e) => Err(e),
+        None => Ok(moved),
+    }
+}

@@ -1,0 +1,129 @@
+//! Deleting many objects: `DeleteObjects` batches of up to 1,000 keys, several in flight, fed
+//! by a listing as it goes (see `select.rs`). The per-key failures S3 returns inside a 200 are
+//! collected and reported, never dropped; keys with control characters XML cannot carry are
+//! deleted one by one instead.
+
+use std::sync::Arc;
+
+use slipstream_client::xml::Object;
+use slipstream_client::{ClientError, DeleteError, S3Client, MAX_DELETE_KEYS};
+use slipstream_s3::delete::fits_in_xml;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::TransferError;
+
+/// What a many-object delete did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deleted {
+    /// Objects deleted.
+    pub deleted: usize,
+    /// Objects not deleted, with S3's reasons.
+    pub failed: Vec<DeleteError>,
+}
+
+/// Called for each key as its batch returns: `Ok(key)` deleted, `Err` not.
+pub type DeleteReport = Arc<dyn Fn(Result<&str, &DeleteError>) + Send + Sync>;
+
+/// Deletes what `listed` yields from `bucket`, `in_flight` batches at a time. Per-key failures
+/// are collected in [`Deleted::failed`]; a listing error or a batch refused as a whole (after
+/// the client's retries: a missing bucket, no permission to list) stops it with that error,
+/// once the batches already sent have answered.
+pub async fn delete_listed(
+    client: Arc<S3Client>,
+    bucket: &str,
+    mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    in_flight: usize,
+    report: DeleteReport,
+) -> Result<Deleted, TransferError> {
+    let mut tasks = JoinSet::new();
+    let mut done = Deleted::default();
+    let mut fatal = None;
+    'listing: while let Some(page) = listed.recv().await {
+        let mut keys: Vec<String> = Vec::new();
+        let mut next = Some(page);
+        // Keys that trickle in (`mv` sends each as its copy completes) are gathered into full
+        // batches from what is already waiting, without waiting for more.
+        while let Some(page) = next.take() {
+            match page {
+                Ok(objects) => keys.extend(objects.into_iter().map(|o| o.key)),
+                Err(e) => {
+                    fatal = Some(e);
+                    break 'listing;
+                }
+            }
+            if keys.len() < MAX_DELETE_KEYS {
+                next = listed.try_recv().ok();
+            }
+        }
+        for batch in keys.chunks(MAX_DELETE_KEYS) {
+            while tasks.len() >= in_flight.max(1) {
+                if let Err(e) = settle(&mut tasks, &mut done, &report).await {
+                    fatal = Some(e);
+                    break 'listing;
+                }
+            }
+            let (client, bucket, batch) = (Arc::clone(&client), bucket.to_owned(), batch.to_vec());
+            tasks.spawn(async move { delete_batch(&client, &bucket, batch).await });
+        }
+    }
+    while !tasks.is_empty() {
+        if let Err(e) = settle(&mut tasks, &mut done, &report).await {
+            fatal.get_or_insert(e);
+        }
+    }
+    match fatal {
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}
+
+type Batch = Result<(Vec<String>, Vec<DeleteError>), TransferError>;
+
+/// Waits for one batch and counts and reports its keys.
+async fn settle(
+    tasks: &mut JoinSet<Batch>,
+    done: &mut Deleted,
+    report: &DeleteReport,
+) -> Result<(), TransferError> {
+    let Some(joined) = tasks.join_next().await else {
+        return Ok(());
+    };
+    let (keys, failed) = joined??;
+    for key in &keys {
+        match failed.iter().find(|f| &f.key == key) {
+            Some(f) => report(Err(f)),
+            None => {
+                done.deleted += 1;
+                report(Ok(key));
+            }
+        }
+    }
+    done.failed.extend(failed);
+    Ok(())
+}
+
+/// One batch: `DeleteObjects` for the keys XML can carry, `DeleteObject` for the others.
+/// Returns the keys and those that failed.
+async fn delete_batch(client: &S3Client, bucket: &str, keys: Vec<String>) -> Batch {
+    let (plain, odd): (Vec<String>, Vec<String>) =
+        keys.iter().cloned().partition(|k| fits_in_xml(k));
+    let mut failed = Vec::new();
+    if !plain.is_empty() {
+        failed = client.delete_objects(bucket, &plain).await?;
+    }
+    for key in odd {
+        if let Err(e) = client.delete_object(bucket, &key).await {
+            failed.push(as_key_error(key, &e));
+        }
+    }
+    Ok((keys, failed))
+}
+
+fn as_key_error(key: String, e: &ClientError) -> DeleteError {
+    DeleteError {
+        key,
+        code: e.code().unwrap_or("").to_owned(),
+        message: e.to_string(),
+    }
+}
