@@ -96,7 +96,11 @@ impl S3Client {
             copied_headers: h
                 .iter()
                 .filter(|(n, _)| slipstream_s3::copy::is_copied_header(n.as_str()))
-                .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+                // UTF-8, not only ASCII: servers pass `x-amz-meta-*` bytes through as sent.
+                .filter_map(|(n, v)| {
+                    let v = std::str::from_utf8(v.as_bytes()).ok()?;
+                    Some((n.as_str().to_owned(), v.to_owned()))
+                })
                 .collect(),
         })
     }

@@ -1,0 +1,165 @@
+"""The everyday commands against the local versitygw: rm in batches, wildcards and filters,
+server-side cp and mv, du, cat, rb. Issue 19."""
+
+import json
+import os
+import uuid
+
+from support import cli_env, run_cli, start_private_server
+
+
+def cli(bin_path, server, *args, check=True, endpoint=None):
+    return run_cli(bin_path, *args, "--endpoint-url", endpoint or server["endpoint"], "--path-style",
+                   env=cli_env(server), check=check)
+
+
+def keys(s3, bucket, prefix=""):
+    out, token = [], None
+    while True:
+        kw = {"Bucket": bucket, "Prefix": prefix}
+        if token:
+            kw["ContinuationToken"] = token
+        page = s3.list_objects_v2(**kw)
+        out += [o["Key"] for o in page.get("Contents", [])]
+        token = page.get("NextContinuationToken")
+        if not token:
+            return sorted(out)
+
+
+def put(s3, bucket, names, body=b"x"):
+    for n in names:
+        s3.put_object(Bucket=bucket, Key=n, Body=body)
+
+
+def test_rm_recursive_deletes_a_prefix_in_batches_and_nothing_beside_it(slipstream_bin, server, s3, bucket, tmp_path):
+    tree = tmp_path / "tree"
+    for i in range(2345):
+        d = tree / f"d{i % 7}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}").write_bytes(b"%d" % i)
+    cli(slipstream_bin, server, "cp", "--recursive", str(tree), f"s3://{bucket}/many/", "--objects", "64", "--quiet")
+    put(s3, bucket, ["many2/keep", "manyfold"])
+    assert len(keys(s3, bucket, "many/")) == 2345
+    out = cli(slipstream_bin, server, "rm", "--recursive", f"s3://{bucket}/many", "--json").stdout.decode()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 2345 and all(line["action"] == "delete" for line in lines)
+    assert {line["source"] for line in lines} == {f"s3://{bucket}/many/d{i % 7}/f{i}" for i in range(2345)}
+    # `many` reads as the directory many/: many2/ and manyfold stay.
+    assert keys(s3, bucket) == ["many2/keep", "manyfold"]
+
+
+def test_wildcards_filters_and_dryrun(slipstream_bin, server, s3, bucket):
+    names = ["logs/2026-01/a.gz", "logs/2026-01/b.txt", "logs/2026-02/c.gz", "logs/2025-12/d.gz", "top.gz"]
+    put(s3, bucket, names)
+    dry = cli(slipstream_bin, server, "rm", f"s3://{bucket}/logs/2026-*/*.gz", "--dryrun").stdout.decode()
+    assert dry.splitlines() == [f"(dryrun) delete: s3://{bucket}/logs/2026-01/a.gz",
+                                f"(dryrun) delete: s3://{bucket}/logs/2026-02/c.gz"]
+    assert keys(s3, bucket) == sorted(names), "a dry run deletes nothing"
+    # The AWS CLI's order: the last matching filter decides.
+    cli(slipstream_bin, server, "rm", "--recursive", f"s3://{bucket}/", "--exclude", "*", "--include", "*.txt",
+        "--quiet")
+    assert "logs/2026-01/b.txt" not in keys(s3, bucket)
+    cli(slipstream_bin, server, "rm", f"s3://{bucket}/logs/2026-*/*.gz")
+    assert keys(s3, bucket) == ["logs/2025-12/d.gz", "top.gz"]
+    # A wildcard that matches nothing fails, as in s5cmd; a plain rm of the bucket needs --recursive.
+    none = cli(slipstream_bin, server, "rm", f"s3://{bucket}/nothing-*", check=False)
+    assert none.returncode == 1 and b"no object matches" in none.stderr
+    whole = cli(slipstream_bin, server, "rm", f"s3://{bucket}/", check=False)
+    assert whole.returncode == 2 and b"--recursive" in whole.stderr
+    bad = cli(slipstream_bin, server, "rm", f"s3://{bucket}/a[b", check=False)
+    assert bad.returncode == 2 and b"[" in bad.stderr
+
+
+def test_rm_reports_each_key_the_server_refuses_and_deletes_the_rest(slipstream_bin, server, s3):
+    bucket = f"locked-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    awkward = ["free", "ü x+y&z", "line\r\nbreak", "tab\tkey", "held"]
+    put(s3, bucket, awkward)
+    s3.put_object_legal_hold(Bucket=bucket, Key="held", LegalHold={"Status": "ON"})
+    r = cli(slipstream_bin, server, "rm", "--recursive", f"s3://{bucket}/", check=False)
+    assert r.returncode == 1, r.stderr
+    assert f"delete failed: s3://{bucket}/held: AccessDenied".encode() in r.stderr
+    assert b"1 object(s) could not be deleted" in r.stderr
+    assert r.stdout.decode().count("delete: ") == 4
+    assert keys(s3, bucket) == ["held"]
+    s3.put_object_legal_hold(Bucket=bucket, Key="held", LegalHold={"Status": "OFF"})
+    cli(slipstream_bin, server, "rb", "--force", f"s3://{bucket}")
+    assert bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+
+
+def test_copies_on_the_server_keep_metadata_and_checksum(slipstream_bin, server, s3, bucket):
+    for name, body in [("empty", b""), ("five", os.urandom(5 * 1024 * 1024))]:
+        s3.put_object(Bucket=bucket, Key=f"src/{name}", Body=body, ContentType="text/csv",
+                      CacheControl="max-age=60", Metadata={"owner": "data-team"}, ChecksumAlgorithm="CRC32")
+        out = cli(slipstream_bin, server, "cp", f"s3://{bucket}/src/{name}", f"s3://{bucket}/dst/", "--json")
+        summary = json.loads(out.stdout)
+        assert (summary["operation"], summary["bytes"], summary["parts"]) == ("copy", len(body), 0)
+        src = s3.head_object(Bucket=bucket, Key=f"src/{name}", ChecksumMode="ENABLED")
+        assert src.get("ChecksumCRC32"), "the source has a checksum to keep"
+        dst = s3.head_object(Bucket=bucket, Key=f"dst/{name}", ChecksumMode="ENABLED")
+        for field in ["ContentType", "CacheControl", "Metadata", "ChecksumCRC32", "ContentLength"]:
+            assert dst.get(field) == src.get(field), field
+        assert s3.get_object(Bucket=bucket, Key=f"dst/{name}")["Body"].read() == body
+    same = cli(slipstream_bin, server, "cp", f"s3://{bucket}/src/five", f"s3://{bucket}/src/five", check=False)
+    assert same.returncode == 2 and b"both the source and the destination" in same.stderr
+    missing = cli(slipstream_bin, server, "cp", f"s3://{bucket}/nope", f"s3://{bucket}/x", check=False)
+    assert missing.returncode == 1 and b"NotFound" in missing.stderr
+    # A prefix, with filters, on the server.
+    put(s3, bucket, ["tree/a.txt", "tree/sub/b.txt", "tree/sub/c.tmp"])
+    out = cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/tree/", f"s3://{bucket}/copy",
+              "--exclude", "*.tmp").stdout.decode()
+    assert sorted(out.splitlines()) == [f"copy: s3://{bucket}/tree/a.txt to s3://{bucket}/copy/a.txt",
+                                        f"copy: s3://{bucket}/tree/sub/b.txt to s3://{bucket}/copy/sub/b.txt"]
+    inside = cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/tree/", f"s3://{bucket}/tree/x/",
+                 check=False)
+    assert inside.returncode == 2 and b"inside" in inside.stderr
+
+
+def test_mv_deletes_each_source_only_after_its_copy(slipstream_bin, server, s3, bucket, tmp_path):
+    put(s3, bucket, [f"in/{i:03}" for i in range(30)], body=b"payload")
+    out = cli(slipstream_bin, server, "mv", "--recursive", f"s3://{bucket}/in/", f"s3://{bucket}/done/").stdout
+    assert out.decode().count("move: ") == 30
+    assert keys(s3, bucket) == [f"done/{i:03}" for i in range(30)]
+    # A move that cannot copy leaves its source.
+    failed = cli(slipstream_bin, server, "mv", f"s3://{bucket}/done/000", "s3://no-such-bucket-here/x", check=False)
+    assert failed.returncode == 1 and b"NoSuchBucket" in failed.stderr
+    assert "done/000" in keys(s3, bucket)
+    # Object to file, file to object.
+    dest = tmp_path / "got"
+    cli(slipstream_bin, server, "mv", f"s3://{bucket}/done/001", str(dest))
+    assert dest.read_bytes() == b"payload" and "done/001" not in keys(s3, bucket)
+    cli(slipstream_bin, server, "mv", str(dest), f"s3://{bucket}/back/")
+    assert not dest.exists() and "back/got" in keys(s3, bucket)
+    refused = cli(slipstream_bin, server, "mv", f"s3://{bucket}/back/got", "-", check=False)
+    assert refused.returncode == 2 and "back/got" in keys(s3, bucket)
+
+
+def test_copy_between_two_services_streams_through_here(slipstream_bin, server, s3, bucket, tmp_path):
+    data = os.urandom(7 * 1024 * 1024 + 11)
+    s3.put_object(Bucket=bucket, Key="far/obj", Body=data)
+    with start_private_server(server, tmp_path) as other:
+        cli(slipstream_bin, server, "mb", "s3://other-bucket", endpoint=other["endpoint"])
+        cli(slipstream_bin, server, "mv", f"s3://{bucket}/far/obj", "s3://other-bucket/near/obj",
+            "--source-endpoint-url", server["endpoint"], "--part-size", "5MiB", endpoint=other["endpoint"])
+        back = cli(slipstream_bin, server, "cat", "s3://other-bucket/near/obj", endpoint=other["endpoint"])
+        assert back.stdout == data
+    assert "far/obj" not in keys(s3, bucket)
+
+
+def test_du_counts_in_total_and_per_directory(slipstream_bin, server, s3, bucket):
+    s3.put_object(Bucket=bucket, Key="a/1", Body=b"x" * 10)
+    s3.put_object(Bucket=bucket, Key="a/2", Body=b"x" * 20)
+    s3.put_object(Bucket=bucket, Key="b/c/3", Body=b"x" * 2048)
+    s3.put_object(Bucket=bucket, Key="top", Body=b"x")
+    out = cli(slipstream_bin, server, "du", "--group", f"s3://{bucket}/").stdout.decode().splitlines()
+    assert out == [f"30 bytes in 2 objects: s3://{bucket}/a/",
+                   f"2048 bytes in 1 objects: s3://{bucket}/b/",
+                   f"1 bytes in 1 objects: s3://{bucket}/top",
+                   f"2079 bytes in 4 objects: s3://{bucket}/"]
+    j = json.loads(cli(slipstream_bin, server, "du", f"s3://{bucket}/b/*", "--json").stdout)
+    assert (j["objects"], j["bytes"]) == (1, 2048)
+    human = cli(slipstream_bin, server, "du", "-H", f"s3://{bucket}/b").stdout.decode()
+    assert human.startswith("2.0 KiB in 1 objects")
+    assert cli(slipstream_bin, server, "cat", f"s3://{bucket}/a/1").stdout == b"x" * 10
+    missing = cli(slipstream_bin, server, "cat", f"s3://{bucket}/nope", check=False)
+    assert missing.returncode == 1 and b"NoSuchKey" in missing.stderr
