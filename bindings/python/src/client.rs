@@ -1,12 +1,14 @@
-//! `slipstream.Client`: downloads and uploads through the transfer engine, the GIL released.
+//! `slipstream.Client`: downloads, uploads, listings, server-side copies and batch deletes
+//! through the transfer engine, the GIL released.
 //!
 //! One client owns a tokio runtime and one connection pool; every call blocks the calling
 //! Python thread (not the interpreter: the GIL is released) until the transfer ends, so many
 //! Python threads can share one client. `put_bytes` hands the `bytes` object's memory to the
 //! engine without copying it; `get_bytes` copies once, into the `bytes` it returns.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,14 +17,17 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
+use slipstream_client::xml::Object;
 use slipstream_client::{
     ChecksumAlgorithm, ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials,
     Resolved, S3Client,
 };
+use slipstream_s3::pattern::Filters;
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{
-    download_to_file, finish_cleanups_within, upload_file, MemoryDownload, TransferError,
+    copy_object, delete_listed, download_to_file, finish_cleanups_within, list_selected,
+    upload_file, CopySettings, CopySource, DeleteReport, MemoryDownload, Selection, TransferError,
     TransferOptions, CLEANUP_WAIT,
 };
 
@@ -282,8 +287,181 @@ impl Client {
         self.wait(py, client.put_object(bucket, key, body, checksum))
     }
 
+    /// `HeadObject`, as boto3's `head_object` names the fields: `ContentLength`, `ETag`,
+    /// `LastModified` (as sent), `Metadata` (`x-amz-meta-*` without the prefix), the content
+    /// headers the object has (`ContentType`...), and its whole-object checksum
+    /// (`ChecksumCRC64NVME`...).
+    fn head<'py>(&self, py: Python<'py>, bucket: &str, key: &str) -> PyResult<Bound<'py, PyDict>> {
+        let client = Arc::clone(&self.inner);
+        let info = self.wait(py, client.head_object(bucket, key))?;
+        let d = PyDict::new(py);
+        d.set_item("ContentLength", info.size)?;
+        d.set_item("ETag", &info.etag)?;
+        d.set_item("LastModified", &info.last_modified)?;
+        let metadata = PyDict::new(py);
+        for (name, value) in &info.copied_headers {
+            match name.strip_prefix("x-amz-meta-") {
+                Some(m) => metadata.set_item(m, value)?,
+                None => d.set_item(boto3_name(name), value)?,
+            }
+        }
+        d.set_item("Metadata", metadata)?;
+        if let Some(c) = &info.checksum {
+            d.set_item(c.algorithm.xml_tag(), &c.value)?;
+        }
+        Ok(d)
+    }
+
+    /// The objects under `prefix`, in key order, as dicts (`Key`, `Size`, `ETag`,
+    /// `LastModified`): an iterator whose next pages are fetched while the caller works
+    /// through the current one.
+    #[pyo3(signature = (bucket, prefix = ""))]
+    fn list(slf: &Bound<'_, Self>, bucket: &str, prefix: &str) -> ObjectIterator {
+        let this = slf.get();
+        let _inside = this.runtime.enter();
+        let pages = list_selected(
+            Arc::clone(&this.inner),
+            bucket,
+            Selection::Prefix(prefix.to_owned()),
+            Filters::new(),
+            LIST_AHEAD,
+        );
+        ObjectIterator {
+            client: slf.clone().unbind(),
+            pages: Mutex::new((pages, VecDeque::new())),
+        }
+    }
+
+    /// `DeleteObject` (S3 answers the same whether the key existed or not).
+    fn delete(&self, py: Python<'_>, bucket: &str, key: &str) -> PyResult<()> {
+        let client = Arc::clone(&self.inner);
+        self.wait(py, client.delete_object(bucket, key))
+    }
+
+    /// Deletes `keys` in `DeleteObjects` batches of 1,000, 8 in flight; returns the keys S3
+    /// refused, as `[{"Key", "Code", "Message"}]` (empty when all were deleted).
+    fn delete_many<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        keys: Vec<String>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let client = Arc::clone(&self.inner);
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let objects = keys
+            .into_iter()
+            .map(|key| Object {
+                key,
+                ..Object::default()
+            })
+            .collect();
+        let quiet: DeleteReport = Arc::new(|_| {});
+        let bucket = bucket.to_owned();
+        let done = self.wait(py, async move {
+            // Sent before the batches start: the channel holds it, and ends with the sender.
+            let _ = tx.send(Ok(objects)).await;
+            drop(tx);
+            delete_listed(client, &bucket, rx, 8, quiet).await
+        })?;
+        done.failed
+            .iter()
+            .map(|f| {
+                let d = PyDict::new(py);
+                d.set_item("Key", &f.key)?;
+                d.set_item("Code", &f.code)?;
+                d.set_item("Message", &f.message)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Copies `src_bucket/src_key` to `bucket/key` on the server (one `CopyObject` up to
+    /// 5 GiB, which keeps metadata and checksum; parallel `UploadPartCopy` above, metadata
+    /// carried and the result checked); returns the size.
+    fn copy(
+        &self,
+        py: Python<'_>,
+        src_bucket: &str,
+        src_key: &str,
+        bucket: &str,
+        key: &str,
+    ) -> PyResult<u64> {
+        let client = Arc::clone(&self.inner);
+        let source = CopySource {
+            bucket: src_bucket.to_owned(),
+            key: src_key.to_owned(),
+            listed: None,
+        };
+        let settings = CopySettings {
+            concurrency: self.opts.concurrency,
+            ..CopySettings::default()
+        };
+        self.wait(py, async move {
+            copy_object(&client, &source, (bucket, key), &settings).await
+        })
+        .map(|c| c.size)
+    }
+
     fn __repr__(&self) -> String {
         format!("Client({:?})", self.inner)
+    }
+}
+
+/// Pages of a listing fetched ahead of the caller.
+const LIST_AHEAD: usize = 2;
+
+/// `content-type` as boto3 names it: `ContentType`.
+fn boto3_name(header: &str) -> String {
+    header
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// What `Client.list` returns: the objects of a listing that goes on in the background.
+#[pyclass(frozen, module = "slipstream")]
+pub struct ObjectIterator {
+    client: Py<Client>,
+    #[allow(clippy::type_complexity)]
+    pages: Mutex<(
+        tokio::sync::mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+        VecDeque<Object>,
+    )>,
+}
+
+#[pymethods]
+impl ObjectIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let mut pages = self
+            .pages
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("a listing's iterator was poisoned"))?;
+        let (rx, buffered) = &mut *pages;
+        if buffered.is_empty() {
+            let client = self.client.get();
+            match client.wait(py, async { Ok::<_, TransferError>(rx.recv().await) })? {
+                None => return Ok(None),
+                Some(page) => buffered.extend(page.map_err(Raise::raise)?),
+            }
+        }
+        let Some(o) = buffered.pop_front() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("Key", o.key)?;
+        d.set_item("Size", o.size)?;
+        d.set_item("ETag", o.etag)?;
+        d.set_item("LastModified", o.last_modified)?;
+        Ok(Some(d))
     }
 }
 

@@ -310,6 +310,7 @@ fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Credentials>()?;
     m.add_class::<Presigner>()?;
     m.add_class::<client::Client>()?;
+    m.add_class::<client::ObjectIterator>()?;
     m.add("S3Error", m.py().get_type::<client::S3Error>())?;
     Ok(())
 }

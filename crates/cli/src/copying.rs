@@ -185,12 +185,7 @@ async fn copy(
             let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
                 .await
                 .map_err(failed)?;
-            if plan.moving {
-                client
-                    .delete_object(&src.bucket, &src.key)
-                    .await
-                    .map_err(failed)?;
-            }
+            remove_source(plan, &client, &src).await?;
             moved("download", done.size, None, done.checksum_verified)
         }
         (false, true) => {
@@ -226,12 +221,7 @@ async fn copy(
                 let done = copy_through(Arc::clone(&source), client, &src, &dst, opts)
                     .await
                     .map_err(failed)?;
-                if plan.moving {
-                    source
-                        .delete_object(&src.bucket, &src.key)
-                        .await
-                        .map_err(failed)?;
-                }
+                remove_source(plan, &source, &src).await?;
                 return Ok(moved("copy", done.size, Some(done.parts), sent));
             }
             if src == dst {
@@ -248,16 +238,22 @@ async fn copy(
             let done = copy_object(&client, &from, (&dst.bucket, &dst.key), &copy_settings(a))
                 .await
                 .map_err(failed)?;
-            if plan.moving {
-                client
-                    .delete_object(&src.bucket, &src.key)
-                    .await
-                    .map_err(failed)?;
-            }
+            remove_source(plan, &client, &src).await?;
             moved("copy", done.size, Some(done.parts), None)
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
+}
+
+/// `mv` of one object: its source goes once the copy is complete and checked.
+async fn remove_source(plan: &Plan<'_>, client: &S3Client, src: &S3Uri) -> Result<(), Failure> {
+    if !plan.moving {
+        return Ok(());
+    }
+    client
+        .delete_object(&src.bucket, &src.key)
+        .await
+        .map_err(|e| failed(format!("copied, but the source could not be deleted: {e}")))
 }
 
 /// `key` as a destination for a source named `name`: a prefix (empty, or ending in `/`) takes

