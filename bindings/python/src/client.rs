@@ -213,6 +213,7 @@ impl Client {
                 progress: None,
                 checksum,
                 stall_timeout,
+                shared_parts: None,
             },
         })
     }

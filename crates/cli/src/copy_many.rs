@@ -13,7 +13,6 @@ use slipstream_transfer::{
     ManyOptions, Selection, TransferError, TransferOptions,
 };
 
-use crate::args::CpArgs;
 use crate::copying::{copy_settings, source_client, Plan};
 use crate::objects::{failed, s3};
 use crate::Failure;
@@ -36,7 +35,7 @@ pub(crate) async fn cp_many(
             let selection =
                 Selection::parse(&src.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
             let dir = Path::new(&a.destination);
-            let mut many = ManyOptions::new(objects(a, 4));
+            let mut many = ManyOptions::new(a.objects.map(usize::from));
             many.filters = plan.filters.clone();
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, bucket, tx) = (
@@ -68,7 +67,7 @@ pub(crate) async fn cp_many(
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
-            let mut many = ManyOptions::new(objects(a, 4));
+            let mut many = ManyOptions::new(a.objects.map(usize::from));
             many.filters = plan.filters.clone();
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
@@ -127,7 +126,7 @@ pub(crate) async fn cp_many(
                 })
                 .await;
             }
-            let mut many = ManyOptions::new(objects(a, 64));
+            let mut many = ManyOptions::new(a.objects.map(usize::from));
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, sb, db, tx) = (
                 Arc::clone(&plan.printer),
@@ -162,11 +161,6 @@ pub(crate) async fn cp_many(
             "--recursive copies between a local directory and s3://bucket/prefix/, or between two prefixes",
         )),
     }
-}
-
-/// --objects, or `default` for this kind of transfer.
-fn objects(a: &CpArgs, default: usize) -> usize {
-    a.objects.map_or(default, usize::from)
 }
 
 /// `--dryrun` of a many-object copy from S3: the listing, with where each object would go.

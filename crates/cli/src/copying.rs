@@ -64,6 +64,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         progress,
         checksum: a.checksum_algorithm,
         stall_timeout: a.stall_timeout,
+        shared_parts: None,
     };
     let plan = Plan {
         a,

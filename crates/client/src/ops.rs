@@ -346,6 +346,14 @@ impl S3Client {
             .map(drop)
     }
 
+    /// `HeadBucket`: the bucket exists and these credentials may use it (S3 answers 404 or 403
+    /// otherwise, without a body).
+    pub async fn head_bucket(&self, bucket: &str) -> Result<(), ClientError> {
+        self.send(&Call::new(Method::HEAD, bucket, None))
+            .await
+            .map(drop)
+    }
+
     /// `CreateBucket` (no location constraint: the endpoint's region).
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), ClientError> {
         self.send(&Call::new(Method::PUT, bucket, None))

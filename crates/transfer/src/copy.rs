@@ -12,6 +12,7 @@
 //! whole-object checksum against the source's when both have one of the same algorithm.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use slipstream_client::xml::Object;
 use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
@@ -19,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinSet};
 
 use crate::cleanup::multipart_upload;
+use crate::many::{objects_for, NEAR_OBJECTS};
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::{parts, Many, ManyOptions, TransferError, MAX_PARTS, MIN_PART_SIZE};
@@ -201,6 +203,8 @@ pub async fn copy_listed(
     let mut tasks = JoinSet::new();
     let mut moved = Many::default();
     let mut fatal = None;
+    let asked = Instant::now();
+    let mut objects = many.objects;
     let settle = |joined: Option<Result<Result<u64, TransferError>, JoinError>>,
                   moved: &mut Many|
      -> Result<(), TransferError> {
@@ -211,15 +215,23 @@ pub async fn copy_listed(
         Ok(())
     };
     'listing: while let Some(page) = listed.recv().await {
-        let objects = match page {
-            Ok(objects) => objects,
+        let page = match page {
+            Ok(page) => page,
             Err(e) => {
                 fatal = Some(e);
                 break;
             }
         };
-        for o in objects {
-            while tasks.len() >= many.objects.max(1) {
+        // Without a choice, the first page's latency says how far the server is.
+        let in_flight = *objects.get_or_insert_with(|| {
+            let n = objects_for(asked.elapsed());
+            if n > NEAR_OBJECTS {
+                client.preconnect(bucket, n - 1);
+            }
+            n
+        });
+        for o in page {
+            while tasks.len() >= in_flight.max(1) {
                 if let Err(e) = settle(tasks.join_next().await, &mut moved) {
                     fatal = Some(e);
                     break 'listing;

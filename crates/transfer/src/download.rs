@@ -9,7 +9,7 @@ use slipstream_client::{ChecksumAlgorithm, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
 use crate::offset_writer::OffsetWriter;
-use crate::pool::for_each_part;
+use crate::pool::{for_each_part, part_permit};
 use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
 use crate::stall;
 use crate::TransferError;
@@ -123,12 +123,19 @@ async fn fetch_all(
     concurrency: usize,
     opts: &TransferOptions,
 ) -> Result<Vec<u64>, TransferError> {
-    let progress = opts.progress.clone();
+    let (progress, budget) = (opts.progress.clone(), opts.shared_parts.clone());
     let (source, file) = (Arc::clone(source), Arc::clone(file));
     for_each_part(source.ranges.len(), concurrency, move |i| {
         let (source, file, progress) = (Arc::clone(&source), Arc::clone(&file), progress.clone());
+        let budget = budget.clone();
         async move {
             let (start, end) = source.ranges[i];
+            // Part 0 is the first GET, already answered: it never waits for the budget.
+            let _place = if i == 0 {
+                None
+            } else {
+                part_permit(&budget).await
+            };
             let crc = write_part(&source, i, &file, algorithm).await?;
             if let Some(p) = progress {
                 p.add(end - start);

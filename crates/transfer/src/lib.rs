@@ -43,7 +43,10 @@ pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource,
 pub use delete::{delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
-pub use many::{download_prefix, upload_directory, walk_files, Many, ManyOptions, ObjectDone};
+pub use many::{
+    download_prefix, upload_directory, walk_files, Many, ManyOptions, ObjectDone, FAR_OBJECTS,
+    NEAR_OBJECTS,
+};
 pub use memory::{download_to_memory, MemoryDownload};
 pub use select::{list_selected, Selection};
 pub use stream::{download_to_writer, upload_from_reader};
@@ -114,6 +117,11 @@ pub struct TransferOptions {
     /// A transfer fails when no byte has moved on any connection for this long (the server
     /// froze or the path went dark), retries included; `Duration::ZERO`: never. See `stall.rs`.
     pub stall_timeout: Duration,
+    /// Parts in flight across every object of a many-object transfer, on top of each object's
+    /// `concurrency`: one budget, so objects in flight and parts per object never multiply into
+    /// `objects x concurrency x part_size` of memory. `None` for a single transfer; `many.rs`
+    /// sets it.
+    pub shared_parts: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 impl TransferOptions {
@@ -140,6 +148,7 @@ impl Default for TransferOptions {
             progress: None,
             checksum: ChecksumAlgorithm::default(),
             stall_timeout: DEFAULT_STALL_TIMEOUT,
+            shared_parts: None,
         }
     }
 }

@@ -5,10 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
 
+use crate::cut::LONG_PATH;
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::TransferError;
@@ -37,11 +39,44 @@ impl Many {
 /// source (a key or a local path), its destination and its size.
 pub type ObjectDone = Arc<dyn Fn(&str, &str, u64) + Send + Sync>;
 
+/// Objects in flight when the transfer chooses, and the first answer came within
+/// `cut::LONG_PATH`: the server, not the link, is the limit there, and a few objects keep it
+/// busy (more only add contention: docs/BENCHMARKS.md, "Many small objects over loopback").
+pub const NEAR_OBJECTS: usize = 4;
+/// Objects in flight when the transfer chooses, over a long path: each small object costs
+/// round trips, so as many as s5cmd's workers (docs/BENCHMARKS.md, "Many small objects over a
+/// long link").
+pub const FAR_OBJECTS: usize = 256;
+
+/// The objects in flight for a first answer that took `first_answer`.
+pub(crate) fn objects_for(first_answer: Duration) -> usize {
+    if first_answer >= LONG_PATH {
+        FAR_OBJECTS
+    } else {
+        NEAR_OBJECTS
+    }
+}
+
+/// `opts` with a shared budget of parts in flight (twice one object's `concurrency`) unless it
+/// has one: however many objects move, memory for multipart parts stays at
+/// `2 x concurrency x part_size` (objects below the multipart threshold hold one body each).
+pub(crate) fn with_part_budget(opts: TransferOptions) -> TransferOptions {
+    let budget = opts.concurrency.max(1).saturating_mul(2);
+    TransferOptions {
+        shared_parts: opts
+            .shared_parts
+            .clone()
+            .or_else(|| Some(Arc::new(tokio::sync::Semaphore::new(budget)))),
+        ..opts
+    }
+}
+
 /// Which objects a many-object transfer takes and how many move at once.
 #[derive(Clone)]
 pub struct ManyOptions {
-    /// Objects in flight at once.
-    pub objects: usize,
+    /// Objects in flight at once; `None`: chosen by the first answer's latency
+    /// ([`NEAR_OBJECTS`] or [`FAR_OBJECTS`]).
+    pub objects: Option<usize>,
     /// Names (relative to the source) to take or leave.
     pub filters: Filters,
     /// Called as each object completes.
@@ -58,8 +93,8 @@ impl std::fmt::Debug for ManyOptions {
 }
 
 impl ManyOptions {
-    /// `objects` at a time, every name, nobody called.
-    pub fn new(objects: usize) -> Self {
+    /// `objects` at a time (`None`: chosen by the path), every name, nobody called.
+    pub fn new(objects: Option<usize>) -> Self {
         Self {
             objects,
             filters: Filters::new(),
@@ -105,6 +140,8 @@ pub async fn download_prefix(
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
     let prefix = selection.base();
+    let asked = Instant::now();
+    let mut first_page = None;
     let mut pages = crate::select::list_selected(
         Arc::clone(&client),
         bucket,
@@ -114,8 +151,16 @@ pub async fn download_prefix(
     );
     let mut listed = Vec::new();
     while let Some(page) = pages.recv().await {
+        first_page.get_or_insert_with(|| asked.elapsed());
         listed.extend(page?);
     }
+    let objects = many
+        .objects
+        .unwrap_or_else(|| objects_for(first_page.unwrap_or_default()));
+    if objects > NEAR_OBJECTS {
+        client.preconnect(bucket, objects.min(listed.len()).saturating_sub(1));
+    }
+    let opts = with_part_budget(opts);
     // Check every name before moving a byte.
     let jobs: Vec<(String, PathBuf)> = listed
         .iter()
@@ -127,7 +172,7 @@ pub async fn download_prefix(
     }
     let (bucket, jobs) = (bucket.to_owned(), Arc::new(jobs));
     let each = many.clone();
-    let sizes = for_each_part(jobs.len(), many.objects, move |i| {
+    let sizes = for_each_part(jobs.len(), objects, move |i| {
         let (client, bucket, jobs, opts, each) = (
             Arc::clone(&client),
             bucket.clone(),
@@ -203,6 +248,20 @@ pub async fn upload_directory(
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
     let files = walk_files(dir, &many.filters)?;
+    let objects = match many.objects {
+        Some(n) => n,
+        None => {
+            // One HeadBucket: how far the server is (and a missing bucket fails here, before
+            // any file is read).
+            let asked = Instant::now();
+            client.head_bucket(bucket).await?;
+            objects_for(asked.elapsed())
+        }
+    };
+    if objects > NEAR_OBJECTS {
+        client.preconnect(bucket, objects.min(files.len()).saturating_sub(1));
+    }
+    let opts = with_part_budget(opts);
     let mut bytes = 0;
     for (path, _) in &files {
         bytes += std::fs::metadata(path)?.len();
@@ -212,7 +271,7 @@ pub async fn upload_directory(
     }
     let (bucket, prefix, files) = (bucket.to_owned(), prefix.to_owned(), Arc::new(files));
     let each = many.clone();
-    let sizes = for_each_part(files.len(), many.objects, move |i| {
+    let sizes = for_each_part(files.len(), objects, move |i| {
         let (client, bucket, files, opts, each) = (
             Arc::clone(&client),
             bucket.clone(),

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::TransferError;
 
@@ -73,6 +74,15 @@ where
         .into_iter()
         .collect::<Option<Vec<T>>>()
         .ok_or_else(|| TransferError::Io(std::io::Error::other("a part went missing")))
+}
+
+/// A place in a many-object transfer's shared budget of parts in flight
+/// (`TransferOptions::shared_parts`), held while one part moves; nothing without a budget.
+pub(crate) async fn part_permit(budget: &Option<Arc<Semaphore>>) -> Option<OwnedSemaphorePermit> {
+    match budget {
+        Some(b) => Arc::clone(b).acquire_owned().await.ok(),
+        None => None,
+    }
 }
 
 /// Part buffers handed from a finished part to the next one, for uploads and downloads. Fresh

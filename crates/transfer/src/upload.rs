@@ -11,7 +11,7 @@ use slipstream_client::{CompletedPart, S3Client};
 
 use crate::cleanup::multipart_upload;
 use crate::cut::{upload_cut, LONG_PATH};
-use crate::pool::{for_each_part, BufferPool};
+use crate::pool::{for_each_part, part_permit, BufferPool};
 use crate::stall;
 use crate::TransferError;
 use crate::{upload_ranges, TransferOptions};
@@ -125,15 +125,17 @@ async fn send_parts(
     opts: &TransferOptions,
 ) -> Result<Vec<CompletedPart>, TransferError> {
     let (progress, algorithm) = (opts.progress.clone(), opts.checksum);
+    let budget = opts.shared_parts.clone();
     let (client, file) = (Arc::clone(client), Arc::clone(file));
     let (bucket, key) = (bucket.to_owned(), key.to_owned());
     let pool = Arc::new(BufferPool::default());
     for_each_part(ranges.len(), concurrency, move |i| {
         let (client, file, pool) = (Arc::clone(&client), Arc::clone(&file), Arc::clone(&pool));
-        let progress = progress.clone();
+        let (progress, budget) = (progress.clone(), budget.clone());
         let (bucket, key, upload_id) = (bucket.clone(), key.clone(), upload_id.clone());
         let (start, end) = ranges[i];
         async move {
+            let _place = part_permit(&budget).await;
             let data = read_into(&file, start, end - start, pool.take()).await?;
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let sent = client

@@ -372,7 +372,7 @@ async fn a_tree_with_awkward_names_round_trips() {
         src.path(),
         &bucket,
         "tree/",
-        &ManyOptions::new(3),
+        &ManyOptions::new(Some(3)),
         opts.clone(),
     )
     .await
@@ -394,7 +394,7 @@ async fn a_tree_with_awkward_names_round_trips() {
         &bucket,
         Selection::Prefix("tree/".into()),
         dest.path(),
-        &ManyOptions::new(3),
+        &ManyOptions::new(Some(3)),
         opts.clone(),
     )
     .await
