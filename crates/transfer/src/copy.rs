@@ -12,7 +12,6 @@
 //! whole-object checksum against the source's when both have one of the same algorithm.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use slipstream_client::xml::Object;
 use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
@@ -20,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinSet};
 
 use crate::cleanup::multipart_upload;
-use crate::many::{objects_for, NEAR_OBJECTS};
+use crate::many::objects_in_flight;
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::{parts, Many, ManyOptions, TransferError, MAX_PARTS, MIN_PART_SIZE};
@@ -200,11 +199,10 @@ pub async fn copy_listed(
     many: &ManyOptions,
     settings: &CopySettings,
 ) -> Result<Many, TransferError> {
+    let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
     let mut tasks = JoinSet::new();
     let mut moved = Many::default();
     let mut fatal = None;
-    let asked = Instant::now();
-    let mut objects = many.objects;
     let settle = |joined: Option<Result<Result<u64, TransferError>, JoinError>>,
                   moved: &mut Many|
      -> Result<(), TransferError> {
@@ -222,14 +220,6 @@ pub async fn copy_listed(
                 break;
             }
         };
-        // Without a choice, the first page's latency says how far the server is.
-        let in_flight = *objects.get_or_insert_with(|| {
-            let n = objects_for(asked.elapsed());
-            if n > NEAR_OBJECTS {
-                client.preconnect(bucket, n - 1);
-            }
-            n
-        });
         for o in page {
             while tasks.len() >= in_flight.max(1) {
                 if let Err(e) = settle(tasks.join_next().await, &mut moved) {

@@ -57,6 +57,29 @@ pub(crate) fn objects_for(first_answer: Duration) -> usize {
     }
 }
 
+/// `chosen`, or the objects in flight for how long one `HeadBucket` of `bucket` takes (a
+/// request the server answers without work, unlike a listing page, whose 1,000 keys took
+/// versitygw over 20 ms on loopback); with many, their connections start opening now.
+pub(crate) async fn objects_in_flight(
+    client: &S3Client,
+    bucket: &str,
+    chosen: Option<usize>,
+    count: usize,
+) -> Result<usize, TransferError> {
+    let objects = match chosen {
+        Some(n) => n,
+        None => {
+            let asked = Instant::now();
+            client.head_bucket(bucket).await?;
+            objects_for(asked.elapsed())
+        }
+    };
+    if objects > NEAR_OBJECTS {
+        client.preconnect(bucket, objects.min(count).saturating_sub(1));
+    }
+    Ok(objects)
+}
+
 /// `opts` with a shared budget of parts in flight (twice one object's `concurrency`) unless it
 /// has one: however many objects move, memory for multipart parts stays at
 /// `2 x concurrency x part_size` (objects below the multipart threshold hold one body each).
@@ -140,8 +163,6 @@ pub async fn download_prefix(
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
     let prefix = selection.base();
-    let asked = Instant::now();
-    let mut first_page = None;
     let mut pages = crate::select::list_selected(
         Arc::clone(&client),
         bucket,
@@ -151,15 +172,9 @@ pub async fn download_prefix(
     );
     let mut listed = Vec::new();
     while let Some(page) = pages.recv().await {
-        first_page.get_or_insert_with(|| asked.elapsed());
         listed.extend(page?);
     }
-    let objects = many
-        .objects
-        .unwrap_or_else(|| objects_for(first_page.unwrap_or_default()));
-    if objects > NEAR_OBJECTS {
-        client.preconnect(bucket, objects.min(listed.len()).saturating_sub(1));
-    }
+    let objects = objects_in_flight(&client, bucket, many.objects, listed.len()).await?;
     let opts = with_part_budget(opts);
     // Check every name before moving a byte.
     let jobs: Vec<(String, PathBuf)> = listed
@@ -248,19 +263,8 @@ pub async fn upload_directory(
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
     let files = walk_files(dir, &many.filters)?;
-    let objects = match many.objects {
-        Some(n) => n,
-        None => {
-            // One HeadBucket: how far the server is (and a missing bucket fails here, before
-            // any file is read).
-            let asked = Instant::now();
-            client.head_bucket(bucket).await?;
-            objects_for(asked.elapsed())
-        }
-    };
-    if objects > NEAR_OBJECTS {
-        client.preconnect(bucket, objects.min(files.len()).saturating_sub(1));
-    }
+    // A missing bucket fails here, before any file is read.
+    let objects = objects_in_flight(&client, bucket, many.objects, files.len()).await?;
     let opts = with_part_budget(opts);
     let mut bytes = 0;
     for (path, _) in &files {
@@ -294,6 +298,25 @@ pub async fn upload_directory(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_path_chooses_the_objects_and_parts_share_one_budget() {
+        assert_eq!(objects_for(Duration::from_millis(1)), NEAR_OBJECTS);
+        assert_eq!(objects_for(LONG_PATH), FAR_OBJECTS);
+        assert_eq!(objects_for(Duration::from_millis(100)), FAR_OBJECTS);
+        let opts = with_part_budget(TransferOptions {
+            concurrency: 16,
+            ..TransferOptions::default()
+        });
+        let budget = opts.shared_parts.clone().expect("a budget");
+        assert_eq!(budget.available_permits(), 32);
+        // Every object's copy of the options holds the same budget, and one already set stays.
+        let again = with_part_budget(opts.clone());
+        assert!(Arc::ptr_eq(
+            &budget,
+            again.shared_parts.as_ref().expect("kept")
+        ));
+    }
 
     #[test]
     fn keys_map_below_the_directory_or_are_refused() {
