@@ -32,8 +32,8 @@ pub(crate) async fn cp_many(
     match (src_s3, dst_s3) {
         (true, false) => {
             let src = s3(&a.source)?;
-            let selection =
-                Selection::parse(&src.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
+            let selection = Selection::parse(&src.key, a.recursive)
+                .map_err(|e| Failure::usage(e.to_string()))?;
             let dir = Path::new(&a.destination);
             let mut many = ManyOptions::new(a.objects.map(usize::from));
             many.filters = plan.filters.clone();
@@ -44,7 +44,11 @@ pub(crate) async fn cp_many(
                 deleting.as_ref().map(|d| d.0.clone()),
             );
             many.on_object = Some(Arc::new(move |key, path, _| {
-                p.done(action("download"), &format!("s3://{bucket}/{key}"), Some(path));
+                p.done(
+                    action("download"),
+                    &format!("s3://{bucket}/{key}"),
+                    Some(path),
+                );
                 send_deleted(&tx, key);
             }));
             if a.dryrun {
@@ -53,7 +57,15 @@ pub(crate) async fn cp_many(
                 })
                 .await;
             }
-            let result = download_prefix(Arc::clone(&client), &src.bucket, selection, dir, &many, opts).await;
+            let result = download_prefix(
+                Arc::clone(&client),
+                &src.bucket,
+                selection,
+                dir,
+                &many,
+                opts,
+            )
+            .await;
             drop(many);
             finish_deletes(deleting, result.map(|m| ("download", m))).await
         }
@@ -73,11 +85,17 @@ pub(crate) async fn cp_many(
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
             let r = Arc::clone(&removal_failed);
             many.on_object = Some(Arc::new(move |path, key, _| {
-                p.done(action("upload"), path, Some(&format!("s3://{bucket}/{key}")));
+                p.done(
+                    action("upload"),
+                    path,
+                    Some(&format!("s3://{bucket}/{key}")),
+                );
                 if moving {
                     if let Err(e) = std::fs::remove_file(path) {
                         if let Ok(mut r) = r.lock() {
-                            r.get_or_insert(format!("uploaded, but {path} could not be removed: {e}"));
+                            r.get_or_insert(format!(
+                                "uploaded, but {path} could not be removed: {e}"
+                            ));
                         }
                     }
                 }
@@ -103,20 +121,24 @@ pub(crate) async fn cp_many(
         (true, true) => {
             let (src, dst) = (s3(&a.source)?, s3(&a.destination)?);
             if source_client(a)?.is_some() {
-                return Err(Failure::usage(
-                    "copies of many objects between two services are not supported yet: copy them one by one, or through a local directory",
-                ));
+                return Err(Failure::usage(concat!(
+                    "copies of many objects between two services are not supported yet: ",
+                    "copy them one by one, or through a local directory"
+                )));
             }
-            let selection =
-                Selection::parse(&src.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
+            let selection = Selection::parse(&src.key, a.recursive)
+                .map_err(|e| Failure::usage(e.to_string()))?;
             let mut prefix = dst.key.clone();
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
             if src.bucket == dst.bucket && prefix.starts_with(&selection.base()) {
                 return Err(Failure::usage(format!(
-                    "s3://{}/{prefix} is the source or inside it: the copy would list its own copies",
-                    dst.bucket
+                    concat!(
+                        "s3://{}/{} is the source or inside it: ",
+                        "the copy would list its own copies"
+                    ),
+                    dst.bucket, prefix
                 )));
             }
             if a.dryrun {
@@ -135,7 +157,11 @@ pub(crate) async fn cp_many(
                 deleting.as_ref().map(|d| d.0.clone()),
             );
             many.on_object = Some(Arc::new(move |from, to, _| {
-                p.done(action("copy"), &format!("s3://{sb}/{from}"), Some(&format!("s3://{db}/{to}")));
+                p.done(
+                    action("copy"),
+                    &format!("s3://{sb}/{from}"),
+                    Some(&format!("s3://{db}/{to}")),
+                );
                 send_deleted(&tx, from);
             }));
             let listed = list_selected(
@@ -157,9 +183,10 @@ pub(crate) async fn cp_many(
             drop(many);
             finish_deletes(deleting, result.map(|m| ("copy", m))).await
         }
-        (false, false) => Err(Failure::usage(
-            "--recursive copies between a local directory and s3://bucket/prefix/, or between two prefixes",
-        )),
+        (false, false) => Err(Failure::usage(concat!(
+            "--recursive copies between a local directory and s3://bucket/prefix/, ",
+            "or between two prefixes"
+        ))),
     }
 }
 
