@@ -11,26 +11,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use slipstream_client::xml::Object;
-use slipstream_client::{ChecksumAlgorithm, ClientOptions, CopyOptions, S3Client};
+use slipstream_client::{ChecksumAlgorithm, CopyOptions};
 use slipstream_transfer::{
     copy_object, delete_listed, upload_from_reader, CopySettings, CopySource, DeleteReport,
     TransferError, TransferOptions, MAX_COPY_OBJECT, MIN_PART_SIZE,
 };
-
-fn client() -> Arc<S3Client> {
-    common::client_with(&common::server(), ClientOptions::default(), None)
-}
-
-async fn bucket(client: &S3Client) -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "many-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    client.create_bucket(&name).await.unwrap();
-    name
-}
 
 fn source(bucket: &str, key: &str) -> CopySource {
     CopySource {
@@ -42,8 +27,8 @@ fn source(bucket: &str, key: &str) -> CopySource {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_multipart_copy_carries_metadata_and_is_checked() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "many").await;
     let body: Vec<u8> = (0..(12 << 20) + 3).map(|i: u32| (i % 251) as u8).collect();
     client
         .put_object(
@@ -118,8 +103,8 @@ async fn a_multipart_copy_carries_metadata_and_is_checked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_replaced_since_it_was_listed_is_not_copied() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "many").await;
     let put = |body: &'static [u8]| {
         let (client, bucket) = (Arc::clone(&client), bucket.clone());
         async move {
@@ -144,8 +129,8 @@ async fn a_source_replaced_since_it_was_listed_is_not_copied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_gib_and_one_byte_copy_in_parts() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "many").await;
     let size = MAX_COPY_OBJECT + 1;
     let opts = TransferOptions {
         part_size: 64 << 20,
@@ -184,8 +169,8 @@ async fn five_gib_and_one_byte_copy_in_parts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_xml_cannot_carry_are_deleted_one_by_one() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "many").await;
     let keys = ["plain", "ctl\u{1}key", "line\r\nbreak", "ü & <x>"];
     for k in keys {
         client

@@ -5,31 +5,14 @@
 mod common;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use slipstream_client::{Checksum, ChecksumAlgorithm, ClientError, ClientOptions, S3Client};
+use slipstream_client::{Checksum, ChecksumAlgorithm, ClientError, ClientOptions};
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_memory, download_to_writer, upload_directory,
     upload_file, upload_from_reader, ManyOptions, MemoryDownload, Selection, TransferOptions,
     MIN_PART_SIZE,
 };
-
-fn client() -> Arc<S3Client> {
-    common::client_with(&common::server(), ClientOptions::default(), None)
-}
-
-/// A fresh bucket per test, so tests run in parallel without seeing each other's objects.
-async fn bucket(client: &S3Client) -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "transfer-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    client.create_bucket(&name).await.unwrap();
-    name
-}
 
 fn data(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
@@ -57,8 +40,8 @@ fn assert_only(dir: &Path, expected: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn round_trips_around_the_part_size() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let part = MIN_PART_SIZE as usize;
     let opts = TransferOptions {
         part_size: MIN_PART_SIZE,
@@ -111,8 +94,8 @@ async fn round_trips_around_the_part_size() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_checksum_algorithm_goes_up_with_the_data_and_is_checked_coming_down() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let part = MIN_PART_SIZE as usize;
     let dir = tempfile::tempdir().unwrap();
     for algorithm in ChecksumAlgorithm::ALL {
@@ -181,8 +164,8 @@ async fn each_checksum_algorithm_goes_up_with_the_data_and_is_checked_coming_dow
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_download_fills_a_buffer_of_its_size_and_refuses_others() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let opts = TransferOptions {
         part_size: MIN_PART_SIZE,
         concurrency: 3,
@@ -210,8 +193,8 @@ async fn a_memory_download_fills_a_buffer_of_its_size_and_refuses_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_object_leaves_no_file() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("never");
     let err = download_to_file(
@@ -232,8 +215,8 @@ async fn a_missing_object_leaves_no_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_pages_and_delete() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let keys = ["a/1", "a/2 ü", "a/b/3", "b/4"];
     for k in keys {
         client
@@ -269,8 +252,8 @@ async fn list_pages_and_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_upload_leaves_nothing() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let id = client
         .create_multipart_upload(&bucket, "mp", Some(Default::default()), Vec::new())
         .await
@@ -296,8 +279,8 @@ async fn an_aborted_upload_leaves_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_round_trip_in_order() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let part = MIN_PART_SIZE as usize;
     let opts = TransferOptions {
         part_size: MIN_PART_SIZE,
@@ -341,8 +324,8 @@ async fn streams_round_trip_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tree_with_awkward_names_round_trips() {
-    let client = client();
-    let bucket = bucket(&client).await;
+    let client = common::client();
+    let bucket = common::bucket(&client, "transfer").await;
     let src = tempfile::tempdir().unwrap();
     let files = [
         "a.txt",

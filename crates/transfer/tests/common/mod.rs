@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use slipstream_client::{ClientOptions, CredentialSource, Resolved, S3Client};
@@ -37,4 +38,22 @@ pub fn client_with(
         ca_bundle,
     };
     Arc::new(S3Client::new(&config, options).unwrap())
+}
+
+/// A client for the plain-HTTP server, with the default options.
+pub fn client() -> Arc<S3Client> {
+    client_with(&server(), ClientOptions::default(), None)
+}
+
+/// A fresh bucket, `{kind}-{pid}-{n}`, per test, so tests run in parallel without seeing each
+/// other's objects.
+pub async fn bucket(client: &S3Client, kind: &str) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "{kind}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    client.create_bucket(&name).await.unwrap();
+    name
 }
