@@ -68,6 +68,13 @@ def test_wildcards_filters_and_dryrun(slipstream_bin, server, s3, bucket):
     assert whole.returncode == 2 and b"--recursive" in whole.stderr
     bad = cli(slipstream_bin, server, "rm", f"s3://{bucket}/a[b", check=False)
     assert bad.returncode == 2 and b"[" in bad.stderr
+    # Keys with wildcard characters: --raw takes them literally, as s5cmd's --raw.
+    put(s3, bucket, ["x[1].txt", "x1.txt"])
+    cli(slipstream_bin, server, "rm", "--raw", f"s3://{bucket}/x[1].txt")
+    assert "x[1].txt" not in keys(s3, bucket) and "x1.txt" in keys(s3, bucket)
+    put(s3, bucket, ["x[1].txt"])
+    cli(slipstream_bin, server, "rm", f"s3://{bucket}/x[1].txt")
+    assert "x1.txt" not in keys(s3, bucket) and "x[1].txt" in keys(s3, bucket), "[1] is a set"
 
 
 def test_rm_reports_each_key_the_server_refuses_and_deletes_the_rest(slipstream_bin, server, s3):

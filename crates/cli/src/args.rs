@@ -136,6 +136,9 @@ pub struct CpArgs {
     /// Print what would be copied (or moved), and copy nothing.
     #[arg(long)]
     pub dryrun: bool,
+    /// Take the source literally: `*`, `?` and `[` are characters of the key, not wildcards.
+    #[arg(long)]
+    pub raw: bool,
     /// Endpoint of the source, when it is another S3 service than the destination's.
     #[arg(long, value_name = "URL")]
     pub source_endpoint_url: Option<String>,

@@ -32,7 +32,7 @@ pub(crate) async fn cp_many(
     match (src_s3, dst_s3) {
         (true, false) => {
             let src = s3(&a.source)?;
-            let selection = Selection::parse(&src.key, a.recursive)
+            let selection = Selection::parse_as(&src.key, a.recursive, a.raw)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let dir = Path::new(&a.destination);
             let mut many = ManyOptions::new(a.objects.map(usize::from));
@@ -126,7 +126,7 @@ pub(crate) async fn cp_many(
                     "copy them one by one, or through a local directory"
                 )));
             }
-            let selection = Selection::parse(&src.key, a.recursive)
+            let selection = Selection::parse_as(&src.key, a.recursive, a.raw)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let mut prefix = dst.key.clone();
             if !prefix.is_empty() && !prefix.ends_with('/') {

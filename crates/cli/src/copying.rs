@@ -48,7 +48,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
             "--part-size must be at least 5MiB (S3's minimum part)",
         ));
     }
-    let wildcard = a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source);
+    let wildcard = !a.raw && a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source);
     let many = a.recursive || wildcard;
     if !filters.is_empty() && !many {
         return Err(Failure::usage(

@@ -45,6 +45,9 @@ pub struct RmArgs {
     /// Print what would be deleted, and delete nothing.
     #[arg(long)]
     pub dryrun: bool,
+    /// Take the targets literally: `*`, `?` and `[` are characters of the key, not wildcards.
+    #[arg(long)]
+    pub raw: bool,
     /// DeleteObjects requests (of up to 1,000 keys) in flight at once.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub batches: u16,
@@ -83,7 +86,8 @@ pub fn rm(a: &RmArgs, filters: Filters) -> Result<(), Failure> {
             t.bucket
         )));
     }
-    if !filters.is_empty() && !a.recursive && !targets.iter().any(has_wildcard) {
+    let wildcard = |t: &S3Uri| !a.raw && has_wildcard(t);
+    if !filters.is_empty() && !a.recursive && !targets.iter().any(wildcard) {
         return Err(Failure::usage(
             "--include and --exclude apply to --recursive or wildcard targets",
         ));
@@ -119,8 +123,8 @@ async fn remove(
     printer: &Arc<Printer>,
 ) -> Result<usize, Failure> {
     let name = |key: &str| format!("s3://{}/{key}", target.bucket);
-    let selection =
-        Selection::parse(&target.key, a.recursive).map_err(|e| Failure::usage(e.to_string()))?;
+    let selection = Selection::parse_as(&target.key, a.recursive, a.raw)
+        .map_err(|e| Failure::usage(e.to_string()))?;
     if let Selection::Object(key) = &selection {
         if !a.dryrun {
             client

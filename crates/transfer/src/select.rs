@@ -32,7 +32,13 @@ impl Selection {
     /// `/` added as the AWS CLI adds it, so `dir` does not take `dir2/`; none to an empty key,
     /// the whole bucket); else one object.
     pub fn parse(key: &str, recursive: bool) -> Result<Self, TransferError> {
-        if Pattern::has_wildcard(key) {
+        Self::parse_as(key, recursive, false)
+    }
+
+    /// [`Selection::parse`], or with `raw` the key taken literally: `*`, `?` and `[` are
+    /// characters of the key (s5cmd's `--raw`), for keys that contain them.
+    pub fn parse_as(key: &str, recursive: bool, raw: bool) -> Result<Self, TransferError> {
+        if !raw && Pattern::has_wildcard(key) {
             let pattern = Pattern::new(key).map_err(|e| TransferError::Invalid(e.to_string()))?;
             return Ok(Selection::Pattern(pattern));
         }
@@ -161,5 +167,7 @@ mod tests {
         assert_eq!(p.relative("logs/2026-01/a.gz"), "2026-01/a.gz");
         assert_eq!(Selection::parse("*.gz", false).unwrap().base(), "");
         assert!(Selection::parse("a[b", false).is_err());
+        let raw = Selection::parse_as("a[1]*.txt", false, true).unwrap();
+        assert!(raw.takes("a[1]*.txt") && !raw.takes("a1x.txt"));
     }
 }
