@@ -132,7 +132,7 @@ pub(crate) async fn cp_many(
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
-            if src.bucket == dst.bucket && prefix.starts_with(&selection.base()) {
+            if src.bucket == dst.bucket && prefix.starts_with(selection.base()) {
                 return Err(Failure::usage(format!(
                     concat!(
                         "s3://{}/{} is the source or inside it: ",

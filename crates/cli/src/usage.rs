@@ -60,7 +60,7 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
     } else {
         Selection::Prefix(target.key.clone())
     };
-    let base = selection.base();
+    let base = selection.base().to_owned();
     let client = client(&a.connection, &a.transport)?;
     let (total, groups) = runtime()?.block_on(async {
         let mut listed = list_selected(Arc::clone(&client), &target.bucket, selection, filters, 4);

@@ -14,6 +14,9 @@ use crate::Error;
 pub struct Pattern {
     tokens: Vec<Token>,
     source: String,
+    /// The literal text before the first wildcard, kept: listings and every key's relative
+    /// name ask for it.
+    literal: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,9 +49,17 @@ impl Pattern {
                 c => Token::Char(c),
             });
         }
+        let literal = tokens
+            .iter()
+            .map_while(|t| match t {
+                Token::Char(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
         Ok(Self {
             tokens,
             source: pattern.to_owned(),
+            literal,
         })
     }
 
@@ -64,42 +75,37 @@ impl Pattern {
 
     /// The literal text before the first wildcard: every match starts with it, so it is the
     /// prefix to list.
-    pub fn literal_prefix(&self) -> String {
-        self.tokens
-            .iter()
-            .map_while(|t| match t {
-                Token::Char(c) => Some(*c),
-                _ => None,
-            })
-            .collect()
+    pub fn literal_prefix(&self) -> &str {
+        &self.literal
     }
 
     /// Whether the whole of `text` matches.
     pub fn matches(&self, text: &str) -> bool {
-        let text: Vec<char> = text.chars().collect();
         // Classic wildcard matching with one backtrack point (the last `*`): linear in
-        // practice, quadratic at worst, never exponential.
+        // practice, quadratic at worst, never exponential. `t` is a byte offset of `text`,
+        // always on a character boundary (no copy of the key per match).
+        let next = |t: usize| text[t..].chars().next().map(|c| (c, t + c.len_utf8()));
         let (mut t, mut p) = (0, 0);
         let mut star: Option<(usize, usize)> = None;
-        while t < text.len() {
+        while let Some((c, after)) = next(t) {
             match self.tokens.get(p) {
                 Some(Token::AnyRun) => {
                     star = Some((p, t));
                     p += 1;
                     continue;
                 }
-                Some(token) if token.takes(text[t]) => {
+                Some(token) if token.takes(c) => {
                     p += 1;
-                    t += 1;
+                    t = after;
                     continue;
                 }
                 _ => {}
             }
-            match star {
+            match star.and_then(|(sp, st)| Some((sp, next(st)?.1))) {
                 Some((sp, st)) => {
                     p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
+                    t = st;
+                    star = Some((sp, st));
                 }
                 None => return false,
             }
@@ -239,7 +245,7 @@ mod tests {
 
     #[test]
     fn the_literal_prefix_is_what_to_list() {
-        let p = |s: &str| Pattern::new(s).unwrap().literal_prefix();
+        let p = |s: &str| Pattern::new(s).unwrap().literal_prefix().to_owned();
         assert_eq!(p("logs/2026-*/*.gz"), "logs/2026-");
         assert_eq!(p("a?"), "a");
         assert_eq!(p("x\\*y*"), "x*y");

@@ -162,7 +162,7 @@ pub async fn download_prefix(
     many: &ManyOptions,
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
-    let prefix = selection.base();
+    let prefix = selection.base().to_owned();
     let mut pages = crate::select::list_selected(
         Arc::clone(&client),
         bucket,

@@ -55,25 +55,24 @@ impl Selection {
     /// The part of every key that names the selection rather than the object: the prefix, or
     /// the pattern's literal text up to its last `/`. Names relative to it are what filters see
     /// and what a destination appends.
-    pub fn base(&self) -> String {
+    pub fn base(&self) -> &str {
         match self {
-            Selection::Object(key) => directory(key).to_owned(),
-            Selection::Prefix(prefix) => prefix.clone(),
-            Selection::Pattern(p) => directory(&p.literal_prefix()).to_owned(),
+            Selection::Object(key) => directory(key),
+            Selection::Prefix(prefix) => prefix,
+            Selection::Pattern(p) => directory(p.literal_prefix()),
         }
     }
 
     /// The name of `key` relative to [`Selection::base`].
     pub fn relative<'k>(&self, key: &'k str) -> &'k str {
-        let base = self.base();
-        key.strip_prefix(base.as_str()).unwrap_or(key)
+        key.strip_prefix(self.base()).unwrap_or(key)
     }
 
     fn list_prefix(&self) -> String {
         match self {
             Selection::Object(key) => key.clone(),
             Selection::Prefix(prefix) => prefix.clone(),
-            Selection::Pattern(p) => p.literal_prefix(),
+            Selection::Pattern(p) => p.literal_prefix().to_owned(),
         }
     }
 

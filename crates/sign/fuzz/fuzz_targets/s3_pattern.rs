@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let matched = p.matches(text);
     if matched {
-        assert!(text.starts_with(&p.literal_prefix()), "{pattern:?} ~ {text:?}");
+        assert!(text.starts_with(p.literal_prefix()), "{pattern:?} ~ {text:?}");
     }
     if !Pattern::has_wildcard(pattern) && !pattern.contains('\\') {
         assert_eq!(matched, pattern == text, "{pattern:?} ~ {text:?}");
