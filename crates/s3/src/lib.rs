@@ -14,6 +14,7 @@ mod endpoint;
 mod error;
 pub mod operation;
 pub mod pattern;
+pub mod time;
 mod uri;
 pub mod xml;
 

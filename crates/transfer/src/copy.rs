@@ -16,7 +16,7 @@ use std::sync::Arc;
 use slipstream_client::xml::Object;
 use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
 use tokio::sync::mpsc;
-use tokio::task::{JoinError, JoinSet};
+use crate::flight::Flight;
 
 use crate::cleanup::multipart_upload;
 use crate::many::objects_in_flight;
@@ -200,33 +200,21 @@ pub async fn copy_listed(
     settings: &CopySettings,
 ) -> Result<Many, TransferError> {
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
-    let mut tasks = JoinSet::new();
+    let mut flight = Flight::new(in_flight);
     let mut moved = Many::default();
-    let mut fatal = None;
-    let settle = |joined: Option<Result<Result<u64, TransferError>, JoinError>>,
-                  moved: &mut Many|
-     -> Result<(), TransferError> {
-        if let Some(joined) = joined {
-            moved.bytes += joined??;
-            moved.objects += 1;
-        }
-        Ok(())
+    let mut settle = |size: u64| {
+        moved.bytes += size;
+        moved.objects += 1;
     };
     'listing: while let Some(page) = listed.recv().await {
         let page = match page {
             Ok(page) => page,
             Err(e) => {
-                fatal = Some(e);
+                flight.fail(e);
                 break;
             }
         };
         for o in page {
-            while tasks.len() >= in_flight.max(1) {
-                if let Err(e) = settle(tasks.join_next().await, &mut moved) {
-                    fatal = Some(e);
-                    break 'listing;
-                }
-            }
             let source = CopySource {
                 bucket: src_bucket.to_owned(),
                 key: o.key.clone(),
@@ -239,20 +227,16 @@ pub async fn copy_listed(
                 settings.clone(),
                 many.clone(),
             );
-            tasks.spawn(async move {
+            let task = async move {
                 let copied = copy_object(&client, &source, (&bucket, &key), &settings).await?;
                 many.report(&source.key, &key, copied.size);
                 Ok(copied.size)
-            });
+            };
+            if !flight.start(task, &mut settle).await {
+                break 'listing;
+            }
         }
     }
-    while !tasks.is_empty() {
-        if let Err(e) = settle(tasks.join_next().await, &mut moved) {
-            fatal.get_or_insert(e);
-        }
-    }
-    match fatal {
-        Some(e) => Err(e),
-        None => Ok(moved),
-    }
+    flight.finish(&mut settle).await?;
+    Ok(moved)
 }

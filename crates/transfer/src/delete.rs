@@ -9,8 +9,8 @@ use slipstream_client::xml::Object;
 use slipstream_client::{ClientError, DeleteError, S3Client, MAX_DELETE_KEYS};
 use slipstream_s3::delete::fits_in_xml;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
+use crate::flight::Flight;
 use crate::TransferError;
 
 /// What a many-object delete did.
@@ -36,9 +36,20 @@ pub async fn delete_listed(
     in_flight: usize,
     report: DeleteReport,
 ) -> Result<Deleted, TransferError> {
-    let mut tasks = JoinSet::new();
+    let mut flight = Flight::new(in_flight);
     let mut done = Deleted::default();
-    let mut fatal = None;
+    let mut settle = |(keys, failed): (Vec<String>, Vec<DeleteError>)| {
+        for key in &keys {
+            match failed.iter().find(|f| &f.key == key) {
+                Some(f) => report(Err(f)),
+                None => {
+                    done.deleted += 1;
+                    report(Ok(key));
+                }
+            }
+        }
+        done.failed.extend(failed);
+    };
     'listing: while let Some(page) = listed.recv().await {
         let mut keys: Vec<String> = Vec::new();
         let mut next = Some(page);
@@ -48,7 +59,7 @@ pub async fn delete_listed(
             match page {
                 Ok(objects) => keys.extend(objects.into_iter().map(|o| o.key)),
                 Err(e) => {
-                    fatal = Some(e);
+                    flight.fail(e);
                     break 'listing;
                 }
             }
@@ -57,51 +68,18 @@ pub async fn delete_listed(
             }
         }
         for batch in keys.chunks(MAX_DELETE_KEYS) {
-            while tasks.len() >= in_flight.max(1) {
-                if let Err(e) = settle(&mut tasks, &mut done, &report).await {
-                    fatal = Some(e);
-                    break 'listing;
-                }
-            }
             let (client, bucket, batch) = (Arc::clone(&client), bucket.to_owned(), batch.to_vec());
-            tasks.spawn(async move { delete_batch(&client, &bucket, batch).await });
+            let task = async move { delete_batch(&client, &bucket, batch).await };
+            if !flight.start(task, &mut settle).await {
+                break 'listing;
+            }
         }
     }
-    while !tasks.is_empty() {
-        if let Err(e) = settle(&mut tasks, &mut done, &report).await {
-            fatal.get_or_insert(e);
-        }
-    }
-    match fatal {
-        Some(e) => Err(e),
-        None => Ok(done),
-    }
+    flight.finish(&mut settle).await?;
+    Ok(done)
 }
 
 type Batch = Result<(Vec<String>, Vec<DeleteError>), TransferError>;
-
-/// Waits for one batch and counts and reports its keys.
-async fn settle(
-    tasks: &mut JoinSet<Batch>,
-    done: &mut Deleted,
-    report: &DeleteReport,
-) -> Result<(), TransferError> {
-    let Some(joined) = tasks.join_next().await else {
-        return Ok(());
-    };
-    let (keys, failed) = joined??;
-    for key in &keys {
-        match failed.iter().find(|f| &f.key == key) {
-            Some(f) => report(Err(f)),
-            None => {
-                done.deleted += 1;
-                report(Ok(key));
-            }
-        }
-    }
-    done.failed.extend(failed);
-    Ok(())
-}
 
 /// One batch: `DeleteObjects` for the keys XML can carry, `DeleteObject` for the others.
 /// Returns the keys and those that failed.

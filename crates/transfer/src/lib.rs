@@ -28,6 +28,7 @@ mod cut;
 mod delete;
 mod download;
 mod error;
+mod flight;
 mod many;
 mod memory;
 mod offset_writer;
@@ -36,6 +37,7 @@ mod select;
 mod source;
 mod stall;
 mod stream;
+mod sync;
 mod upload;
 
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
@@ -50,6 +52,9 @@ pub use many::{
 pub use memory::{download_to_memory, MemoryDownload};
 pub use select::{list_selected, Selection};
 pub use stream::{download_to_writer, upload_from_reader};
+pub use sync::{
+    differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,
+};
 pub use upload::{upload_file, Uploaded};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a

@@ -134,7 +134,7 @@ impl ManyOptions {
 
 /// Where `key` (below `prefix`) goes under `dir`; an error for keys that would leave `dir` or
 /// map ambiguously (`..`, `.`, empty segments), rather than writing somewhere unexpected.
-fn local_path(dir: &Path, prefix: &str, key: &str) -> Result<PathBuf, TransferError> {
+pub(crate) fn local_path(dir: &Path, prefix: &str, key: &str) -> Result<PathBuf, TransferError> {
     let rest = key.strip_prefix(prefix).unwrap_or(key);
     let mut path = dir.to_path_buf();
     for segment in rest.split('/') {
@@ -220,7 +220,7 @@ pub fn walk_files(dir: &Path, filters: &Filters) -> Result<Vec<(PathBuf, String)
 }
 
 /// Every regular file below `dir`, with its path relative to `dir` in `/` form.
-fn walk(dir: &Path) -> Result<Vec<(PathBuf, String)>, TransferError> {
+pub(crate) fn walk(dir: &Path) -> Result<Vec<(PathBuf, String)>, TransferError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -1,0 +1,757 @@
+//! `sync`: make a destination (a directory or an S3 prefix) hold what a source holds, moving
+//! only what is missing or differs, as the AWS CLI decides it (size, then modification time),
+//! and with `delete` removing what the source lacks.
+//!
+//! Both sides are read as listings sorted by name (S3 lists in UTF-8 byte order; a directory's
+//! walk is sorted the same way) and merged as they arrive, so the first copy starts with the
+//! first page of the listings, and memory holds a page of each side, not a million entries. A
+//! listing that is not in order is an error, never a guess: with `delete` a misordered merge
+//! would delete what the source has.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use slipstream_client::xml::Object;
+use slipstream_client::{DeleteError, S3Client};
+use slipstream_s3::pattern::Filters;
+use slipstream_s3::time::parse_timestamp;
+use tokio::sync::mpsc;
+
+use crate::copy::{copy_object, CopySettings, CopySource};
+use crate::flight::Flight;
+use crate::many::{local_path, objects_in_flight, walk, with_part_budget};
+use crate::select::{list_selected, Selection};
+use crate::{download_to_file, upload_file, Many, TransferError, TransferOptions};
+
+/// One side of a sync.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A local directory.
+    Local(PathBuf),
+    /// Every object below `prefix` (empty, or ending in `/`) in `bucket`.
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The prefix, empty or ending in `/`.
+        prefix: String,
+    },
+}
+
+impl Place {
+    /// `key` of `bucket` read as a sync reads it: a directory of keys (a `/` added, as the AWS
+    /// CLI adds it, so `s3://b/dir` does not take `dir2/`).
+    pub fn s3(bucket: &str, key: &str) -> Self {
+        let mut prefix = key.to_owned();
+        if !prefix.is_empty() && !prefix.ends_with('/') {
+            prefix.push('/');
+        }
+        Place::S3 {
+            bucket: bucket.to_owned(),
+            prefix,
+        }
+    }
+
+    /// How the entry `name` is shown: its path, or its `s3://` URI.
+    pub fn show(&self, name: &str) -> String {
+        match self {
+            Place::Local(dir) => dir.join(name).display().to_string(),
+            Place::S3 { bucket, prefix } => format!("s3://{bucket}/{prefix}{name}"),
+        }
+    }
+}
+
+/// A file or an object as a sync compares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The name relative to its side (`/`-separated).
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// Nanoseconds since the epoch (a file's modification time, an object's `LastModified`);
+    /// `None` when S3 sent a time that does not read.
+    pub modified: Option<i64>,
+    /// The object's ETag (empty for files): copies are pinned to it.
+    pub etag: String,
+}
+
+/// Which way a sync moves data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// A directory to S3.
+    Upload,
+    /// S3 to a directory.
+    Download,
+    /// S3 to S3, on the server.
+    Copy,
+}
+
+impl Direction {
+    /// The AWS CLI's word for the action.
+    pub fn word(self) -> &'static str {
+        match self {
+            Direction::Upload => "upload",
+            Direction::Download => "download",
+            Direction::Copy => "copy",
+        }
+    }
+}
+
+/// How an entry present on both sides is judged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compare {
+    /// Sizes, then times (the AWS CLI's default).
+    #[default]
+    SizeAndTime,
+    /// Sizes only (`--size-only`).
+    SizeOnly,
+    /// Sizes, then for downloads times that must be equal (`--exact-timestamps`).
+    ExactTimestamps,
+}
+
+/// Whether `src` must replace `dst`, as the AWS CLI's sync strategies decide: a different size
+/// always; otherwise for uploads and copies a source newer than the destination (an object's
+/// `LastModified` is when it was written, after the file it came from), for downloads a local
+/// file newer than the object (a download sets the file's time to the object's), or with
+/// [`Compare::ExactTimestamps`] any difference. A time that did not read counts as different.
+pub fn differs(direction: Direction, compare: Compare, src: &Entry, dst: &Entry) -> bool {
+    if src.size != dst.size {
+        return true;
+    }
+    let (Some(s), Some(d)) = (src.modified, dst.modified) else {
+        return compare != Compare::SizeOnly;
+    };
+    match (compare, direction) {
+        (Compare::SizeOnly, _) => false,
+        (Compare::ExactTimestamps, Direction::Download) => s != d,
+        (_, Direction::Download) => d > s,
+        (_, Direction::Upload | Direction::Copy) => d < s,
+    }
+}
+
+/// What a sync does about one name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    /// Moves the source's entry to the destination (missing there, or different).
+    Transfer,
+    /// Deletes the destination's entry (the source lacks it; `delete` only).
+    Delete,
+}
+
+/// One action a sync took (or, in a dry run, would take).
+#[derive(Clone, Debug)]
+pub struct Action {
+    /// What was done.
+    pub act: Act,
+    /// The word for it: upload, download, copy or delete.
+    pub word: &'static str,
+    /// The source's path or URI (the deleted entry for a delete).
+    pub from: String,
+    /// Where it went (none for a delete).
+    pub to: Option<String>,
+    /// Bytes moved (0 for a delete).
+    pub size: u64,
+}
+
+/// Called as each action completes (in a dry run, as it is planned).
+pub type ActionDone = Arc<dyn Fn(&Action) + Send + Sync>;
+
+/// How a sync runs.
+#[derive(Clone, Default)]
+pub struct SyncOptions {
+    /// How entries on both sides are judged.
+    pub compare: Compare,
+    /// Deletes what the source lacks from the destination (after filters: an excluded name is
+    /// neither copied nor deleted, as in the AWS CLI).
+    pub delete: bool,
+    /// Plans and reports, moves nothing.
+    pub dryrun: bool,
+    /// Objects in flight; `None`: chosen by the path (see `many.rs`).
+    pub objects: Option<usize>,
+    /// Names (relative to each side) to take or leave.
+    pub filters: Filters,
+    /// How server-side copies run (S3 to S3).
+    pub copy: CopySettings,
+    /// Called for every action.
+    pub on_action: Option<ActionDone>,
+}
+
+impl std::fmt::Debug for SyncOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncOptions")
+            .field("compare", &self.compare)
+            .field("delete", &self.delete)
+            .field("dryrun", &self.dryrun)
+            .field("objects", &self.objects)
+            .field("filters", &self.filters)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a sync did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Synced {
+    /// Entries moved (or, in a dry run, to move) and their bytes.
+    pub moved: Many,
+    /// Destination entries deleted (or to delete).
+    pub deleted: usize,
+    /// Entries on both sides left as they were.
+    pub unchanged: usize,
+    /// Destination objects S3 refused to delete, with its reasons.
+    pub failed: Vec<DeleteError>,
+}
+
+/// Makes `to` hold what `from` holds (see the module's comment). Directory to S3, S3 to
+/// directory (created if missing), or S3 to S3 on the server; a local source must be a
+/// directory. Stops at the first transfer error once the transfers in flight ended; objects S3
+/// refuses to delete are listed in [`Synced::failed`].
+pub async fn sync(
+    client: Arc<S3Client>,
+    from: &Place,
+    to: &Place,
+    options: &SyncOptions,
+    opts: TransferOptions,
+) -> Result<Synced, TransferError> {
+    let (direction, bucket) = match (from, to) {
+        (Place::Local(dir), Place::S3 { bucket, .. }) => {
+            if !dir.is_dir() {
+                return Err(TransferError::Invalid(format!(
+                    "{} is not a directory",
+                    dir.display()
+                )));
+            }
+            (Direction::Upload, bucket)
+        }
+        (Place::S3 { bucket, .. }, Place::Local(_)) => (Direction::Download, bucket),
+        (Place::S3 { bucket: sb, prefix: sp }, Place::S3 { bucket, prefix }) => {
+            if sb == bucket && (prefix.starts_with(sp.as_str()) || sp.starts_with(prefix.as_str()))
+            {
+                return Err(TransferError::Invalid(format!(
+                    "s3://{bucket}/{prefix} and s3://{sb}/{sp} overlap: one would list the other's copies"
+                )));
+            }
+            (Direction::Copy, bucket)
+        }
+        (Place::Local(_), Place::Local(_)) => {
+            return Err(TransferError::Invalid(
+                "sync copies between a directory and s3://bucket/prefix/, or between two prefixes"
+                    .into(),
+            ))
+        }
+    };
+    let objects = objects_in_flight(&client, bucket, options.objects, usize::MAX).await?;
+    let mut run = Run {
+        client: Arc::clone(&client),
+        direction,
+        from: Arc::new(from.clone()),
+        to: Arc::new(to.clone()),
+        options: options.clone(),
+        opts: with_part_budget(opts),
+        done: Synced::default(),
+        deleter: None,
+    };
+    let mut source = Cursor::new(entries(&client, from, &options.filters), from);
+    let mut destination = Cursor::new(entries(&client, to, &options.filters), to);
+    let mut flight = Flight::new(objects);
+    let (mut moved, mut deleted) = (Many::default(), 0);
+    let mut settle = |(act, size): (Act, u64)| match act {
+        Act::Transfer => {
+            moved.objects += 1;
+            moved.bytes += size;
+        }
+        Act::Delete => deleted += 1,
+    };
+    loop {
+        let step = match next_step(&mut source, &mut destination).await {
+            Ok(Some(step)) => step,
+            Ok(None) => break,
+            Err(e) => {
+                flight.fail(e);
+                break;
+            }
+        };
+        let task = match step {
+            Step::Both(src, dst) if !differs(direction, options.compare, &src, &dst) => {
+                run.done.unchanged += 1;
+                continue;
+            }
+            Step::New(src) | Step::Both(src, _) => run.transfer(src),
+            Step::Extra(dst) if options.delete => match run.delete(dst).await {
+                Ok(task) => task,
+                Err(e) => {
+                    flight.fail(e);
+                    break;
+                }
+            },
+            Step::Extra(_) => continue,
+        };
+        let Some(task) = task else { continue };
+        if !flight.start(task, &mut settle).await {
+            break;
+        }
+    }
+    let moved_result = flight.finish(&mut settle).await;
+    let deletes_result = run.finish_deletes().await;
+    moved_result?;
+    deletes_result?;
+    let mut done = run.done;
+    done.moved.objects += moved.objects;
+    done.moved.bytes += moved.bytes;
+    done.deleted += deleted;
+    Ok(done)
+}
+
+type Task = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(Act, u64), TransferError>> + Send>,
+>;
+
+type Deleter = (
+    mpsc::Sender<Result<Vec<Object>, TransferError>>,
+    tokio::task::JoinHandle<Result<crate::Deleted, TransferError>>,
+);
+
+/// A sync under way: what every action needs.
+struct Run {
+    client: Arc<S3Client>,
+    direction: Direction,
+    from: Arc<Place>,
+    to: Arc<Place>,
+    options: SyncOptions,
+    opts: TransferOptions,
+    /// Counts kept outside the tasks: unchanged entries, and what a dry run plans.
+    done: Synced,
+    /// `DeleteObjects` batches for an S3 destination, started with the first delete.
+    deleter: Option<Deleter>,
+}
+
+impl Run {
+    fn report(options: &SyncOptions, action: &Action) {
+        if let Some(f) = &options.on_action {
+            f(action);
+        }
+    }
+
+    /// The task that moves `src` to the destination; in a dry run none, the action reported
+    /// at once (so a dry run's lines come in name order).
+    fn transfer(&mut self, src: Entry) -> Option<Task> {
+        let action = Action {
+            act: Act::Transfer,
+            word: self.direction.word(),
+            from: self.from.show(&src.name),
+            to: Some(self.to.show(&src.name)),
+            size: src.size,
+        };
+        if self.options.dryrun {
+            Run::report(&self.options, &action);
+            self.done.moved.objects += 1;
+            self.done.moved.bytes += src.size;
+            return None;
+        }
+        let (client, from, to) = (
+            Arc::clone(&self.client),
+            Arc::clone(&self.from),
+            Arc::clone(&self.to),
+        );
+        let (options, opts) = (self.options.clone(), self.opts.clone());
+        Some(Box::pin(async move {
+            move_entry(client, (&from, &to), &src, &options.copy, opts).await?;
+            Run::report(&options, &action);
+            Ok((Act::Transfer, src.size))
+        }))
+    }
+
+    /// The task that deletes `dst` from a local destination; for an S3 destination none,
+    /// `dst` queued for a `DeleteObjects` batch (reported as its batch answers).
+    async fn delete(&mut self, dst: Entry) -> Result<Option<Task>, TransferError> {
+        let action = Action {
+            act: Act::Delete,
+            word: "delete",
+            from: self.to.show(&dst.name),
+            to: None,
+            size: 0,
+        };
+        if self.options.dryrun {
+            Run::report(&self.options, &action);
+            self.done.deleted += 1;
+            return Ok(None);
+        }
+        let key = match &*self.to {
+            Place::Local(dir) => {
+                let path = local_path(dir, "", &dst.name)?;
+                let options = self.options.clone();
+                return Ok(Some(Box::pin(async move {
+                    tokio::fs::remove_file(&path).await?;
+                    Run::report(&options, &action);
+                    Ok((Act::Delete, 0))
+                })));
+            }
+            Place::S3 { prefix, .. } => format!("{prefix}{}", dst.name),
+        };
+        let tx = match &self.deleter {
+            Some((tx, _)) => tx.clone(),
+            None => self.start_deleter(),
+        };
+        let object = Object {
+            key,
+            ..Object::default()
+        };
+        // A send fails only if the deleting task ended early: its error comes from
+        // `finish_deletes`.
+        let _ = tx.send(Ok(vec![object])).await;
+        Ok(None)
+    }
+
+    /// Starts the task deleting an S3 destination's extra objects in `DeleteObjects`
+    /// batches, several in flight, each key reported as its batch answers.
+    fn start_deleter(&mut self) -> mpsc::Sender<Result<Vec<Object>, TransferError>> {
+        let Place::S3 { bucket, .. } = &*self.to else {
+            unreachable!("only an S3 destination has objects to delete in batches")
+        };
+        let (tx, rx) = mpsc::channel(8);
+        let (client, bucket, options) = (
+            Arc::clone(&self.client),
+            bucket.clone(),
+            self.options.clone(),
+        );
+        let shown = bucket.clone();
+        let report: crate::DeleteReport = Arc::new(move |key| {
+            if let Ok(key) = key {
+                let action = Action {
+                    act: Act::Delete,
+                    word: "delete",
+                    from: format!("s3://{shown}/{key}"),
+                    to: None,
+                    size: 0,
+                };
+                Run::report(&options, &action);
+            }
+        });
+        let task =
+            tokio::spawn(async move { crate::delete_listed(client, &bucket, rx, 8, report).await });
+        self.deleter = Some((tx.clone(), task));
+        tx
+    }
+
+    /// Waits for the queued `DeleteObjects` batches; refused keys go to `done.failed`.
+    async fn finish_deletes(&mut self) -> Result<(), TransferError> {
+        let Some((tx, task)) = self.deleter.take() else {
+            return Ok(());
+        };
+        drop(tx);
+        let deleted = task.await??;
+        self.done.deleted += deleted.deleted;
+        self.done.failed.extend(deleted.failed);
+        Ok(())
+    }
+}
+
+/// Moves one entry: an upload, a download (the file's time then set to the object's, so the
+/// next sync sees them equal), or a server-side copy pinned to the listed ETag.
+async fn move_entry(
+    client: Arc<S3Client>,
+    (from, to): (&Place, &Place),
+    src: &Entry,
+    copy: &CopySettings,
+    opts: TransferOptions,
+) -> Result<(), TransferError> {
+    match (from, to) {
+        (Place::Local(dir), Place::S3 { bucket, prefix }) => {
+            let path = local_path(dir, "", &src.name)?;
+            let key = format!("{prefix}{}", src.name);
+            upload_file(client, &path, bucket, &key, opts).await?;
+        }
+        (Place::S3 { bucket, prefix }, Place::Local(dir)) => {
+            let path = local_path(dir, "", &src.name)?;
+            if let Some(parent) = path.parent() {
+                tokio::fs::create_dir_all(parent).await?;
+            }
+            let key = format!("{prefix}{}", src.name);
+            download_to_file(client, bucket, &key, &path, opts).await?;
+            if let Some(time) = src.modified.and_then(system_time) {
+                let file = std::fs::File::options().write(true).open(&path)?;
+                file.set_modified(time)?;
+            }
+        }
+        (Place::S3 { bucket: sb, prefix: sp }, Place::S3 { bucket, prefix }) => {
+            let source = CopySource {
+                bucket: sb.clone(),
+                key: format!("{sp}{}", src.name),
+                listed: Some((src.size, src.etag.clone())),
+            };
+            let key = format!("{prefix}{}", src.name);
+            copy_object(&client, &source, (bucket, &key), copy).await?;
+        }
+        (Place::Local(_), Place::Local(_)) => {}
+    }
+    Ok(())
+}
+
+fn system_time(nanos: i64) -> Option<SystemTime> {
+    let magnitude = Duration::from_nanos(nanos.unsigned_abs());
+    if nanos >= 0 {
+        UNIX_EPOCH.checked_add(magnitude)
+    } else {
+        UNIX_EPOCH.checked_sub(magnitude)
+    }
+}
+
+fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).ok(),
+        Err(e) => i64::try_from(e.duration().as_nanos()).ok().map(|n| -n),
+    }
+}
+
+type Entries = mpsc::Receiver<Result<Vec<Entry>, TransferError>>;
+
+/// Pages of a side's entries, sorted by name, that `filters` take. A missing local directory
+/// has none (a download creates it).
+fn entries(client: &Arc<S3Client>, place: &Place, filters: &Filters) -> Entries {
+    let (tx, rx) = mpsc::channel(4);
+    match place {
+        Place::Local(dir) => {
+            let (dir, filters) = (dir.clone(), filters.clone());
+            tokio::task::spawn_blocking(move || match local_entries(&dir, &filters) {
+                Ok(files) => {
+                    for page in files.chunks(1000) {
+                        if tx.blocking_send(Ok(page.to_vec())).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                }
+            });
+        }
+        Place::S3 { bucket, prefix } => {
+            let selection = Selection::Prefix(prefix.clone());
+            let mut pages = list_selected(Arc::clone(client), bucket, selection, filters.clone(), 4);
+            let prefix = prefix.clone();
+            tokio::spawn(async move {
+                while let Some(page) = pages.recv().await {
+                    let page = page.map(|objects| {
+                        objects
+                            .into_iter()
+                            .map(|o| Entry {
+                                name: o.key.get(prefix.len()..).unwrap_or("").to_owned(),
+                                size: o.size,
+                                modified: parse_timestamp(&o.last_modified),
+                                etag: o.etag,
+                            })
+                            .collect()
+                    });
+                    if tx.send(page).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+    rx
+}
+
+/// The files below `dir` that `filters` take, sorted by name; none for a missing directory.
+fn local_entries(dir: &Path, filters: &Filters) -> Result<Vec<Entry>, TransferError> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    walk(dir)?
+        .into_iter()
+        .filter(|(_, name)| filters.takes(name))
+        .map(|(path, name)| {
+            let meta = std::fs::metadata(&path)?;
+            Ok(Entry {
+                name,
+                size: meta.len(),
+                modified: meta.modified().ok().and_then(nanos_since_epoch),
+                etag: String::new(),
+            })
+        })
+        .collect()
+}
+
+/// One name's situation: only in the source, on both sides, only in the destination.
+enum Step {
+    New(Entry),
+    Both(Entry, Entry),
+    Extra(Entry),
+}
+
+/// The next name of the merge of two sorted sides.
+async fn next_step(
+    source: &mut Cursor<'_>,
+    destination: &mut Cursor<'_>,
+) -> Result<Option<Step>, TransferError> {
+    let order = match (source.peek().await?, destination.peek().await?) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (Some(s), Some(d)) => s.name.as_bytes().cmp(d.name.as_bytes()),
+    };
+    Ok(match order {
+        Ordering::Less => source.take().map(Step::New),
+        Ordering::Greater => destination.take().map(Step::Extra),
+        Ordering::Equal => match (source.take(), destination.take()) {
+            (Some(s), Some(d)) => Some(Step::Both(s, d)),
+            _ => None,
+        },
+    })
+}
+
+/// A side's entries one at a time, checked to come in strictly increasing order.
+struct Cursor<'p> {
+    pages: Entries,
+    page: std::vec::IntoIter<Entry>,
+    head: Option<Entry>,
+    last: Option<String>,
+    place: &'p Place,
+}
+
+impl<'p> Cursor<'p> {
+    fn new(pages: Entries, place: &'p Place) -> Self {
+        Self {
+            pages,
+            page: Vec::new().into_iter(),
+            head: None,
+            last: None,
+            place,
+        }
+    }
+
+    async fn peek(&mut self) -> Result<Option<&Entry>, TransferError> {
+        if self.head.is_none() {
+            self.head = self.pull().await?;
+        }
+        Ok(self.head.as_ref())
+    }
+
+    fn take(&mut self) -> Option<Entry> {
+        self.head.take()
+    }
+
+    async fn pull(&mut self) -> Result<Option<Entry>, TransferError> {
+        loop {
+            if let Some(entry) = self.page.next() {
+                if let Some(last) = &self.last {
+                    if entry.name.as_bytes() <= last.as_bytes() {
+                        return Err(TransferError::BadResponse(format!(
+                            "the listing of {} is not in key order ({:?} came after {:?}): sync merges sorted listings",
+                            self.place.show(""),
+                            entry.name,
+                            last
+                        )));
+                    }
+                }
+                self.last = Some(entry.name.clone());
+                return Ok(Some(entry));
+            }
+            match self.pages.recv().await {
+                Some(page) => self.page = page?.into_iter(),
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, size: u64, secs: i64) -> Entry {
+        Entry {
+            name: name.into(),
+            size,
+            modified: Some(secs * 1_000_000_000),
+            etag: String::new(),
+        }
+    }
+
+    #[test]
+    fn entries_are_judged_as_the_aws_cli_judges_them() {
+        use Compare::*;
+        use Direction::*;
+        let (old, new) = (entry("a", 5, 100), entry("a", 5, 200));
+        // A different size always moves.
+        for d in [Upload, Download, Copy] {
+            for c in [SizeAndTime, SizeOnly, ExactTimestamps] {
+                assert!(differs(d, c, &entry("a", 4, 100), &old), "{d:?} {c:?}");
+            }
+        }
+        // Uploads and copies: a source newer than the destination moves, an older one not.
+        for d in [Upload, Copy] {
+            assert!(differs(d, SizeAndTime, &new, &old));
+            assert!(!differs(d, SizeAndTime, &old, &new));
+            assert!(!differs(d, SizeAndTime, &old, &old));
+            assert!(!differs(d, SizeOnly, &new, &old));
+            assert!(differs(d, ExactTimestamps, &new, &old));
+            assert!(!differs(d, ExactTimestamps, &old, &new));
+        }
+        // Downloads: a local file newer than the object moves (the object wins), an older
+        // one not; with exact timestamps any difference moves.
+        assert!(differs(Download, SizeAndTime, &old, &new));
+        assert!(!differs(Download, SizeAndTime, &new, &old));
+        assert!(!differs(Download, SizeOnly, &old, &new));
+        assert!(differs(Download, ExactTimestamps, &new, &old));
+        assert!(differs(Download, ExactTimestamps, &old, &new));
+        assert!(!differs(Download, ExactTimestamps, &old, &old));
+        // A time that did not read: moved unless only sizes count.
+        let unknown = Entry {
+            modified: None,
+            ..old.clone()
+        };
+        assert!(differs(Upload, SizeAndTime, &unknown, &old));
+        assert!(!differs(Upload, SizeOnly, &unknown, &old));
+    }
+
+    #[test]
+    fn times_round_trip_through_system_time() {
+        for nanos in [0, 1, 1_795_600_800_123_000_000, -5_000_000_001] {
+            let t = system_time(nanos).unwrap();
+            assert_eq!(nanos_since_epoch(t), Some(nanos));
+        }
+    }
+
+    fn pages(sides: Vec<Vec<&str>>) -> Entries {
+        let (tx, rx) = mpsc::channel(sides.len().max(1));
+        for page in sides {
+            let page = page.into_iter().map(|n| entry(n, 1, 1)).collect();
+            tx.try_send(Ok(page)).unwrap();
+        }
+        rx
+    }
+
+    async fn merge(src: Vec<Vec<&str>>, dst: Vec<Vec<&str>>) -> Result<String, TransferError> {
+        let place = Place::Local(PathBuf::from("d"));
+        let mut s = Cursor::new(pages(src), &place);
+        let mut d = Cursor::new(pages(dst), &place);
+        let mut out = Vec::new();
+        while let Some(step) = next_step(&mut s, &mut d).await? {
+            out.push(match step {
+                Step::New(e) => format!("+{}", e.name),
+                Step::Both(e, _) => format!("={}", e.name),
+                Step::Extra(e) => format!("-{}", e.name),
+            });
+        }
+        Ok(out.join(" "))
+    }
+
+    #[tokio::test]
+    async fn sorted_sides_merge_across_pages_and_disorder_is_an_error() {
+        let merged = merge(
+            vec![vec!["a", "a-c"], vec![], vec!["a/b", "z"]],
+            vec![vec!["a-c", "a.x"], vec!["a/b", "é"]],
+        )
+        .await
+        .unwrap();
+        assert_eq!(merged, "+a =a-c -a.x =a/b +z -é");
+        assert_eq!(merge(vec![], vec![]).await.unwrap(), "");
+        let err = merge(vec![vec!["a/b"], vec!["a-c"]], vec![])
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("not in key order"), "{err}");
+        let err = merge(vec![], vec![vec!["b", "b"]]).await.unwrap_err();
+        assert!(err.to_string().contains("not in key order"), "{err}");
+    }
+}
