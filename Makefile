@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := target/release/slipstream
 
-.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv versitygw postgres build python test-with-server
+.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv awscli versitygw postgres build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one
 ## with curl, then move 1 GiB up and down with slipstream cp, then time GETs with slipstream bench
@@ -50,12 +50,21 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-setup: venv versitygw postgres
+setup: venv awscli versitygw postgres
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements-dev.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+## awscli: the AWS CLI (v1, from PyPI) in an environment of its own (it vendors its own botocore),
+## the reference `sync` plans are compared with (tests/test_cli_sync.py) and a benchmark anchor
+AWSCLI_VENV := .tools/awscli-venv
+awscli: $(AWSCLI_VENV)/.installed
+$(AWSCLI_VENV)/.installed:
+	python3 -m venv $(AWSCLI_VENV)
+	$(AWSCLI_VENV)/bin/pip install -q --disable-pip-version-check awscli==1.46.3
 	touch $@
 
 versitygw:

@@ -26,9 +26,9 @@ use slipstream_client::{
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::Endpoint;
 use slipstream_transfer::{
-    copy_object, delete_listed, download_to_file, finish_cleanups_within, list_selected,
-    upload_file, CopySettings, CopySource, DeleteReport, MemoryDownload, Selection, TransferError,
-    TransferOptions, CLEANUP_WAIT,
+    copy_object, delete_listed, download_to_file, finish_cleanups_within, list_selected, sync,
+    upload_file, CopySettings, CopySource, DeleteReport, MemoryDownload, Selection, SyncOptions,
+    TransferError, TransferOptions, CLEANUP_WAIT,
 };
 
 use crate::{addressing_style, Credentials};
@@ -401,6 +401,55 @@ impl Client {
             copy_object(&client, &source, (bucket, key), &settings).await
         })
         .map(|c| c.size)
+    }
+
+    /// Makes `destination` hold what `source` holds (a directory and `s3://bucket/prefix`,
+    /// either way, or two prefixes on the server), moving what is missing or differs by the AWS
+    /// CLI's rules and with `delete` removing what the source lacks. `filters`:
+    /// `[("exclude", "*.log"), ("include", "keep.log")]`, the last match deciding. Returns
+    /// `{"copied", "bytes", "deleted", "unchanged", "actions", "failed"}`.
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn sync<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        destination: &str,
+        delete: bool,
+        size_only: bool,
+        exact_timestamps: bool,
+        dryrun: bool,
+        filters: Vec<(String, String)>,
+        objects: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (from, to) = (
+            crate::sync::place(source)?,
+            crate::sync::place(destination)?,
+        );
+        let taken: crate::sync::Taken = Arc::default();
+        let gather = Arc::clone(&taken);
+        let options = SyncOptions {
+            compare: crate::sync::compare(size_only, exact_timestamps)?,
+            delete,
+            dryrun,
+            objects,
+            filters: crate::sync::filters(filters)?,
+            copy: CopySettings {
+                concurrency: self.opts.concurrency,
+                ..CopySettings::default()
+            },
+            on_action: Some(Arc::new(move |action| {
+                if let Ok(mut t) = gather.lock() {
+                    t.push(action.clone());
+                }
+            })),
+        };
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let done = self.wait(
+            py,
+            async move { sync(client, &from, &to, &options, opts).await },
+        )?;
+        crate::sync::answer(py, &done, &taken)
     }
 
     fn __repr__(&self) -> String {

@@ -13,6 +13,7 @@ mod client;
 mod options;
 mod pipeline;
 mod stop;
+mod sync;
 
 use std::sync::Mutex;
 

@@ -56,3 +56,43 @@ def test_delete_many_returns_what_the_server_refused(server, s3):
     refused = c.delete_many(bucket, ["held", "free"])
     assert [(r["Key"], r["Code"]) for r in refused] == [("held", "AccessDenied")]
     assert [o["Key"] for o in c.list(bucket)] == ["held"]
+
+
+def test_sync_up_down_and_across(server, s3, tmp_path):
+    import os
+    import time
+
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    tree = tmp_path / "tree"
+    old = time.time() - 3600
+    for name, body in {"a.txt": b"a", "d/b.txt": b"bb", "d/e/c.log": b"ccc", "empty": b""}.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_bytes(body)
+        os.utime(tree / name, (old, old))
+    up = c.sync(str(tree), f"s3://{bucket}/up", filters=[("exclude", "*.log")])
+    assert (up["copied"], up["bytes"], up["deleted"], up["unchanged"], up["failed"]) == (3, 3, 0, 0, [])
+    assert sorted(a["destination"] for a in up["actions"]) == [f"s3://{bucket}/up/{n}" for n in ["a.txt", "d/b.txt", "empty"]]
+    assert {a["action"] for a in up["actions"]} == {"upload"}
+    again = c.sync(str(tree), f"s3://{bucket}/up", filters=[("exclude", "*.log")])
+    assert (again["copied"], again["unchanged"], again["actions"]) == (0, 3, [])
+
+    across = c.sync(f"s3://{bucket}/up/", f"s3://{bucket}/copy/")
+    assert across["copied"] == 3 and {a["action"] for a in across["actions"]} == {"copy"}
+
+    down = tmp_path / "down"
+    (down / "stale").parent.mkdir(parents=True)
+    (down / "stale").write_bytes(b"old")
+    dry = c.sync(f"s3://{bucket}/copy", str(down), delete=True, dryrun=True)
+    assert (dry["copied"], dry["deleted"]) == (3, 1) and (down / "stale").exists() and not (down / "a.txt").exists()
+    done = c.sync(f"s3://{bucket}/copy", str(down), delete=True)
+    assert sorted(p.relative_to(down).as_posix() for p in down.rglob("*") if p.is_file()) == ["a.txt", "d/b.txt", "empty"]
+    assert done["deleted"] == 1
+    with pytest.raises(ValueError):
+        c.sync(str(tree), f"s3://{bucket}/x", filters=[("keep", "*")])
+    with pytest.raises(ValueError):
+        c.sync(str(tree), f"s3://{bucket}/x", size_only=True, exact_timestamps=True)
+    with pytest.raises(slipstream.S3Error) as e:
+        c.sync(str(tree), "s3://no-such-bucket-py/x")
+    assert e.value.code == "NoSuchBucket"

@@ -31,6 +31,10 @@ pub enum Command {
     /// Move: copy as `cp` does, then delete each source once its copy is complete and checked.
     #[command(after_help = MV_EXAMPLES)]
     Mv(CpArgs),
+    /// Make a directory or prefix hold what another holds: copy what is missing or differs,
+    /// --delete what the source lacks.
+    #[command(after_help = crate::syncing::SYNC_EXAMPLES)]
+    Sync(crate::syncing::SyncArgs),
     /// List objects (and "directories" unless --recursive) under s3://bucket[/prefix].
     Ls(ObjectArgs),
     /// Delete objects: one, every one under a prefix (--recursive), or those a wildcard matches,
@@ -111,26 +115,11 @@ pub struct CpArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
-    /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB.
-    #[arg(long, default_value = "8MiB", value_parser = parse_size)]
-    pub part_size: u64,
-    /// The checksum S3 checks every uploaded part and object with: CRC32C, CRC64NVME (multipart
-    /// objects then keep a checksum of the whole object, which later downloads check) or CRC32.
-    #[arg(long, default_value = "CRC32C")]
-    pub checksum_algorithm: ChecksumAlgorithm,
-    /// Parts in flight at once (per object with --recursive); downloads from a nearby server
-    /// (first answer within 20 ms) and file uploads to a far one (CreateMultipartUpload 20 ms
-    /// or more) use half as many, with parts twice as long.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub concurrency: u16,
+    #[command(flatten)]
+    pub tuning: Tuning,
     /// Copy every object under a prefix to a directory, or every file below a directory to a prefix.
     #[arg(long, short)]
     pub recursive: bool,
-    /// With --recursive or a wildcard: objects in flight at once (default: chosen by the first
-    /// answer, 4 from a server within 20 ms, 256 from a farther one). Multipart parts of all
-    /// objects share one budget of twice --concurrency.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub objects: Option<u16>,
     #[command(flatten)]
     pub filters: Filters,
     /// Print what would be copied (or moved), and copy nothing.
@@ -148,16 +137,38 @@ pub struct CpArgs {
     /// Region of the source, when it differs from the destination's.
     #[arg(long, value_name = "REGION")]
     pub source_region: Option<String>,
-    /// Fail when no byte has moved on any connection for this long (the server froze or the
-    /// path went dark), retries included: 30s, 2m, 1h; 0 waits forever.
-    #[arg(long, default_value = "2m", value_parser = parse_timeout, value_name = "DURATION")]
-    pub stall_timeout: std::time::Duration,
     /// Print a JSON summary (bytes, seconds, MB/s) on standard output.
     #[arg(long)]
     pub json: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// How objects move: parts, checksums, objects in flight; shared by `cp`, `mv` and `sync`.
+#[derive(Args, Debug, Clone)]
+pub struct Tuning {
+    /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB.
+    #[arg(long, default_value = "8MiB", value_parser = parse_size)]
+    pub part_size: u64,
+    /// The checksum S3 checks every uploaded part and object with: CRC32C, CRC64NVME (multipart
+    /// objects then keep a checksum of the whole object, which later downloads check) or CRC32.
+    #[arg(long, default_value = "CRC32C")]
+    pub checksum_algorithm: ChecksumAlgorithm,
+    /// Parts in flight at once (per object with --recursive); downloads from a nearby server
+    /// (first answer within 20 ms) and file uploads to a far one (CreateMultipartUpload 20 ms
+    /// or more) use half as many, with parts twice as long.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: u16,
+    /// With many objects: objects in flight at once (default: chosen by the first
+    /// answer, 4 from a server within 20 ms, 256 from a farther one). Multipart parts of all
+    /// objects share one budget of twice --concurrency.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub objects: Option<u16>,
+    /// Fail when no byte has moved on any connection for this long (the server froze or the
+    /// path went dark), retries included: 30s, 2m, 1h; 0 waits forever.
+    #[arg(long, default_value = "2m", value_parser = parse_timeout, value_name = "DURATION")]
+    pub stall_timeout: std::time::Duration,
 }
 
 /// `--include` and `--exclude`, whose relative order matters: see `crate::filters`.

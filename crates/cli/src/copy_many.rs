@@ -13,7 +13,7 @@ use slipstream_transfer::{
     ManyOptions, Selection, TransferError, TransferOptions,
 };
 
-use crate::copying::{copy_settings, source_client, Plan};
+use crate::copying::{source_client, Plan};
 use crate::objects::{failed, s3};
 use crate::Failure;
 
@@ -35,7 +35,7 @@ pub(crate) async fn cp_many(
             let selection = Selection::parse_as(&src.key, a.recursive, a.raw)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let dir = Path::new(&a.destination);
-            let mut many = ManyOptions::new(a.objects.map(usize::from));
+            let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.filters = plan.filters.clone();
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, bucket, tx) = (
@@ -79,7 +79,7 @@ pub(crate) async fn cp_many(
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
-            let mut many = ManyOptions::new(a.objects.map(usize::from));
+            let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.filters = plan.filters.clone();
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
@@ -148,7 +148,7 @@ pub(crate) async fn cp_many(
                 })
                 .await;
             }
-            let mut many = ManyOptions::new(a.objects.map(usize::from));
+            let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, sb, db, tx) = (
                 Arc::clone(&plan.printer),
@@ -177,7 +177,7 @@ pub(crate) async fn cp_many(
                 listed,
                 (&dst.bucket, &prefix),
                 &many,
-                &copy_settings(a),
+                &a.tuning.copy_settings(),
             )
             .await;
             drop(many);

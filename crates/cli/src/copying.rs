@@ -43,11 +43,6 @@ pub(crate) struct Plan<'a> {
 }
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
-    if a.part_size < MIN_PART_SIZE {
-        return Err(Failure::usage(
-            "--part-size must be at least 5MiB (S3's minimum part)",
-        ));
-    }
     let wildcard = !a.raw && a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source);
     let many = a.recursive || wildcard;
     if !filters.is_empty() && !many {
@@ -57,15 +52,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     }
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
-    let opts = TransferOptions {
-        part_size: a.part_size,
-        concurrency: usize::from(a.concurrency),
-        multipart_threshold: a.part_size,
-        progress,
-        checksum: a.checksum_algorithm,
-        stall_timeout: a.stall_timeout,
-        shared_parts: None,
-    };
+    let opts = a.tuning.transfer_options(progress)?;
     let plan = Plan {
         a,
         filters,
@@ -236,9 +223,14 @@ async fn copy(
                 key: src.key.clone(),
                 listed: None,
             };
-            let done = copy_object(&client, &from, (&dst.bucket, &dst.key), &copy_settings(a))
-                .await
-                .map_err(failed)?;
+            let done = copy_object(
+                &client,
+                &from,
+                (&dst.bucket, &dst.key),
+                &a.tuning.copy_settings(),
+            )
+            .await
+            .map_err(failed)?;
             remove_source(plan, &client, &src).await?;
             moved("copy", done.size, Some(done.parts), None)
         }
@@ -286,12 +278,35 @@ pub(crate) fn source_client(a: &CpArgs) -> Result<Option<Arc<S3Client>>, Failure
     client_for(&overrides, &a.transport).map(Some)
 }
 
-/// Server-side copies: multipart above 5 GiB, parts as large as --part-size or 256 MiB.
-pub(crate) fn copy_settings(a: &CpArgs) -> CopySettings {
-    CopySettings {
-        part_size: a.part_size.max(CopySettings::default().part_size),
-        concurrency: usize::from(a.concurrency),
-        ..CopySettings::default()
+impl crate::args::Tuning {
+    /// The transfer options these flags ask for; a part below S3's minimum is refused.
+    pub(crate) fn transfer_options(
+        &self,
+        progress: Option<Arc<slipstream_transfer::Progress>>,
+    ) -> Result<TransferOptions, Failure> {
+        if self.part_size < MIN_PART_SIZE {
+            return Err(Failure::usage(
+                "--part-size must be at least 5MiB (S3's minimum part)",
+            ));
+        }
+        Ok(TransferOptions {
+            part_size: self.part_size,
+            concurrency: usize::from(self.concurrency),
+            multipart_threshold: self.part_size,
+            progress,
+            checksum: self.checksum_algorithm,
+            stall_timeout: self.stall_timeout,
+            shared_parts: None,
+        })
+    }
+
+    /// Server-side copies: multipart above 5 GiB, parts as large as --part-size or 256 MiB.
+    pub(crate) fn copy_settings(&self) -> CopySettings {
+        CopySettings {
+            part_size: self.part_size.max(CopySettings::default().part_size),
+            concurrency: usize::from(self.concurrency),
+            ..CopySettings::default()
+        }
     }
 }
 /// A directory destination takes the key's last segment as the file name.

@@ -22,6 +22,7 @@ mod objects;
 mod presign;
 mod progress;
 mod remove;
+mod syncing;
 mod usage;
 mod verify_url;
 
@@ -116,6 +117,9 @@ fn main() -> ExitCode {
         args::Command::VerifyUrl(a) => verify_url::run(&a),
         args::Command::Cp(a) => filters::ordered(&a.filters, sub).and_then(|f| copying::cp(&a, f)),
         args::Command::Mv(a) => filters::ordered(&a.filters, sub).and_then(|f| copying::mv(&a, f)),
+        args::Command::Sync(a) => {
+            filters::ordered(&a.filters, sub).and_then(|f| syncing::run(&a, f))
+        }
         args::Command::Ls(a) => objects::ls(&a),
         args::Command::Rm(a) => filters::ordered(&a.filters, sub).and_then(|f| remove::rm(&a, f)),
         args::Command::Rb(a) => remove::rb(&a),

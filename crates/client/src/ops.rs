@@ -349,9 +349,16 @@ impl S3Client {
     /// `HeadBucket`: the bucket exists and these credentials may use it (S3 answers 404 or 403
     /// otherwise, without a body).
     pub async fn head_bucket(&self, bucket: &str) -> Result<(), ClientError> {
-        self.send(&Call::new(Method::HEAD, bucket, None))
-            .await
-            .map(drop)
+        match self.send(&Call::new(Method::HEAD, bucket, None)).await {
+            Ok(_) => Ok(()),
+            // A HEAD answer has no body to name the error: a 404 of a bucket can only be this.
+            Err(ClientError::S3 { status: 404, .. }) => Err(ClientError::S3 {
+                status: 404,
+                code: "NoSuchBucket".into(),
+                message: format!("the bucket {bucket} does not exist"),
+            }),
+            Err(e) => Err(e),
+        }
     }
 
     /// `CreateBucket` (no location constraint: the endpoint's region).

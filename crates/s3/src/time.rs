@@ -18,7 +18,9 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     if body.contains('.') && fraction.is_empty() {
         return None;
     }
-    let secs = SigningTime::parse_rfc3339(&format!("{whole}Z")).ok()?.unix();
+    let secs = SigningTime::parse_rfc3339(&format!("{whole}Z"))
+        .ok()?
+        .unix();
     let nanos = fraction
         .bytes()
         .chain(std::iter::repeat(b'0'))

@@ -13,10 +13,10 @@
 
 use std::sync::Arc;
 
+use crate::flight::Flight;
 use slipstream_client::xml::Object;
 use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
 use tokio::sync::mpsc;
-use crate::flight::Flight;
 
 use crate::cleanup::multipart_upload;
 use crate::many::objects_in_flight;

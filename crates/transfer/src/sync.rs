@@ -224,7 +224,13 @@ pub async fn sync(
             (Direction::Upload, bucket)
         }
         (Place::S3 { bucket, .. }, Place::Local(_)) => (Direction::Download, bucket),
-        (Place::S3 { bucket: sb, prefix: sp }, Place::S3 { bucket, prefix }) => {
+        (
+            Place::S3 {
+                bucket: sb,
+                prefix: sp,
+            },
+            Place::S3 { bucket, prefix },
+        ) => {
             if sb == bucket && (prefix.starts_with(sp.as_str()) || sp.starts_with(prefix.as_str()))
             {
                 return Err(TransferError::Invalid(format!(
@@ -302,9 +308,8 @@ pub async fn sync(
     Ok(done)
 }
 
-type Task = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<(Act, u64), TransferError>> + Send>,
->;
+type Task =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Act, u64), TransferError>> + Send>>;
 
 type Deleter = (
     mpsc::Sender<Result<Vec<Object>, TransferError>>,
@@ -473,7 +478,13 @@ async fn move_entry(
                 file.set_modified(time)?;
             }
         }
-        (Place::S3 { bucket: sb, prefix: sp }, Place::S3 { bucket, prefix }) => {
+        (
+            Place::S3 {
+                bucket: sb,
+                prefix: sp,
+            },
+            Place::S3 { bucket, prefix },
+        ) => {
             let source = CopySource {
                 bucket: sb.clone(),
                 key: format!("{sp}{}", src.name),
@@ -527,7 +538,8 @@ fn entries(client: &Arc<S3Client>, place: &Place, filters: &Filters) -> Entries 
         }
         Place::S3 { bucket, prefix } => {
             let selection = Selection::Prefix(prefix.clone());
-            let mut pages = list_selected(Arc::clone(client), bucket, selection, filters.clone(), 4);
+            let mut pages =
+                list_selected(Arc::clone(client), bucket, selection, filters.clone(), 4);
             let prefix = prefix.clone();
             tokio::spawn(async move {
                 while let Some(page) = pages.recv().await {

@@ -1,6 +1,6 @@
 import os
 from datetime import datetime
-from typing import Callable, Iterable, Literal, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 _At = Union[datetime, str, None]
 ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
@@ -151,6 +151,36 @@ class Client:
     def copy(self, src_bucket: str, src_key: str, bucket: str, key: str) -> int:
         """Copies on the server (metadata and checksum kept; parts above 5 GiB); the size."""
         ...
+    def sync(
+        self,
+        source: str,
+        destination: str,
+        *,
+        delete: bool = False,
+        size_only: bool = False,
+        exact_timestamps: bool = False,
+        dryrun: bool = False,
+        filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
+        objects: int | None = None,
+    ) -> SyncResult:
+        """Makes ``destination`` hold what ``source`` holds: a directory and
+        ``s3://bucket/prefix`` either way, or two prefixes (copied on the server). Moves what is
+        missing or differs (size, then time, as ``aws s3 sync``); ``delete`` removes what the
+        source lacks; ``filters`` in order, the last match deciding."""
+        ...
+
+class SyncAction(TypedDict, total=False):
+    action: Literal["upload", "download", "copy", "delete"]
+    source: str
+    destination: str
+
+class SyncResult(TypedDict):
+    copied: int
+    bytes: int
+    deleted: int
+    unchanged: int
+    actions: list[SyncAction]
+    failed: list[dict[str, str]]
 
 class ObjectIterator:
     """What ``Client.list`` returns: dicts with ``Key``, ``Size``, ``ETag``, ``LastModified``."""

@@ -1,0 +1,166 @@
+//! `sync`: a directory to a prefix, a prefix to a directory, or a prefix to a prefix on the
+//! server, moving what is missing or differs (the AWS CLI's rules: see
+//! `slipstream_transfer::differs`) and with --delete removing what the source lacks.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+use slipstream_s3::pattern::Filters;
+use slipstream_transfer::{sync, Compare, Place, SyncOptions};
+
+use crate::actions::Printer;
+use crate::args::Tuning;
+use crate::flags::{Connection, Transport};
+use crate::objects::{client, failed, interruptible, runtime, s3};
+use crate::progress::Bar;
+use crate::Failure;
+
+pub const SYNC_EXAMPLES: &str = "\
+Examples:
+  slipstream sync ./site s3://my-bucket/site/
+  slipstream sync s3://my-bucket/data/ ./data --delete
+  slipstream sync s3://my-bucket/2026/ s3://backup/2026/          (on the server)
+  slipstream sync ./photos s3://my-bucket/photos/ --exclude '*' --include '*.jpg' --dryrun
+
+A file or object moves when the destination lacks it or its size differs; with equal sizes,
+uploads and copies move a source newer than the destination, downloads a local file newer
+than the object (a download sets the file's time to the object's), as the AWS CLI decides.
+--size-only compares sizes alone; --exact-timestamps makes downloads move any time
+difference. --delete removes destination entries the source lacks (not those the filters
+leave out). Both sides are listed in key order and merged as the pages arrive, so the first
+copy starts before the listings end. Exit codes: 0 in sync, 1 something failed (objects S3
+refused to delete are printed), 2 flags or configuration.";
+
+/// `slipstream sync`.
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    /// A directory or s3://bucket/prefix.
+    pub source: String,
+    /// A directory (made if missing) or s3://bucket/prefix.
+    pub destination: String,
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
+    #[command(flatten)]
+    pub tuning: Tuning,
+    #[command(flatten)]
+    pub filters: crate::args::Filters,
+    /// Delete destination files or objects the source does not have.
+    #[arg(long)]
+    pub delete: bool,
+    /// Compare sizes only, never times.
+    #[arg(long, conflicts_with = "exact_timestamps")]
+    pub size_only: bool,
+    /// From S3 to a directory: move same-sized objects whose times differ at all (by default
+    /// only a local file newer than the object is replaced).
+    #[arg(long)]
+    pub exact_timestamps: bool,
+    /// Print what would be copied or deleted, and change nothing.
+    #[arg(long)]
+    pub dryrun: bool,
+    /// One JSON object per line instead of the AWS CLI's lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `slipstream sync`.
+pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
+    let from = place(&a.source)?;
+    let to = place(&a.destination)?;
+    if let Place::Local(dir) = &from {
+        if !dir.is_dir() {
+            return Err(Failure::usage(format!(
+                "{} is not a directory: sync copies directories and prefixes (cp copies one file)",
+                a.source
+            )));
+        }
+    }
+    if matches!((&from, &to), (Place::Local(_), Place::Local(_))) {
+        return Err(Failure::usage(
+            "sync needs an s3:// source or destination (or both)",
+        ));
+    }
+    let client = client(&a.connection, &a.transport)?;
+    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
+    let opts = a.tuning.transfer_options(progress)?;
+    let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
+    let p = Arc::clone(&printer);
+    let options = SyncOptions {
+        compare: if a.size_only {
+            Compare::SizeOnly
+        } else if a.exact_timestamps {
+            Compare::ExactTimestamps
+        } else {
+            Compare::SizeAndTime
+        },
+        delete: a.delete,
+        dryrun: a.dryrun,
+        objects: a.tuning.objects.map(usize::from),
+        filters,
+        copy: a.tuning.copy_settings(),
+        on_action: Some(Arc::new(move |action| {
+            p.done(action.word, &action.from, action.to.as_deref());
+        })),
+    };
+    let started = Instant::now();
+    let done = runtime()?.block_on(interruptible(async {
+        sync(client, &from, &to, &options, opts)
+            .await
+            .map_err(failed)
+    }))??;
+    drop(bar);
+    for f in &done.failed {
+        let uri = format!("s3://{}/{}", bucket_of(&to), f.key);
+        printer.failed("delete", &uri, &format!("{}: {}", f.code, f.message));
+    }
+    printer.finish()?;
+    if !a.quiet {
+        let seconds = started.elapsed().as_secs_f64();
+        let would = if a.dryrun { " (dry run)" } else { "" };
+        if done.moved.objects == 0 && done.deleted == 0 && done.failed.is_empty() {
+            eprintln!(
+                "sync: nothing to do, {} already in sync{would} ({seconds:.2} s)",
+                done.unchanged
+            );
+        } else {
+            eprintln!(
+                "sync: {} copied ({} bytes), {} deleted, {} unchanged{would} in {seconds:.2} s",
+                done.moved.objects, done.moved.bytes, done.deleted, done.unchanged
+            );
+        }
+    }
+    if !done.failed.is_empty() {
+        return Err(Failure::input(format!(
+            "{} object(s) could not be deleted (see above)",
+            done.failed.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A side of the sync: `s3://bucket/prefix` (a `/` added), or a local directory.
+fn place(text: &str) -> Result<Place, Failure> {
+    if text.starts_with("s3://") {
+        let uri = s3(text)?;
+        return Ok(Place::s3(&uri.bucket, &uri.key));
+    }
+    if text == "-" {
+        return Err(Failure::usage(
+            "sync copies directories and prefixes, not standard input or output",
+        ));
+    }
+    Ok(Place::Local(PathBuf::from(text)))
+}
+
+fn bucket_of(place: &Place) -> &str {
+    match place {
+        Place::S3 { bucket, .. } => bucket,
+        Place::Local(_) => "",
+    }
+}
