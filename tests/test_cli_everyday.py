@@ -170,3 +170,31 @@ def test_du_counts_in_total_and_per_directory(slipstream_bin, server, s3, bucket
     assert cli(slipstream_bin, server, "cat", f"s3://{bucket}/a/1").stdout == b"x" * 10
     missing = cli(slipstream_bin, server, "cat", f"s3://{bucket}/nope", check=False)
     assert missing.returncode == 1 and b"NoSuchKey" in missing.stderr
+
+
+def test_uploads_and_copies_carry_the_headers_asked_for(slipstream_bin, server, s3, bucket, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_bytes(b"<html></html>")
+    (site / "big.bin").write_bytes(os.urandom(6 << 20))  # multipart at 5 MiB parts
+    cli(slipstream_bin, server, "cp", str(site / "index.html"), f"s3://{bucket}/guessed.html")
+    assert s3.head_object(Bucket=bucket, Key="guessed.html")["ContentType"] == "text/html"
+    cli(slipstream_bin, server, "cp", str(site / "index.html"), f"s3://{bucket}/plain.html", "--no-guess-mime-type")
+    assert s3.head_object(Bucket=bucket, Key="plain.html")["ContentType"] != "text/html"
+
+    flags = ["--content-type", "text/x-test", "--cache-control", "max-age=60", "--metadata", "owner=me,team=s3"]
+    cli(slipstream_bin, server, "sync", str(site), f"s3://{bucket}/s/", "--part-size", "5MiB", *flags)
+    for key in ["s/index.html", "s/big.bin"]:
+        h = s3.head_object(Bucket=bucket, Key=key)
+        assert (h["ContentType"], h["CacheControl"], h["Metadata"]) == \
+            ("text/x-test", "max-age=60", {"owner": "me", "team": "s3"}), key
+    # A server-side copy keeps the source's headers, or replaces them when asked.
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/s/index.html", f"s3://{bucket}/kept.html")
+    assert s3.head_object(Bucket=bucket, Key="kept.html")["Metadata"] == {"owner": "me", "team": "s3"}
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/s/index.html", f"s3://{bucket}/new.html",
+        "--metadata", "owner=you", "--content-type", "text/html")
+    h = s3.head_object(Bucket=bucket, Key="new.html")
+    assert (h["ContentType"], h["Metadata"]) == ("text/html", {"owner": "you"})
+    bad = cli(slipstream_bin, server, "cp", str(site / "index.html"), f"s3://{bucket}/x", "--metadata", "novalue",
+              check=False)
+    assert bad.returncode == 2 and b"KEY=VALUE" in bad.stderr

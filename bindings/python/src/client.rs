@@ -214,6 +214,7 @@ impl Client {
                 checksum,
                 stall_timeout,
                 shared_parts: None,
+                headers: Default::default(),
             },
         })
     }

@@ -117,6 +117,8 @@ pub struct CpArgs {
     pub transport: Transport,
     #[command(flatten)]
     pub tuning: Tuning,
+    #[command(flatten)]
+    pub headers: Headers,
     /// Copy every object under a prefix to a directory, or every file below a directory to a prefix.
     #[arg(long, short)]
     pub recursive: bool,
@@ -169,6 +171,43 @@ pub struct Tuning {
     /// path went dark), retries included: 30s, 2m, 1h; 0 waits forever.
     #[arg(long, default_value = "2m", value_parser = parse_timeout, value_name = "DURATION")]
     pub stall_timeout: std::time::Duration,
+}
+
+/// What the objects `cp`, `mv` and `sync` write carry besides their bytes.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Headers {
+    /// Content-Type of the objects written (default: guessed from each file's extension, as
+    /// the AWS CLI does; a server-side copy keeps the source's).
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
+    /// Do not guess Content-Type from the extension.
+    #[arg(long)]
+    pub no_guess_mime_type: bool,
+    /// Cache-Control of the objects written.
+    #[arg(long, value_name = "VALUE")]
+    pub cache_control: Option<String>,
+    /// User metadata: KEY=VALUE[,KEY=VALUE...] (sent as x-amz-meta-KEY); on a server-side copy
+    /// it replaces the source's metadata.
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = parse_metadata)]
+    pub metadata: Option<Metadata>,
+    /// Storage class of the objects written (STANDARD, STANDARD_IA, GLACIER_IR...).
+    #[arg(long, value_name = "CLASS")]
+    pub storage_class: Option<String>,
+}
+
+/// `--metadata`'s pairs (one flag value: clap would read a bare `Vec` as many values).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Metadata(pub Vec<(String, String)>);
+
+/// `a=1,b=2` as the AWS CLI's shorthand reads it.
+fn parse_metadata(text: &str) -> Result<Metadata, String> {
+    text.split(',')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+            _ => Err(format!("{pair:?} is not KEY=VALUE")),
+        })
+        .collect::<Result<_, _>>()
+        .map(Metadata)
 }
 
 /// `--include` and `--exclude`, whose relative order matters: see `crate::filters`.
@@ -293,4 +332,38 @@ pub struct PresignArgs {
     /// SigV4A region set, e.g. us-east-1,us-west-2 or * (implies --sigv4a; default: the region).
     #[arg(long, value_name = "REGIONS")]
     pub region_set: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_flag_parses_into_its_type() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "slipstream",
+            "sync",
+            "d",
+            "s3://b/p",
+            "--metadata",
+            "owner=me,team= s3",
+            "--cache-control",
+            "no-cache",
+        ])
+        .unwrap();
+        let Command::Sync(a) = cli.command else {
+            panic!("not sync")
+        };
+        let pairs = [("owner", "me"), ("team", " s3")].map(|(k, v)| (k.to_owned(), v.to_owned()));
+        assert_eq!(a.headers.metadata, Some(Metadata(pairs.to_vec())));
+        for bad in ["novalue", "=v", "a=1,"] {
+            assert!(
+                Cli::try_parse_from(["slipstream", "cp", "a", "s3://b/k", "--metadata", bad])
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }
 }

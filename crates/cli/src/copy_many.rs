@@ -177,7 +177,7 @@ pub(crate) async fn cp_many(
                 listed,
                 (&dst.bucket, &prefix),
                 &many,
-                &a.tuning.copy_settings(),
+                &a.tuning.copy_settings(&a.headers),
             )
             .await;
             drop(many);

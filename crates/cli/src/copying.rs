@@ -52,7 +52,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     }
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
-    let opts = a.tuning.transfer_options(progress)?;
+    let opts = a.tuning.transfer_options(progress, &a.headers)?;
     let plan = Plan {
         a,
         filters,
@@ -227,7 +227,7 @@ async fn copy(
                 &client,
                 &from,
                 (&dst.bucket, &dst.key),
-                &a.tuning.copy_settings(),
+                &a.tuning.copy_settings(&a.headers),
             )
             .await
             .map_err(failed)?;
@@ -283,6 +283,7 @@ impl crate::args::Tuning {
     pub(crate) fn transfer_options(
         &self,
         progress: Option<Arc<slipstream_transfer::Progress>>,
+        headers: &crate::args::Headers,
     ) -> Result<TransferOptions, Failure> {
         if self.part_size < MIN_PART_SIZE {
             return Err(Failure::usage(
@@ -297,15 +298,37 @@ impl crate::args::Tuning {
             checksum: self.checksum_algorithm,
             stall_timeout: self.stall_timeout,
             shared_parts: None,
+            headers: headers.object_headers(),
         })
     }
 
-    /// Server-side copies: multipart above 5 GiB, parts as large as --part-size or 256 MiB.
-    pub(crate) fn copy_settings(&self) -> CopySettings {
+    /// Server-side copies: multipart above 5 GiB, parts as large as --part-size or 256 MiB;
+    /// metadata replaced and the storage class set when the flags say so.
+    pub(crate) fn copy_settings(&self, headers: &crate::args::Headers) -> CopySettings {
+        let object = headers.object_headers();
+        let defaults = CopySettings::default();
         CopySettings {
-            part_size: self.part_size.max(CopySettings::default().part_size),
+            part_size: self.part_size.max(defaults.part_size),
             concurrency: usize::from(self.concurrency),
-            ..CopySettings::default()
+            options: slipstream_client::CopyOptions {
+                replace_metadata: object.replacement(),
+                storage_class: object.storage_class,
+                ..defaults.options.clone()
+            },
+            ..defaults
+        }
+    }
+}
+
+impl crate::args::Headers {
+    /// The headers uploads send.
+    pub(crate) fn object_headers(&self) -> slipstream_transfer::ObjectHeaders {
+        slipstream_transfer::ObjectHeaders {
+            content_type: self.content_type.clone(),
+            guess_content_type: !self.no_guess_mime_type,
+            cache_control: self.cache_control.clone(),
+            metadata: self.metadata.clone().unwrap_or_default().0,
+            storage_class: self.storage_class.clone(),
         }
     }
 }

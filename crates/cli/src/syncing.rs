@@ -11,7 +11,7 @@ use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{sync, Compare, Place, SyncOptions};
 
 use crate::actions::Printer;
-use crate::args::Tuning;
+use crate::args::{Headers, Tuning};
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, failed, interruptible, runtime, s3};
 use crate::progress::Bar;
@@ -46,6 +46,8 @@ pub struct SyncArgs {
     pub transport: Transport,
     #[command(flatten)]
     pub tuning: Tuning,
+    #[command(flatten)]
+    pub headers: Headers,
     #[command(flatten)]
     pub filters: crate::args::Filters,
     /// Delete destination files or objects the source does not have.
@@ -88,7 +90,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
     }
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
-    let opts = a.tuning.transfer_options(progress)?;
+    let opts = a.tuning.transfer_options(progress, &a.headers)?;
     let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
     let p = Arc::clone(&printer);
     let options = SyncOptions {
@@ -103,7 +105,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         dryrun: a.dryrun,
         objects: a.tuning.objects.map(usize::from),
         filters,
-        copy: a.tuning.copy_settings(),
+        copy: a.tuning.copy_settings(&a.headers),
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());
         })),

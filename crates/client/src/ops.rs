@@ -159,9 +159,24 @@ impl S3Client {
         body: Bytes,
         algorithm: ChecksumAlgorithm,
     ) -> Result<String, ClientError> {
+        self.put_object_with(bucket, key, body, algorithm, Vec::new())
+            .await
+    }
+
+    /// [`S3Client::put_object`] with `headers` for the new object (`content-type`,
+    /// `cache-control`, `x-amz-meta-*`, `x-amz-storage-class`).
+    pub async fn put_object_with(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: Bytes,
+        algorithm: ChecksumAlgorithm,
+        mut headers: Vec<(Cow<'static, str>, String)>,
+    ) -> Result<String, ClientError> {
+        headers.push((algorithm.header().into(), algorithm.base64_of(&body)));
         let r = self
             .send(&Call {
-                headers: vec![(algorithm.header().into(), algorithm.base64_of(&body))],
+                headers,
                 body,
                 ..Call::new(Method::PUT, bucket, Some(key))
             })

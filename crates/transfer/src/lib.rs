@@ -29,6 +29,7 @@ mod delete;
 mod download;
 mod error;
 mod flight;
+mod headers;
 mod many;
 mod memory;
 mod offset_writer;
@@ -45,6 +46,7 @@ pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource,
 pub use delete::{delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
+pub use headers::ObjectHeaders;
 pub use many::{
     download_prefix, upload_directory, walk_files, Many, ManyOptions, ObjectDone, FAR_OBJECTS,
     NEAR_OBJECTS,
@@ -127,6 +129,9 @@ pub struct TransferOptions {
     /// `objects x concurrency x part_size` of memory. `None` for a single transfer; `many.rs`
     /// sets it.
     pub shared_parts: Option<Arc<tokio::sync::Semaphore>>,
+    /// Content type (given or guessed), cache control, metadata and storage class of the
+    /// objects uploads write.
+    pub headers: ObjectHeaders,
 }
 
 impl TransferOptions {
@@ -154,6 +159,7 @@ impl Default for TransferOptions {
             checksum: ChecksumAlgorithm::default(),
             stall_timeout: DEFAULT_STALL_TIMEOUT,
             shared_parts: None,
+            headers: ObjectHeaders::default(),
         }
     }
 }

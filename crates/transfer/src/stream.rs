@@ -170,7 +170,10 @@ async fn from_reader<R: AsyncRead + Unpin>(
     let first = read_up_to(input, part_size).await?;
     if first.len() < threshold {
         let size = first.len() as u64;
-        client.put_object(bucket, key, first, opts.checksum).await?;
+        let headers = opts.headers.for_key(key);
+        client
+            .put_object_with(bucket, key, first, opts.checksum, headers)
+            .await?;
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
@@ -181,7 +184,7 @@ async fn from_reader<R: AsyncRead + Unpin>(
         &client,
         (bucket, key),
         Some(opts.checksum),
-        Vec::new(),
+        opts.headers.for_key(key),
         |upload_id| {
             send_stream(
                 &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,

@@ -52,7 +52,10 @@ async fn from_file(
     opts.set_total(size);
     if size < opts.multipart_threshold.max(1) {
         let data = read_at(&file, 0, size).await?;
-        client.put_object(bucket, key, data, opts.checksum).await?;
+        let headers = opts.headers.for_key(key);
+        client
+            .put_object_with(bucket, key, data, opts.checksum, headers)
+            .await?;
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
@@ -67,7 +70,7 @@ async fn from_file(
         &client,
         (bucket, key),
         Some(opts.checksum),
-        Vec::new(),
+        opts.headers.for_key(key),
         |upload_id| {
             let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
             let ranges = upload_ranges(size, part_size, concurrency);

@@ -1,0 +1,140 @@
+//! What a new object carries besides its bytes: `Content-Type` (given, or guessed from the
+//! key's extension as the AWS CLI and s5cmd guess it), `Cache-Control`, `x-amz-meta-*` and the
+//! storage class. Sent with `PutObject` and `CreateMultipartUpload`; for a server-side copy they
+//! replace the source's (`x-amz-metadata-directive: REPLACE`), as the AWS CLI does when any is
+//! given.
+
+use std::borrow::Cow;
+
+/// Headers for the objects a transfer writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectHeaders {
+    /// `Content-Type` of every object; `None`: guessed when `guess_content_type`, else none
+    /// (S3 then answers `binary/octet-stream` or the like).
+    pub content_type: Option<String>,
+    /// Guess `Content-Type` from the key's extension (`.html` -> `text/html`) when
+    /// `content_type` is not given.
+    pub guess_content_type: bool,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// User metadata, sent as `x-amz-meta-NAME` (names lowercase, as S3 keeps them).
+    pub metadata: Vec<(String, String)>,
+    /// `x-amz-storage-class` (`STANDARD_IA`, `GLACIER_IR`...).
+    pub storage_class: Option<String>,
+}
+
+impl ObjectHeaders {
+    /// The headers an upload of `key` sends.
+    pub fn for_key(&self, key: &str) -> Vec<(Cow<'static, str>, String)> {
+        let mut out = self.content_headers(key);
+        if let Some(class) = &self.storage_class {
+            out.push(("x-amz-storage-class".into(), class.clone()));
+        }
+        out
+    }
+
+    /// What replaces a copied object's metadata and content headers (lowercase names), or
+    /// `None` when nothing was given and the source's are kept. A guess is not made for copies:
+    /// the source's type stands.
+    pub fn replacement(&self) -> Option<Vec<(String, String)>> {
+        let given = Self {
+            guess_content_type: false,
+            storage_class: None,
+            ..self.clone()
+        };
+        let headers = given.content_headers("");
+        (!headers.is_empty()).then(|| {
+            headers
+                .into_iter()
+                .map(|(name, value)| (name.into_owned(), value))
+                .collect()
+        })
+    }
+
+    fn content_headers(&self, key: &str) -> Vec<(Cow<'static, str>, String)> {
+        let mut out: Vec<(Cow<'static, str>, String)> = Vec::new();
+        let content_type = self.content_type.clone().or_else(|| {
+            self.guess_content_type
+                .then(|| mime_guess::from_path(key).first_raw().map(str::to_owned))
+                .flatten()
+        });
+        if let Some(t) = content_type {
+            out.push(("content-type".into(), t));
+        }
+        if let Some(c) = &self.cache_control {
+            out.push(("cache-control".into(), c.clone()));
+        }
+        for (name, value) in &self.metadata {
+            out.push((
+                format!("x-amz-meta-{}", name.to_ascii_lowercase()).into(),
+                value.clone(),
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(h: &[(Cow<'static, str>, String)]) -> Vec<(String, String)> {
+        h.iter().map(|(n, v)| (n.to_string(), v.clone())).collect()
+    }
+
+    #[test]
+    fn types_are_guessed_from_the_extension_unless_given() {
+        let guess = ObjectHeaders {
+            guess_content_type: true,
+            ..ObjectHeaders::default()
+        };
+        let ty = |h: &ObjectHeaders, key: &str| {
+            h.for_key(key)
+                .into_iter()
+                .find(|(n, _)| n == "content-type")
+                .map(|(_, v)| v)
+        };
+        assert_eq!(ty(&guess, "site/index.html").as_deref(), Some("text/html"));
+        assert_eq!(ty(&guess, "a/b.JSON").as_deref(), Some("application/json"));
+        assert_eq!(ty(&guess, "logo.png").as_deref(), Some("image/png"));
+        assert_eq!(ty(&guess, "no-extension"), None);
+        assert_eq!(ty(&ObjectHeaders::default(), "index.html"), None);
+        let given = ObjectHeaders {
+            content_type: Some("text/plain".into()),
+            ..guess.clone()
+        };
+        assert_eq!(ty(&given, "index.html").as_deref(), Some("text/plain"));
+    }
+
+    #[test]
+    fn metadata_cache_control_and_class_are_sent_and_replace_a_copys() {
+        let h = ObjectHeaders {
+            guess_content_type: true,
+            cache_control: Some("max-age=60".into()),
+            metadata: vec![("Owner".into(), "me".into())],
+            storage_class: Some("STANDARD_IA".into()),
+            ..ObjectHeaders::default()
+        };
+        assert_eq!(
+            names(&h.for_key("a.txt")),
+            [
+                ("content-type", "text/plain"),
+                ("cache-control", "max-age=60"),
+                ("x-amz-meta-owner", "me"),
+                ("x-amz-storage-class", "STANDARD_IA"),
+            ]
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
+        // A copy replaces what was given (no guess, the class goes separately).
+        assert_eq!(
+            h.replacement().unwrap(),
+            [("cache-control", "max-age=60"), ("x-amz-meta-owner", "me")]
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
+        let guess_only = ObjectHeaders {
+            guess_content_type: true,
+            ..ObjectHeaders::default()
+        };
+        assert_eq!(guess_only.replacement(), None);
+    }
+}
