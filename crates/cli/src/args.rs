@@ -35,6 +35,10 @@ pub enum Command {
     /// --delete what the source lacks.
     #[command(after_help = crate::syncing::SYNC_EXAMPLES)]
     Sync(crate::syncing::SyncArgs),
+    /// Run many cp, mv and rm commands, one per line of a file or standard input, over one
+    /// connection pool (as s5cmd's run).
+    #[command(after_help = crate::run::RUN_EXAMPLES)]
+    Run(crate::run::RunArgs),
     /// List objects (and "directories" unless --recursive) under s3://bucket[/prefix].
     Ls(ObjectArgs),
     /// Delete objects: one, every one under a prefix (--recursive), or those a wildcard matches,
@@ -130,6 +134,10 @@ pub struct CpArgs {
     /// Take the source literally: `*`, `?` and `[` are characters of the key, not wildcards.
     #[arg(long)]
     pub raw: bool,
+    /// Leave alone every destination that exists (a file, or an object: one HeadObject each,
+    /// as s5cmd); with mv its source stays too.
+    #[arg(long, short = 'n')]
+    pub no_clobber: bool,
     /// Endpoint of the source, when it is another S3 service than the destination's.
     #[arg(long, value_name = "URL")]
     pub source_endpoint_url: Option<String>,

@@ -36,6 +36,7 @@ pub(crate) async fn cp_many(
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let dir = Path::new(&a.destination);
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
+            many.no_clobber = a.no_clobber;
             many.filters = plan.filters.clone();
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, bucket, tx) = (
@@ -80,6 +81,7 @@ pub(crate) async fn cp_many(
                 prefix.push('/');
             }
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
+            many.no_clobber = a.no_clobber;
             many.filters = plan.filters.clone();
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
@@ -149,6 +151,7 @@ pub(crate) async fn cp_many(
                 .await;
             }
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
+            many.no_clobber = a.no_clobber;
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, sb, db, tx) = (
                 Arc::clone(&plan.printer),

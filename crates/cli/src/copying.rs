@@ -42,7 +42,9 @@ pub(crate) struct Plan<'a> {
     pub(crate) printer: Arc<Printer>,
 }
 
-fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
+/// Whether the source reads as many objects (--recursive, or a wildcard in an s3:// source);
+/// filters without many objects are refused.
+pub(crate) fn reads_many(a: &CpArgs, filters: &Filters) -> Result<bool, Failure> {
     let wildcard = !a.raw && a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source);
     let many = a.recursive || wildcard;
     if !filters.is_empty() && !many {
@@ -50,6 +52,11 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
             "--include and --exclude apply to --recursive or wildcard sources",
         ));
     }
+    Ok(many)
+}
+
+fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
+    let many = reads_many(a, &filters)?;
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
     let opts = a.tuning.transfer_options(progress, &a.headers)?;
@@ -63,13 +70,16 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     };
     let rt = runtime()?;
     let started = Instant::now();
+    let moved = rt.block_on(interruptible(copy(&plan, client, opts)))??;
+    let what = moved.action(moving);
     let Moved {
-        what,
         bytes,
         parts,
         objects,
         checksum,
-    } = rt.block_on(interruptible(copy(&plan, client, opts)))??;
+        skipped,
+        ..
+    } = moved;
     drop(bar);
     plan.printer.finish()?;
     if a.dryrun {
@@ -77,14 +87,10 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     }
     let seconds = started.elapsed().as_secs_f64();
     let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
-    let what = match (moving, what) {
-        (true, "download" | "upload" | "copy") => "move",
-        (_, w) => w,
-    };
     if a.json {
         // With data on standard output, the summary goes to standard error.
         let line = format!(
-            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{},\"objects\":{},\"checksum\":{}}}",
+            "{{\"operation\":\"{what}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"mb_per_s\":{mb_per_s:.1},\"parts\":{},\"objects\":{},\"skipped\":{skipped},\"checksum\":{}}}",
             parts.unwrap_or(0),
             objects.unwrap_or(1),
             checksum.map_or("null".into(), |c| format!("\"{c}\""))
@@ -94,9 +100,18 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         } else {
             println!("{line}");
         }
-    } else if !a.quiet {
+    } else if !a.quiet && what == "skip" {
         eprintln!(
-            "{what}: {} -> {} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s)",
+            "skip: {} -> {}: the destination exists (--no-clobber)",
+            a.source, a.destination
+        );
+    } else if !a.quiet {
+        let kept = match skipped {
+            0 => String::new(),
+            n => format!("; {n} skipped: the destination exists (--no-clobber)"),
+        };
+        eprintln!(
+            "{what}: {} -> {} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s{kept})",
             a.source, a.destination
         );
     }
@@ -104,7 +119,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
 }
 
 /// What one `cp` moved, for its summary line.
-struct Moved {
+pub(crate) struct Moved {
     what: &'static str,
     bytes: u64,
     parts: Option<usize>,
@@ -112,10 +127,36 @@ struct Moved {
     /// What checked the data: the object's whole checksum on a download (none if it has
     /// none), the algorithm S3 checked every part with on an upload.
     checksum: Option<ChecksumAlgorithm>,
+    /// Objects --no-clobber left alone.
+    skipped: usize,
+}
+
+impl Moved {
+    /// Nothing moved: --no-clobber found the destination.
+    fn skip() -> Self {
+        Self {
+            what: "skip",
+            bytes: 0,
+            parts: None,
+            objects: Some(0),
+            checksum: None,
+            skipped: 1,
+        }
+    }
+}
+
+impl Moved {
+    /// The word for what happened, as the AWS CLI prints it.
+    pub(crate) fn action(&self, moving: bool) -> &'static str {
+        match (moving, self.what) {
+            (true, "download" | "upload" | "copy") => "move",
+            (_, w) => w,
+        }
+    }
 }
 
 /// The transfer `cp` asked for, chosen by which side is `s3://` (or `-`).
-async fn copy(
+pub(crate) async fn copy(
     plan: &Plan<'_>,
     client: Arc<S3Client>,
     opts: TransferOptions,
@@ -132,6 +173,7 @@ async fn copy(
         parts,
         objects: None,
         checksum,
+        skipped: 0,
     };
     if plan.moving && (a.source == "-" || a.destination == "-") {
         return Err(Failure::usage(
@@ -142,6 +184,7 @@ async fn copy(
         let (what, many) = cp_many(plan, src_s3, dst_s3, client, opts).await?;
         return Ok(Moved {
             objects: Some(many.objects),
+            skipped: many.skipped,
             ..moved(what, many.bytes, None, None)
         });
     }
@@ -161,6 +204,9 @@ async fn copy(
         }
         (false, true) if a.source == "-" => {
             let dst = object(&a.destination)?;
+            if a.no_clobber && exists(&client, &dst).await? {
+                return Ok(Moved::skip());
+            }
             let mut stdin = tokio::io::stdin();
             let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
                 .await
@@ -170,6 +216,9 @@ async fn copy(
         (true, false) => {
             let src = object(&a.source)?;
             let dest = local_destination(Path::new(&a.destination), &src.key);
+            if a.no_clobber && dest.exists() {
+                return Ok(Moved::skip());
+            }
             let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
                 .await
                 .map_err(failed)?;
@@ -184,6 +233,14 @@ async fn copy(
                 .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| Failure::usage(format!("{} is not a file", a.source)))?;
             let key = join_key(&dst.key, &name);
+            let target = S3Uri {
+                bucket: dst.bucket.clone(),
+                key,
+            };
+            if a.no_clobber && exists(&client, &target).await? {
+                return Ok(Moved::skip());
+            }
+            let key = target.key;
             let done = upload_file(client, path, &dst.bucket, &key, opts)
                 .await
                 .map_err(failed)?;
@@ -205,6 +262,9 @@ async fn copy(
                 bucket: dst.bucket,
                 key,
             };
+            if a.no_clobber && exists(&client, &dst).await? {
+                return Ok(Moved::skip());
+            }
             if let Some(source) = source_client(a)? {
                 let done = copy_through(Arc::clone(&source), client, &src, &dst, opts)
                     .await
@@ -236,6 +296,14 @@ async fn copy(
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
+}
+
+/// Whether the object exists, for --no-clobber.
+async fn exists(client: &S3Client, target: &S3Uri) -> Result<bool, Failure> {
+    client
+        .object_exists(&target.bucket, &target.key)
+        .await
+        .map_err(failed)
 }
 
 /// `mv` of one object: its source goes once the copy is complete and checked.

@@ -22,6 +22,7 @@ mod objects;
 mod presign;
 mod progress;
 mod remove;
+mod run;
 mod syncing;
 mod usage;
 mod verify_url;
@@ -120,6 +121,7 @@ fn main() -> ExitCode {
         args::Command::Sync(a) => {
             filters::ordered(&a.filters, sub).and_then(|f| syncing::run(&a, f))
         }
+        args::Command::Run(a) => run::run(&a),
         args::Command::Ls(a) => objects::ls(&a),
         args::Command::Rm(a) => filters::ordered(&a.filters, sub).and_then(|f| remove::rm(&a, f)),
         args::Command::Rb(a) => remove::rb(&a),

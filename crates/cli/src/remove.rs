@@ -75,6 +75,38 @@ pub struct RbArgs {
 
 /// `slipstream rm`.
 pub fn rm(a: &RmArgs, filters: Filters) -> Result<(), Failure> {
+    checked_targets(a, &filters)?;
+    let client = client(&a.connection, &a.transport)?;
+    let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
+    let failures =
+        runtime()?.block_on(interruptible(remove_targets(a, &client, filters, &printer)))??;
+    printer.finish()?;
+    if failures > 0 {
+        return Err(Failure::input(format!(
+            "{failures} object(s) could not be deleted (see above)"
+        )));
+    }
+    Ok(())
+}
+
+/// Removes what every target names, one target after another (each in batches); returns how
+/// many objects could not be deleted. Shared by `rm` and the `rm` lines of `run`.
+pub(crate) async fn remove_targets(
+    a: &RmArgs,
+    client: &Arc<S3Client>,
+    filters: Filters,
+    printer: &Arc<Printer>,
+) -> Result<usize, Failure> {
+    let mut failures = 0;
+    for target in &checked_targets(a, &filters)? {
+        failures += remove(a, client, target, filters.clone(), printer).await?;
+    }
+    Ok(failures)
+}
+
+/// The targets, refused before anything is deleted when one would empty a bucket without
+/// --recursive or the filters have nothing to apply to.
+fn checked_targets(a: &RmArgs, filters: &Filters) -> Result<Vec<S3Uri>, Failure> {
     let targets = a
         .targets
         .iter()
@@ -92,22 +124,7 @@ pub fn rm(a: &RmArgs, filters: Filters) -> Result<(), Failure> {
             "--include and --exclude apply to --recursive or wildcard targets",
         ));
     }
-    let client = client(&a.connection, &a.transport)?;
-    let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
-    let mut failures = 0;
-    runtime()?.block_on(interruptible(async {
-        for target in &targets {
-            failures += remove(a, &client, target, filters.clone(), &printer).await?;
-        }
-        Ok::<_, Failure>(())
-    }))??;
-    printer.finish()?;
-    if failures > 0 {
-        return Err(Failure::input(format!(
-            "{failures} object(s) could not be deleted (see above)"
-        )));
-    }
-    Ok(())
+    Ok(targets)
 }
 
 fn has_wildcard(t: &S3Uri) -> bool {

@@ -76,6 +76,15 @@ pub(crate) async fn body_bytes(body: Incoming) -> Result<Bytes, ClientError> {
 }
 
 impl S3Client {
+    /// Whether `key` exists: `HeadObject`, its 404 read as `false` (`--no-clobber`'s check).
+    pub async fn object_exists(&self, bucket: &str, key: &str) -> Result<bool, ClientError> {
+        match self.send(&Call::new(Method::HEAD, bucket, Some(key))).await {
+            Ok(_) => Ok(true),
+            Err(ClientError::S3 { status: 404, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `HeadObject`: size, ETag and checksum (asks for it with `x-amz-checksum-mode`).
     pub async fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo, ClientError> {
         let r = self

@@ -202,10 +202,7 @@ pub async fn copy_listed(
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
     let mut flight = Flight::new(in_flight);
     let mut moved = Many::default();
-    let mut settle = |size: u64| {
-        moved.bytes += size;
-        moved.objects += 1;
-    };
+    let mut settle = |size: Option<u64>| moved.settle(size);
     'listing: while let Some(page) = listed.recv().await {
         let page = match page {
             Ok(page) => page,
@@ -228,9 +225,12 @@ pub async fn copy_listed(
                 many.clone(),
             );
             let task = async move {
+                if many.keeps_object(&client, &bucket, &key).await? {
+                    return Ok(None);
+                }
                 let copied = copy_object(&client, &source, (&bucket, &key), &settings).await?;
                 many.report(&source.key, &key, copied.size);
-                Ok(copied.size)
+                Ok(Some(copied.size))
             };
             if !flight.start(task, &mut settle).await {
                 break 'listing;

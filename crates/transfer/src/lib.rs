@@ -48,8 +48,8 @@ pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
 pub use headers::ObjectHeaders;
 pub use many::{
-    download_prefix, upload_directory, walk_files, Many, ManyOptions, ObjectDone, FAR_OBJECTS,
-    NEAR_OBJECTS,
+    download_prefix, objects_in_flight, upload_directory, walk_files, Many, ManyOptions,
+    ObjectDone, FAR_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
 pub use select::{list_selected, Selection};

@@ -23,14 +23,28 @@ pub struct Many {
     pub objects: usize,
     /// Bytes moved.
     pub bytes: u64,
+    /// Objects left alone because their destination existed (`ManyOptions::no_clobber`).
+    pub skipped: usize,
 }
 
 impl Many {
-    /// The total of objects of these sizes.
-    fn of(sizes: &[u64]) -> Self {
-        Self {
-            objects: sizes.len(),
-            bytes: sizes.iter().sum(),
+    /// The total of objects of these sizes (`None`: skipped).
+    pub(crate) fn of(sizes: &[Option<u64>]) -> Self {
+        let mut many = Self::default();
+        for size in sizes {
+            many.settle(*size);
+        }
+        many
+    }
+
+    /// Counts one object that moved `size` bytes (`None`: skipped).
+    pub(crate) fn settle(&mut self, size: Option<u64>) {
+        match size {
+            Some(size) => {
+                self.objects += 1;
+                self.bytes += size;
+            }
+            None => self.skipped += 1,
         }
     }
 }
@@ -59,8 +73,9 @@ pub(crate) fn objects_for(first_answer: Duration) -> usize {
 
 /// `chosen`, or the objects in flight for how long one `HeadBucket` of `bucket` takes (a
 /// request the server answers without work, unlike a listing page, whose 1,000 keys took
-/// versitygw over 20 ms on loopback); with many, their connections start opening now.
-pub(crate) async fn objects_in_flight(
+/// versitygw over 20 ms on loopback); with many, their connections start opening now (at
+/// most `count`, the objects there are to move).
+pub async fn objects_in_flight(
     client: &S3Client,
     bucket: &str,
     chosen: Option<usize>,
@@ -104,6 +119,9 @@ pub struct ManyOptions {
     pub filters: Filters,
     /// Called as each object completes.
     pub on_object: Option<ObjectDone>,
+    /// Leave alone every object whose destination exists (a file, or an object: one
+    /// `HeadObject` each, as s5cmd's `--no-clobber` checks); `on_object` is not called for it.
+    pub no_clobber: bool,
 }
 
 impl std::fmt::Debug for ManyOptions {
@@ -111,6 +129,7 @@ impl std::fmt::Debug for ManyOptions {
         f.debug_struct("ManyOptions")
             .field("objects", &self.objects)
             .field("filters", &self.filters)
+            .field("no_clobber", &self.no_clobber)
             .finish_non_exhaustive()
     }
 }
@@ -122,7 +141,23 @@ impl ManyOptions {
             objects,
             filters: Filters::new(),
             on_object: None,
+            no_clobber: false,
         }
+    }
+
+    /// Whether `--no-clobber` keeps the object at `bucket`/`key` from being written.
+    pub(crate) async fn keeps_object(
+        &self,
+        client: &S3Client,
+        bucket: &str,
+        key: &str,
+    ) -> Result<bool, TransferError> {
+        Ok(self.no_clobber && client.object_exists(bucket, key).await?)
+    }
+
+    /// Whether `--no-clobber` keeps the file at `path` from being written.
+    pub(crate) async fn keeps_file(&self, path: &Path) -> Result<bool, TransferError> {
+        Ok(self.no_clobber && tokio::fs::try_exists(path).await?)
     }
 
     pub(crate) fn report(&self, source: &str, destination: &str, size: u64) {
@@ -197,6 +232,9 @@ pub async fn download_prefix(
         );
         async move {
             let (key, path) = &jobs[i];
+            if each.keeps_file(path).await? {
+                return Ok(None);
+            }
             if let Some(parent) = path.parent() {
                 tokio::fs::create_dir_all(parent).await?;
             }
@@ -204,7 +242,7 @@ pub async fn download_prefix(
                 .await?
                 .size;
             each.report(key, &path.display().to_string(), size);
-            Ok(size)
+            Ok(Some(size))
         }
     })
     .await?;
@@ -286,9 +324,12 @@ pub async fn upload_directory(
         let key = format!("{prefix}{}", files[i].1);
         async move {
             let path = &files[i].0;
+            if each.keeps_object(&client, &bucket, &key).await? {
+                return Ok(None);
+            }
             let size = upload_file(client, path, &bucket, &key, opts).await?.size;
             each.report(&path.display().to_string(), &key, size);
-            Ok(size)
+            Ok(Some(size))
         }
     })
     .await?;

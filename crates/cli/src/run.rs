@@ -1,0 +1,415 @@
+//! `run`: many `cp`, `mv` and `rm` commands, one per line of a file or standard input, in one
+//! process over one connection pool, as s5cmd's `run`. A script that moves a million objects
+//! as a million `slipstream cp` processes pays a process start, a credential lookup and a TLS
+//! handshake per object; here it pays each once.
+//!
+//! Lines are read and parsed on a thread of their own while earlier lines run, so the file is
+//! never held in memory and the first command starts at once. What each line does is
+//! `copying::copy` and `remove::remove_targets`, the same code as the commands themselves.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Args, CommandFactory, FromArgMatches};
+use slipstream_client::S3Client;
+use slipstream_s3::pattern::Filters;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::actions::Printer;
+use crate::args::{Cli, Command, CpArgs};
+use crate::copying::{copy, reads_many, Plan};
+use crate::flags::{Connection, Transport};
+use crate::objects::{client, interruptible, runtime};
+use crate::remove::{remove_targets, RmArgs};
+use crate::Failure;
+
+pub const RUN_EXAMPLES: &str = "\
+Examples:
+  slipstream run commands.txt
+  generate-commands | slipstream run --endpoint-url http://127.0.0.1:7070
+  slipstream run commands.txt --workers 64 --quiet
+
+commands.txt, one command per line as it would follow `slipstream` (blank lines and lines
+starting with # are skipped; quote with ' or \" as in a shell):
+  cp s3://my-bucket/a.csv ./data/a.csv
+  cp --content-type text/html ./site/index.html s3://my-bucket/site/
+  mv s3://my-bucket/inbox/b.csv s3://my-bucket/done/b.csv
+  rm s3://my-bucket/tmp/c.csv
+  cp --recursive s3://my-bucket/2026/ ./2026/
+
+Every line shares one connection pool and one budget of multipart parts in flight; --workers
+lines run at once (default: 4 from a server within 20 ms, 256 from a farther one, chosen by
+the first line's bucket), in no fixed order. Connection flags (--endpoint-url, --profile,
+--region...) go before or after `run`, not on the lines. A line that fails is reported with
+its number and the rest go on. Exit codes: 0 every line succeeded, 1 some line failed or could
+not be parsed, 2 flags or configuration of `run` itself, 130/143/129 stopped by a signal.";
+
+/// `slipstream run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// A file of commands, one per line; `-` or nothing reads standard input.
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
+    /// Lines in flight at once (default: chosen by the first line's server, as --objects is).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub workers: Option<u16>,
+    /// Multipart parts in flight across every line (each part holds up to --part-size).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub parts: u16,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `slipstream run`.
+pub fn run(a: &RunArgs) -> Result<(), Failure> {
+    let input: Box<dyn BufRead + Send> = match &a.file {
+        None => Box::new(std::io::BufReader::new(std::io::stdin())),
+        Some(p) if p.as_os_str() == "-" => Box::new(std::io::BufReader::new(std::io::stdin())),
+        Some(p) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(p)
+                .map_err(|e| Failure::usage(format!("cannot read {}: {e}", p.display())))?,
+        )),
+    };
+    let client = client(&a.connection, &a.transport)?;
+    let started = Instant::now();
+    let tally = runtime()?.block_on(interruptible(run_lines(a, input, client)))??;
+    let (ran, failed) = (tally.ran.load(Ordering::Relaxed), tally.failed());
+    if !a.quiet {
+        eprintln!(
+            "run: {ran} line(s), {failed} failed ({:.2} s)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(f) = tally.stop.lock().ok().and_then(|mut s| s.take()) {
+        return Err(f);
+    }
+    if failed > 0 {
+        return Err(Failure::input(format!(
+            "{failed} of {ran} line(s) failed (see above)"
+        )));
+    }
+    Ok(())
+}
+
+/// One line of the file, parsed.
+enum Job {
+    Copy {
+        args: Box<CpArgs>,
+        filters: Filters,
+        moving: bool,
+    },
+    Remove {
+        args: RmArgs,
+        filters: Filters,
+    },
+}
+
+impl Job {
+    /// The bucket the line touches first, to choose the workers by its server's latency.
+    fn bucket(&self) -> Option<String> {
+        let target = match self {
+            Job::Copy { args, .. } if args.source.starts_with("s3://") => &args.source,
+            Job::Copy { args, .. } => &args.destination,
+            Job::Remove { args, .. } => args.targets.first()?,
+        };
+        slipstream_s3::S3Uri::parse(target).ok().map(|u| u.bucket)
+    }
+}
+
+/// A numbered line and what it parsed to (or why it did not).
+struct Line {
+    number: usize,
+    text: String,
+    job: Result<Job, String>,
+}
+
+/// How the lines went.
+#[derive(Default)]
+struct Tally {
+    ran: AtomicUsize,
+    failed: AtomicUsize,
+    /// What stops the whole run: the reader of our output went away, the input failed.
+    stop: std::sync::Mutex<Option<Failure>>,
+}
+
+impl Tally {
+    fn failed(&self) -> usize {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self, number: usize, text: &str, message: &str) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        eprintln!("slipstream: line {number} ({}): {message}", text.trim());
+    }
+}
+
+async fn run_lines(
+    a: &RunArgs,
+    input: Box<dyn BufRead + Send>,
+    client: Arc<S3Client>,
+) -> Result<Arc<Tally>, Failure> {
+    let (tx, mut rx) = mpsc::channel::<Line>(1024);
+    let connection = a.connection.clone();
+    let reader = tokio::task::spawn_blocking(move || read_lines(input, &connection, &tx));
+    let tally = Arc::new(Tally::default());
+    // Multipart parts of every line share this budget, so memory stays at parts x part size
+    // however many lines move large objects at once.
+    let parts = Arc::new(Semaphore::new(usize::from(a.parts)));
+    let mut workers: Option<Arc<Semaphore>> = None;
+    let quiet = a.quiet;
+    let mut running = JoinSet::new();
+    while let Some(line) = rx.recv().await {
+        let job = match line.job {
+            Ok(job) => job,
+            Err(ref e) => {
+                tally.ran.fetch_add(1, Ordering::Relaxed);
+                tally.fail(line.number, &line.text, e);
+                continue;
+            }
+        };
+        let workers = match &workers {
+            Some(w) => Arc::clone(w),
+            None => {
+                let n = match (a.workers, job.bucket()) {
+                    (Some(n), _) => usize::from(n),
+                    (None, Some(bucket)) => {
+                        slipstream_transfer::objects_in_flight(&client, &bucket, None, usize::MAX)
+                            .await
+                            .unwrap_or(slipstream_transfer::NEAR_OBJECTS)
+                    }
+                    (None, None) => slipstream_transfer::NEAR_OBJECTS,
+                };
+                Arc::clone(workers.insert(Arc::new(Semaphore::new(n))))
+            }
+        };
+        let Ok(place) = workers.acquire_owned().await else {
+            break;
+        };
+        if tally.stop.lock().map_or(true, |s| s.is_some()) {
+            break;
+        }
+        let (client, tally, parts) = (Arc::clone(&client), Arc::clone(&tally), Arc::clone(&parts));
+        let Line { number, text, .. } = line;
+        running.spawn(async move {
+            let result = execute(job, client, parts, quiet).await;
+            tally.ran.fetch_add(1, Ordering::Relaxed);
+            match result {
+                Ok(()) => {}
+                // A broken pipe (exit 0) stops the run quietly, as it stops any command.
+                Err(f) if f.code == 0 => {
+                    if let Ok(mut s) = tally.stop.lock() {
+                        s.get_or_insert(f);
+                    }
+                }
+                Err(f) => tally.fail(number, &text, &f.message),
+            }
+            drop(place);
+        });
+        while let Some(done) = running.try_join_next() {
+            joined(done)?;
+        }
+    }
+    drop(rx);
+    while let Some(done) = running.join_next().await {
+        joined(done)?;
+    }
+    match reader.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(e) => return Err(Failure::input(format!("the line reader failed: {e}"))),
+    }
+    Ok(tally)
+}
+
+fn joined(done: Result<(), tokio::task::JoinError>) -> Result<(), Failure> {
+    done.map_err(|e| Failure::input(format!("a line's task failed: {e}")))
+}
+
+/// Reads and parses lines until the input ends or nobody listens; an unreadable input (not a
+/// bad line, which is reported and skipped) is the run's error.
+fn read_lines(
+    input: Box<dyn BufRead + Send>,
+    connection: &Connection,
+    tx: &mpsc::Sender<Line>,
+) -> Result<(), Failure> {
+    let mut command = Cli::command();
+    for (i, text) in input.split(b'\n').enumerate() {
+        let bytes = text.map_err(|e| Failure::input(format!("cannot read the commands: {e}")))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let trimmed = text.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let job = match std::str::from_utf8(&bytes) {
+            Ok(_) => parse(&mut command, trimmed, connection),
+            Err(_) => Err("the line is not valid UTF-8".to_owned()),
+        };
+        let line = Line {
+            number: i + 1,
+            text,
+            job,
+        };
+        if tx.blocking_send(line).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One line as `slipstream` would read it after its name; the run's connection stands in
+/// for the line's, which must not set its own.
+fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Result<Job, String> {
+    let words = shlex::split(line).ok_or("unbalanced quotes or a trailing backslash")?;
+    let matches = command
+        .try_get_matches_from_mut(std::iter::once("slipstream".to_owned()).chain(words))
+        .map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("cannot parse");
+            first.trim_start_matches("error: ").to_owned()
+        })?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?;
+    let sub = matches.subcommand().map(|(_, m)| m);
+    let own = |c: &Connection| {
+        if c.profile.is_some()
+            || c.region.is_some()
+            || c.endpoint_url.is_some()
+            || c.addressing_style.is_some()
+            || c.path_style
+            || c.ca_bundle.is_some()
+        {
+            Err("connection flags (--endpoint-url, --profile, --region...) belong to `run`, not its lines".to_owned())
+        } else {
+            Ok(connection.clone())
+        }
+    };
+    let filters = |f| crate::filters::ordered(f, sub).map_err(|e| e.message);
+    match cli.command {
+        Command::Cp(mut args) | Command::Mv(mut args) => {
+            let moving = matches.subcommand_name() == Some("mv");
+            args.connection = own(&args.connection)?;
+            if args.source == "-" || args.destination == "-" {
+                return Err("a line cannot read standard input or write standard output".into());
+            }
+            let filters = filters(&args.filters)?;
+            Ok(Job::Copy {
+                args: Box::new(args),
+                filters,
+                moving,
+            })
+        }
+        Command::Rm(mut args) => {
+            args.connection = own(&args.connection)?;
+            let filters = filters(&args.filters)?;
+            Ok(Job::Remove { args, filters })
+        }
+        _ => Err("run takes cp, mv and rm lines".into()),
+    }
+}
+
+/// Runs one parsed line on the shared client.
+/// `quiet`: the run's --quiet, which quiets every line.
+async fn execute(
+    job: Job,
+    client: Arc<S3Client>,
+    parts: Arc<Semaphore>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    match job {
+        Job::Copy {
+            args,
+            filters,
+            moving,
+        } => {
+            let a = &*args;
+            let many = reads_many(a, &filters)?;
+            let printer = Arc::new(Printer::new(a.json, quiet || a.quiet, a.dryrun));
+            let plan = Plan {
+                a,
+                filters,
+                moving,
+                many,
+                printer: Arc::clone(&printer),
+            };
+            let mut opts = a.tuning.transfer_options(None, &a.headers)?;
+            opts.shared_parts = Some(parts);
+            let moved = copy(&plan, client, opts).await?;
+            if !many && !a.dryrun {
+                printer.done(moved.action(moving), &a.source, Some(&a.destination));
+            }
+            printer.finish()
+        }
+        Job::Remove { args, filters } => {
+            let printer = Arc::new(Printer::new(args.json, quiet || args.quiet, args.dryrun));
+            let failures = remove_targets(&args, &client, filters, &printer).await?;
+            printer.finish()?;
+            if failures > 0 {
+                return Err(Failure::input(format!(
+                    "{failures} object(s) could not be deleted"
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(line: &str) -> Result<Job, String> {
+        let connection = Connection {
+            profile: None,
+            region: Some("eu-west-1".into()),
+            endpoint_url: Some("http://127.0.0.1:1".into()),
+            addressing_style: None,
+            path_style: false,
+            ca_bundle: None,
+        };
+        parse(&mut Cli::command(), line, &connection)
+    }
+
+    #[test]
+    fn lines_parse_as_the_commands_with_the_runs_connection() {
+        let Ok(Job::Copy {
+            args,
+            moving,
+            filters,
+        }) = parsed("mv --recursive 's3://b/a dir/' ./x --exclude '*' --include '*.gz'")
+        else {
+            panic!("not a copy");
+        };
+        assert!(moving && args.recursive);
+        assert_eq!(args.source, "s3://b/a dir/");
+        assert_eq!(args.connection.region.as_deref(), Some("eu-west-1"));
+        assert!(filters.takes("x.gz") && !filters.takes("x.txt"));
+        let Ok(Job::Remove { args, .. }) = parsed("rm s3://b/k1 s3://b/k2") else {
+            panic!("not a remove");
+        };
+        assert_eq!(args.targets, ["s3://b/k1", "s3://b/k2"]);
+    }
+
+    #[test]
+    fn bad_lines_say_why() {
+        for (line, why) in [
+            ("cp 's3://b/k ./x", "quotes"),
+            ("cp s3://b/k", "required"),
+            ("ls s3://b/", "cp, mv and rm"),
+            ("cp s3://b/k ./x --endpoint-url http://x", "belong to `run`"),
+            ("cp s3://b/k -", "standard output"),
+            ("cp --frobnicate s3://b/k ./x", "--frobnicate"),
+        ] {
+            match parsed(line) {
+                Err(e) => assert!(e.contains(why), "{line}: {e}"),
+                Ok(_) => panic!("{line} parsed"),
+            }
+        }
+    }
+}
