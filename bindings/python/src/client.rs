@@ -3,86 +3,31 @@
 //!
 //! One client owns a tokio runtime and one connection pool; every call blocks the calling
 //! Python thread (not the interpreter: the GIL is released) until the transfer ends, so many
-//! Python threads can share one client. `put_bytes` hands the `bytes` object's memory to the
+//! Python threads can share one client, and every call has a `*_async` twin for asyncio
+//! (`aio.rs`). What each call does is in `calls.rs`, once for both forms. `put_bytes` hands the `bytes` object's memory to the
 //! engine without copying it; `get_bytes` copies once, into the `bytes` it returns.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use pyo3::exceptions::{
-    PyIOError, PyMemoryError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
-};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyDict};
-use slipstream_client::xml::Object;
+use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
     ChecksumAlgorithm, ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials,
     Resolved, S3Client,
 };
-use slipstream_s3::pattern::Filters;
 use slipstream_s3::Endpoint;
-use slipstream_transfer::{
-    copy_object, delete_listed, download_to_file, finish_cleanups_within, list_selected, sync,
-    upload_file, CopySettings, CopySource, DeleteReport, MemoryDownload, Selection, SyncOptions,
-    TransferError, TransferOptions, CLEANUP_WAIT,
-};
+use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOptions, CLEANUP_WAIT};
 
+use crate::aio;
+use crate::calls::{head_dict, refused, SyncArgs};
+use crate::errors::{to_py, Raise};
+use crate::listing::{AsyncObjectIterator, ObjectIterator};
 use crate::{addressing_style, Credentials};
-
-// An S3 error, keeping S3's code and status as `S3Error.code` and `S3Error.status`.
-pyo3::create_exception!(
-    slipstream,
-    S3Error,
-    PyOSError,
-    "S3 refused a request; `code` (e.g. 'NoSuchKey') and `status` say how."
-);
-
-fn to_py(e: ClientError) -> PyErr {
-    match e {
-        ClientError::S3 {
-            status, ref code, ..
-        } => {
-            let err = S3Error::new_err(e.to_string());
-            Python::attach(|py| {
-                let value = err.value(py);
-                let _ = value.setattr("status", status);
-                let _ = value.setattr("code", code.as_str());
-            });
-            err
-        }
-        ClientError::Request(_) => PyValueError::new_err(e.to_string()),
-        // FileNotFoundError, PermissionError... as Python's own file functions raise.
-        ClientError::Io(io) => io.into(),
-        other => PyIOError::new_err(other.to_string()),
-    }
-}
-
-/// An error as the Python exception that says who caused it.
-trait Raise {
-    fn raise(self) -> PyErr;
-}
-
-impl Raise for ClientError {
-    fn raise(self) -> PyErr {
-        to_py(self)
-    }
-}
-
-impl Raise for TransferError {
-    fn raise(self) -> PyErr {
-        match self {
-            TransferError::Client(e) => to_py(e),
-            TransferError::Io(io) => io.into(),
-            TransferError::Stalled { .. } => PyTimeoutError::new_err(self.to_string()),
-            TransferError::Invalid(_) => PyValueError::new_err(self.to_string()),
-            other => PyIOError::new_err(other.to_string()),
-        }
-    }
-}
 
 /// A Python callable that returns `(Credentials, expires_at)`, `expires_at` in Unix seconds or
 /// `None` for credentials that do not expire. The engine calls it (taking the GIL, on a
@@ -134,9 +79,9 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 /// Moves objects between S3 and files or memory; thread-safe.
 #[pyclass(frozen, subclass, module = "slipstream")]
 pub struct Client {
-    inner: Arc<S3Client>,
-    runtime: tokio::runtime::Runtime,
-    opts: TransferOptions,
+    pub(crate) inner: Arc<S3Client>,
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) opts: TransferOptions,
 }
 
 #[pymethods]
@@ -222,9 +167,19 @@ impl Client {
     /// Downloads `bucket/key` to `path` (parts in parallel); returns the size. The file appears
     /// only when complete and checked.
     fn download(&self, py: Python<'_>, bucket: &str, key: &str, path: PathBuf) -> PyResult<u64> {
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        self.wait(py, download_to_file(client, bucket, key, &path, opts))
-            .map(|d| d.size)
+        self.wait(py, self.download_work(bucket, key, path))
+    }
+
+    /// `download`, awaited.
+    fn download_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+        path: PathBuf,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.download_work(bucket, key, path);
+        aio::spawn(py, &self.runtime, work, to_object)
     }
 
     /// Uploads the file at `path` to `bucket/key` (multipart when large), every part with its
@@ -238,13 +193,21 @@ impl Client {
         key: &str,
         checksum_algorithm: Option<&str>,
     ) -> PyResult<u64> {
-        let client = Arc::clone(&self.inner);
-        let opts = TransferOptions {
-            checksum: self.checksum(checksum_algorithm)?,
-            ..self.opts.clone()
-        };
-        self.wait(py, upload_file(client, &path, bucket, key, opts))
-            .map(|u| u.size)
+        self.wait(py, self.upload_work(path, bucket, key, checksum_algorithm)?)
+    }
+
+    /// `upload`, awaited.
+    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None))]
+    fn upload_async<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        bucket: &str,
+        key: &str,
+        checksum_algorithm: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.upload_work(path, bucket, key, checksum_algorithm)?;
+        aio::spawn(py, &self.runtime, work, to_object)
     }
 
     /// The object's bytes, or `range=(start, end)` of them (end exclusive).
@@ -256,19 +219,38 @@ impl Client {
         key: &str,
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         if let Some(r) = range {
-            let data = self.wait(py, client.get_bytes(bucket, key, Some(r)))?;
+            let data = self.wait(py, self.range_work(bucket, key, r))?;
             return Ok(PyBytes::new(py, &data));
         }
         // The whole object goes straight into the `bytes` Python will own: its size first,
         // then the parts fill it with the GIL released (no second buffer, no copy).
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let download = self.wait(py, MemoryDownload::start(client, bucket, key, opts))?;
         let size = usize::try_from(download.size())
             .map_err(|_| PyMemoryError::new_err(format!("{key}: too large for memory")))?;
         PyBytes::new_with(py, size, |buf| {
             self.wait(py, download.read_into(buf)).map(|_| ())
         })
+    }
+
+    /// `get_bytes`, awaited. The parts arrive in one buffer of the runtime's, copied once into
+    /// the `bytes` returned (the blocking form fills the `bytes` directly, which needs the GIL
+    /// held by a waiting thread).
+    #[pyo3(signature = (bucket, key, range = None))]
+    fn get_bytes_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+        range: Option<(u64, u64)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let to_bytes =
+            |py: Python<'_>, data: Bytes| Ok(PyBytes::new(py, &data).into_any().unbind());
+        match range {
+            Some(r) => aio::spawn(py, &self.runtime, self.range_work(bucket, key, r), to_bytes),
+            None => aio::spawn(py, &self.runtime, self.whole_work(bucket, key), to_bytes),
+        }
     }
 
     /// Stores `data` (any `bytes`) as `bucket/key` in one request with its checksum
@@ -283,35 +265,42 @@ impl Client {
         data: PyBackedBytes,
         checksum_algorithm: Option<&str>,
     ) -> PyResult<String> {
-        let client = Arc::clone(&self.inner);
-        let checksum = self.checksum(checksum_algorithm)?;
-        let body = Bytes::from_owner(data);
-        self.wait(py, client.put_object(bucket, key, body, checksum))
+        self.wait(py, self.put_work(bucket, key, data, checksum_algorithm)?)
     }
 
-    /// `HeadObject`, as boto3's `head_object` names the fields: `ContentLength`, `ETag`,
-    /// `LastModified` (as sent), `Metadata` (`x-amz-meta-*` without the prefix), the content
-    /// headers the object has (`ContentType`...), and its whole-object checksum
-    /// (`ChecksumCRC64NVME`...).
+    /// `put_bytes`, awaited.
+    #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None))]
+    fn put_bytes_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+        data: PyBackedBytes,
+        checksum_algorithm: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.put_work(bucket, key, data, checksum_algorithm)?;
+        aio::spawn(py, &self.runtime, work, to_object)
+    }
+
+    /// `HeadObject`, as boto3's `head_object` names the fields (see `calls::head_dict`).
     fn head<'py>(&self, py: Python<'py>, bucket: &str, key: &str) -> PyResult<Bound<'py, PyDict>> {
-        let client = Arc::clone(&self.inner);
-        let info = self.wait(py, client.head_object(bucket, key))?;
-        let d = PyDict::new(py);
-        d.set_item("ContentLength", info.size)?;
-        d.set_item("ETag", &info.etag)?;
-        d.set_item("LastModified", &info.last_modified)?;
-        let metadata = PyDict::new(py);
-        for (name, value) in &info.copied_headers {
-            match name.strip_prefix("x-amz-meta-") {
-                Some(m) => metadata.set_item(m, value)?,
-                None => d.set_item(boto3_name(name), value)?,
-            }
-        }
-        d.set_item("Metadata", metadata)?;
-        if let Some(c) = &info.checksum {
-            d.set_item(c.algorithm.xml_tag(), &c.value)?;
-        }
-        Ok(d)
+        let info = self.wait(py, self.head_work(bucket, key))?;
+        head_dict(py, &info)
+    }
+
+    /// `head`, awaited.
+    fn head_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::spawn(
+            py,
+            &self.runtime,
+            self.head_work(bucket, key),
+            |py, info| Ok(head_dict(py, &info)?.into_any().unbind()),
+        )
     }
 
     /// The objects under `prefix`, in key order, as dicts (`Key`, `Size`, `ETag`,
@@ -319,25 +308,33 @@ impl Client {
     /// through the current one.
     #[pyo3(signature = (bucket, prefix = ""))]
     fn list(slf: &Bound<'_, Self>, bucket: &str, prefix: &str) -> ObjectIterator {
-        let this = slf.get();
-        let _inside = this.runtime.enter();
-        let pages = list_selected(
-            Arc::clone(&this.inner),
-            bucket,
-            Selection::Prefix(prefix.to_owned()),
-            Filters::new(),
-            LIST_AHEAD,
-        );
-        ObjectIterator {
-            client: slf.clone().unbind(),
-            pages: Mutex::new((pages, VecDeque::new())),
-        }
+        ObjectIterator::new(slf, bucket, prefix)
+    }
+
+    /// `list`, as an async iterator: `async for o in client.list_async(bucket, prefix)`.
+    #[pyo3(signature = (bucket, prefix = ""))]
+    fn list_async(slf: &Bound<'_, Self>, bucket: &str, prefix: &str) -> AsyncObjectIterator {
+        AsyncObjectIterator::new(slf, bucket, prefix)
     }
 
     /// `DeleteObject` (S3 answers the same whether the key existed or not).
     fn delete(&self, py: Python<'_>, bucket: &str, key: &str) -> PyResult<()> {
-        let client = Arc::clone(&self.inner);
-        self.wait(py, client.delete_object(bucket, key))
+        self.wait(py, self.delete_work(bucket, key))
+    }
+
+    /// `delete`, awaited.
+    fn delete_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::spawn(
+            py,
+            &self.runtime,
+            self.delete_work(bucket, key),
+            |py, ()| Ok(py.None()),
+        )
     }
 
     /// Deletes `keys` in `DeleteObjects` batches of 1,000, 8 in flight; returns the keys S3
@@ -347,34 +344,22 @@ impl Client {
         py: Python<'py>,
         bucket: &str,
         keys: Vec<String>,
-    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let client = Arc::clone(&self.inner);
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
-        let objects = keys
-            .into_iter()
-            .map(|key| Object {
-                key,
-                ..Object::default()
-            })
-            .collect();
-        let quiet: DeleteReport = Arc::new(|_| {});
-        let bucket = bucket.to_owned();
-        let done = self.wait(py, async move {
-            // Sent before the batches start: the channel holds it, and ends with the sender.
-            let _ = tx.send(Ok(objects)).await;
-            drop(tx);
-            delete_listed(client, &bucket, rx, 8, quiet).await
-        })?;
-        done.failed
-            .iter()
-            .map(|f| {
-                let d = PyDict::new(py);
-                d.set_item("Key", &f.key)?;
-                d.set_item("Code", &f.code)?;
-                d.set_item("Message", &f.message)?;
-                Ok(d)
-            })
-            .collect()
+    ) -> PyResult<Bound<'py, PyList>> {
+        let done = self.wait(py, self.delete_many_work(bucket, keys))?;
+        refused(py, &done)
+    }
+
+    /// `delete_many`, awaited.
+    fn delete_many_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        keys: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.delete_many_work(bucket, keys);
+        aio::spawn(py, &self.runtime, work, |py, done| {
+            Ok(refused(py, &done)?.into_any().unbind())
+        })
     }
 
     /// Copies `src_bucket/src_key` to `bucket/key` on the server (one `CopyObject` up to
@@ -388,20 +373,20 @@ impl Client {
         bucket: &str,
         key: &str,
     ) -> PyResult<u64> {
-        let client = Arc::clone(&self.inner);
-        let source = CopySource {
-            bucket: src_bucket.to_owned(),
-            key: src_key.to_owned(),
-            listed: None,
-        };
-        let settings = CopySettings {
-            concurrency: self.opts.concurrency,
-            ..CopySettings::default()
-        };
-        self.wait(py, async move {
-            copy_object(&client, &source, (bucket, key), &settings).await
-        })
-        .map(|c| c.size)
+        self.wait(py, self.copy_work((src_bucket, src_key), (bucket, key)))
+    }
+
+    /// `copy`, awaited.
+    fn copy_async<'py>(
+        &self,
+        py: Python<'py>,
+        src_bucket: &str,
+        src_key: &str,
+        bucket: &str,
+        key: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.copy_work((src_bucket, src_key), (bucket, key));
+        aio::spawn(py, &self.runtime, work, to_object)
     }
 
     /// Makes `destination` hold what `source` holds (a directory and `s3://bucket/prefix`,
@@ -423,34 +408,46 @@ impl Client {
         filters: Vec<(String, String)>,
         objects: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (from, to) = (
-            crate::sync::place(source)?,
-            crate::sync::place(destination)?,
-        );
-        let taken: crate::sync::Taken = Arc::default();
-        let gather = Arc::clone(&taken);
-        let options = SyncOptions {
-            compare: crate::sync::compare(size_only, exact_timestamps)?,
+        let args = SyncArgs {
             delete,
+            size_only,
+            exact_timestamps,
             dryrun,
+            filters,
             objects,
-            filters: crate::sync::filters(filters)?,
-            copy: CopySettings {
-                concurrency: self.opts.concurrency,
-                ..CopySettings::default()
-            },
-            on_action: Some(Arc::new(move |action| {
-                if let Ok(mut t) = gather.lock() {
-                    t.push(action.clone());
-                }
-            })),
         };
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        let done = self.wait(
-            py,
-            async move { sync(client, &from, &to, &options, opts).await },
-        )?;
+        let (work, taken) = self.sync_work(source, destination, args)?;
+        let done = self.wait(py, work)?;
         crate::sync::answer(py, &done, &taken)
+    }
+
+    /// `sync`, awaited.
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn sync_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        destination: &str,
+        delete: bool,
+        size_only: bool,
+        exact_timestamps: bool,
+        dryrun: bool,
+        filters: Vec<(String, String)>,
+        objects: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args = SyncArgs {
+            delete,
+            size_only,
+            exact_timestamps,
+            dryrun,
+            filters,
+            objects,
+        };
+        let (work, taken) = self.sync_work(source, destination, args)?;
+        aio::spawn(py, &self.runtime, work, move |py, done| {
+            Ok(crate::sync::answer(py, &done, &taken)?.into_any().unbind())
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -458,62 +455,12 @@ impl Client {
     }
 }
 
-/// Pages of a listing fetched ahead of the caller.
-const LIST_AHEAD: usize = 2;
-
-/// `content-type` as boto3 names it: `ContentType`.
-fn boto3_name(header: &str) -> String {
-    header
-        .split('-')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-/// What `Client.list` returns: the objects of a listing that goes on in the background.
-#[pyclass(frozen, module = "slipstream")]
-pub struct ObjectIterator {
-    client: Py<Client>,
-    #[allow(clippy::type_complexity)]
-    pages: Mutex<(
-        tokio::sync::mpsc::Receiver<Result<Vec<Object>, TransferError>>,
-        VecDeque<Object>,
-    )>,
-}
-
-#[pymethods]
-impl ObjectIterator {
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let mut pages = self
-            .pages
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("a listing's iterator was poisoned"))?;
-        let (rx, buffered) = &mut *pages;
-        if buffered.is_empty() {
-            let client = self.client.get();
-            match client.wait(py, async { Ok::<_, TransferError>(rx.recv().await) })? {
-                None => return Ok(None),
-                Some(page) => buffered.extend(page.map_err(Raise::raise)?),
-            }
-        }
-        let Some(o) = buffered.pop_front() else {
-            return Ok(None);
-        };
-        let d = PyDict::new(py);
-        d.set_item("Key", o.key)?;
-        d.set_item("Size", o.size)?;
-        d.set_item("ETag", o.etag)?;
-        d.set_item("LastModified", o.last_modified)?;
-        Ok(Some(d))
-    }
+/// A plain answer (a size, an ETag, nothing) as its Python object.
+fn to_object<T>(py: Python<'_>, value: T) -> aio::Outcome
+where
+    T: for<'py> IntoPyObject<'py>,
+{
+    pyo3::IntoPyObjectExt::into_py_any(value, py)
 }
 
 impl Client {
@@ -523,7 +470,7 @@ impl Client {
     /// arrived, the work is dropped, which removes a download's temporary file and starts the
     /// abort of an open multipart upload, and the aborts get [`CLEANUP_WAIT`] to finish; then
     /// the exception propagates, or the process ends by the stop signal.
-    fn wait<T, E, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
+    pub(crate) fn wait<T, E, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
     where
         F: std::future::Future<Output = Result<T, E>> + Send,
         T: Send,
@@ -560,7 +507,7 @@ impl Client {
     }
 
     /// The algorithm a call names, else the client's.
-    fn checksum(&self, name: Option<&str>) -> PyResult<ChecksumAlgorithm> {
+    pub(crate) fn checksum(&self, name: Option<&str>) -> PyResult<ChecksumAlgorithm> {
         name.map_or(Ok(self.opts.checksum), algorithm)
     }
 }

@@ -9,7 +9,11 @@
 //! releasing and taking back the GIL would cost.
 #![forbid(unsafe_code)]
 
+mod aio;
+mod calls;
 mod client;
+mod errors;
+mod listing;
 mod options;
 mod pipeline;
 mod stop;
@@ -311,7 +315,8 @@ fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Credentials>()?;
     m.add_class::<Presigner>()?;
     m.add_class::<client::Client>()?;
-    m.add_class::<client::ObjectIterator>()?;
-    m.add("S3Error", m.py().get_type::<client::S3Error>())?;
+    m.add_class::<listing::ObjectIterator>()?;
+    m.add_class::<listing::AsyncObjectIterator>()?;
+    m.add("S3Error", m.py().get_type::<errors::S3Error>())?;
     Ok(())
 }

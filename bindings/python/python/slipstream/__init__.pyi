@@ -1,6 +1,6 @@
 import os
 from datetime import datetime
-from typing import Callable, Iterable, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 _At = Union[datetime, str, None]
 ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
@@ -169,6 +169,45 @@ class Client:
         source lacks; ``filters`` in order, the last match deciding."""
         ...
 
+    # asyncio twins: each returns a coroutine whose work starts at the call, runs on the
+    # client's own threads (the event loop stays free) and is aborted when the awaiting task is
+    # cancelled (no partial file, the multipart upload aborted). Called outside a running loop
+    # they raise RuntimeError.
+    def download_async(
+        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"]
+    ) -> Coroutine[Any, Any, int]: ...
+    def upload_async(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        bucket: str,
+        key: str,
+        *,
+        checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+    ) -> Coroutine[Any, Any, int]: ...
+    def get_bytes_async(
+        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None
+    ) -> Coroutine[Any, Any, bytes]: ...
+    def put_bytes_async(
+        self, bucket: str, key: str, data: bytes, *, checksum_algorithm: Optional[ChecksumAlgorithm] = None
+    ) -> Coroutine[Any, Any, str]: ...
+    def head_async(self, bucket: str, key: str) -> Coroutine[Any, Any, dict[str, object]]: ...
+    def list_async(self, bucket: str, prefix: str = "") -> "AsyncObjectIterator": ...
+    def delete_async(self, bucket: str, key: str) -> Coroutine[Any, Any, None]: ...
+    def delete_many_async(self, bucket: str, keys: Sequence[str]) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
+    def copy_async(self, src_bucket: str, src_key: str, bucket: str, key: str) -> Coroutine[Any, Any, int]: ...
+    def sync_async(
+        self,
+        source: str,
+        destination: str,
+        *,
+        delete: bool = False,
+        size_only: bool = False,
+        exact_timestamps: bool = False,
+        dryrun: bool = False,
+        filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
+        objects: int | None = None,
+    ) -> Coroutine[Any, Any, SyncResult]: ...
+
 class SyncAction(TypedDict, total=False):
     action: Literal["upload", "download", "copy", "delete"]
     source: str
@@ -187,3 +226,9 @@ class ObjectIterator:
 
     def __iter__(self) -> "ObjectIterator": ...
     def __next__(self) -> dict[str, object]: ...
+
+class AsyncObjectIterator:
+    """What ``Client.list_async`` returns: ``async for o in client.list_async(bucket, prefix)``."""
+
+    def __aiter__(self) -> "AsyncObjectIterator": ...
+    def __anext__(self) -> Awaitable[dict[str, object]]: ...

@@ -1,0 +1,262 @@
+//! What each `Client` call does, once for both of its forms: the work as a future that owns its
+//! arguments (the blocking form waits for it with the GIL released, the `*_async` form hands
+//! it to the event loop), and the answer as the Python object boto3 users expect.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyDict, PyList};
+use slipstream_client::xml::Object;
+use slipstream_client::{ClientError, ObjectInfo};
+use slipstream_transfer::{
+    copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
+    CopySettings, CopySource, DeleteReport, Deleted, SyncOptions, Synced, TransferError,
+    TransferOptions,
+};
+
+use crate::client::Client;
+
+/// `Client.sync`'s keywords.
+pub(crate) struct SyncArgs {
+    pub(crate) delete: bool,
+    pub(crate) size_only: bool,
+    pub(crate) exact_timestamps: bool,
+    pub(crate) dryrun: bool,
+    pub(crate) filters: Vec<(String, String)>,
+    pub(crate) objects: Option<usize>,
+}
+
+impl Client {
+    pub(crate) fn download_work(
+        &self,
+        bucket: &str,
+        key: &str,
+        path: PathBuf,
+    ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move {
+            download_to_file(client, &bucket, &key, &path, opts)
+                .await
+                .map(|d| d.size)
+        }
+    }
+
+    pub(crate) fn upload_work(
+        &self,
+        path: PathBuf,
+        bucket: &str,
+        key: &str,
+        checksum_algorithm: Option<&str>,
+    ) -> PyResult<impl Future<Output = Result<u64, TransferError>> + Send + 'static> {
+        let client = Arc::clone(&self.inner);
+        let opts = TransferOptions {
+            checksum: self.checksum(checksum_algorithm)?,
+            ..self.opts.clone()
+        };
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        Ok(async move {
+            upload_file(client, &path, &bucket, &key, opts)
+                .await
+                .map(|u| u.size)
+        })
+    }
+
+    /// `range` (start, end exclusive) of the object, in one request.
+    pub(crate) fn range_work(
+        &self,
+        bucket: &str,
+        key: &str,
+        range: (u64, u64),
+    ) -> impl Future<Output = Result<Bytes, ClientError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move { client.get_bytes(&bucket, &key, Some(range)).await }
+    }
+
+    /// The whole object in memory, parts in parallel.
+    pub(crate) fn whole_work(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<Bytes, TransferError>> + Send + 'static {
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move { download_to_memory(client, &bucket, &key, opts).await }
+    }
+
+    /// Sends `data` from Python's own buffer (no copy), kept alive by the future.
+    pub(crate) fn put_work(
+        &self,
+        bucket: &str,
+        key: &str,
+        data: PyBackedBytes,
+        checksum_algorithm: Option<&str>,
+    ) -> PyResult<impl Future<Output = Result<String, ClientError>> + Send + 'static> {
+        let client = Arc::clone(&self.inner);
+        let checksum = self.checksum(checksum_algorithm)?;
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        let body = Bytes::from_owner(data);
+        Ok(async move { client.put_object(&bucket, &key, body, checksum).await })
+    }
+
+    pub(crate) fn head_work(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<ObjectInfo, ClientError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move { client.head_object(&bucket, &key).await }
+    }
+
+    pub(crate) fn delete_work(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<(), ClientError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move { client.delete_object(&bucket, &key).await }
+    }
+
+    /// `DeleteObjects` batches of 1,000, 8 in flight.
+    pub(crate) fn delete_many_work(
+        &self,
+        bucket: &str,
+        keys: Vec<String>,
+    ) -> impl Future<Output = Result<Deleted, TransferError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let objects = keys
+            .into_iter()
+            .map(|key| Object {
+                key,
+                ..Object::default()
+            })
+            .collect();
+        let quiet: DeleteReport = Arc::new(|_| {});
+        let bucket = bucket.to_owned();
+        async move {
+            // Sent before the batches start: the channel holds it, and ends with the sender.
+            let _ = tx.send(Ok(objects)).await;
+            drop(tx);
+            delete_listed(client, &bucket, rx, 8, quiet).await
+        }
+    }
+
+    pub(crate) fn copy_work(
+        &self,
+        (src_bucket, src_key): (&str, &str),
+        (bucket, key): (&str, &str),
+    ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let source = CopySource {
+            bucket: src_bucket.to_owned(),
+            key: src_key.to_owned(),
+            listed: None,
+        };
+        let settings = CopySettings {
+            concurrency: self.opts.concurrency,
+            ..CopySettings::default()
+        };
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move {
+            copy_object(&client, &source, (&bucket, &key), &settings)
+                .await
+                .map(|c| c.size)
+        }
+    }
+
+    /// The sync, and where its actions gather as they complete.
+    pub(crate) fn sync_work(
+        &self,
+        source: &str,
+        destination: &str,
+        a: SyncArgs,
+    ) -> PyResult<(
+        impl Future<Output = Result<Synced, TransferError>> + Send + 'static,
+        crate::sync::Taken,
+    )> {
+        let (from, to) = (
+            crate::sync::place(source)?,
+            crate::sync::place(destination)?,
+        );
+        let taken: crate::sync::Taken = Arc::default();
+        let gather = Arc::clone(&taken);
+        let options = SyncOptions {
+            compare: crate::sync::compare(a.size_only, a.exact_timestamps)?,
+            delete: a.delete,
+            dryrun: a.dryrun,
+            objects: a.objects,
+            filters: crate::sync::filters(a.filters)?,
+            copy: CopySettings {
+                concurrency: self.opts.concurrency,
+                ..CopySettings::default()
+            },
+            on_action: Some(Arc::new(move |action| {
+                if let Ok(mut t) = gather.lock() {
+                    t.push(action.clone());
+                }
+            })),
+        };
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let work = async move { sync(client, &from, &to, &options, opts).await };
+        Ok((work, taken))
+    }
+}
+
+/// `HeadObject`'s answer with boto3's names: `ContentLength`, `ETag`, `LastModified`,
+/// `Metadata` (`x-amz-meta-*` without the prefix), the content headers (`ContentType`...) and
+/// the whole-object checksum (`ChecksumCRC64NVME`...).
+pub(crate) fn head_dict<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ContentLength", info.size)?;
+    d.set_item("ETag", &info.etag)?;
+    d.set_item("LastModified", &info.last_modified)?;
+    let metadata = PyDict::new(py);
+    for (name, value) in &info.copied_headers {
+        match name.strip_prefix("x-amz-meta-") {
+            Some(m) => metadata.set_item(m, value)?,
+            None => d.set_item(boto3_name(name), value)?,
+        }
+    }
+    d.set_item("Metadata", metadata)?;
+    if let Some(c) = &info.checksum {
+        d.set_item(c.algorithm.xml_tag(), &c.value)?;
+    }
+    Ok(d)
+}
+
+/// The keys S3 refused to delete, as `[{"Key", "Code", "Message"}]`.
+pub(crate) fn refused<'py>(py: Python<'py>, done: &Deleted) -> PyResult<Bound<'py, PyList>> {
+    let items = done
+        .failed
+        .iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("Key", &f.key)?;
+            d.set_item("Code", &f.code)?;
+            d.set_item("Message", &f.message)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// `content-type` as boto3 names it: `ContentType`.
+fn boto3_name(header: &str) -> String {
+    header
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}

@@ -1,0 +1,59 @@
+//! Errors as the Python exceptions that say who caused them: S3's refusals as `S3Error` (an
+//! `OSError` with S3's `code` and `status`), bad arguments as `ValueError`, local files as
+//! Python's own `OSError` subclasses, a stalled transfer as `TimeoutError`.
+
+use pyo3::exceptions::{PyIOError, PyOSError, PyTimeoutError, PyValueError};
+use pyo3::prelude::*;
+use slipstream_client::ClientError;
+use slipstream_transfer::TransferError;
+
+// An S3 error, keeping S3's code and status as `S3Error.code` and `S3Error.status`.
+pyo3::create_exception!(
+    slipstream,
+    S3Error,
+    PyOSError,
+    "S3 refused a request; `code` (e.g. 'NoSuchKey') and `status` say how."
+);
+
+pub(crate) fn to_py(e: ClientError) -> PyErr {
+    match e {
+        ClientError::S3 {
+            status, ref code, ..
+        } => {
+            let err = S3Error::new_err(e.to_string());
+            Python::attach(|py| {
+                let value = err.value(py);
+                let _ = value.setattr("status", status);
+                let _ = value.setattr("code", code.as_str());
+            });
+            err
+        }
+        ClientError::Request(_) => PyValueError::new_err(e.to_string()),
+        // FileNotFoundError, PermissionError... as Python's own file functions raise.
+        ClientError::Io(io) => io.into(),
+        other => PyIOError::new_err(other.to_string()),
+    }
+}
+
+/// An error as the Python exception that says who caused it.
+pub(crate) trait Raise {
+    fn raise(self) -> PyErr;
+}
+
+impl Raise for ClientError {
+    fn raise(self) -> PyErr {
+        to_py(self)
+    }
+}
+
+impl Raise for TransferError {
+    fn raise(self) -> PyErr {
+        match self {
+            TransferError::Client(e) => to_py(e),
+            TransferError::Io(io) => io.into(),
+            TransferError::Stalled { .. } => PyTimeoutError::new_err(self.to_string()),
+            TransferError::Invalid(_) => PyValueError::new_err(self.to_string()),
+            other => PyIOError::new_err(other.to_string()),
+        }
+    }
+}
