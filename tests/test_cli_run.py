@@ -120,3 +120,12 @@ def test_no_clobber_leaves_existing_destinations_and_their_sources(slipstream_bi
     cli(slipstream_bin, server, "cp", "-r", "-n", str(up), f"s3://{bucket}/u/", "--quiet")
     assert body(s3, bucket, "u/y") == b"keep"
     assert body(s3, bucket, "u/x") == hashlib.sha256(b"x").digest()
+
+
+def test_a_download_makes_the_directories_its_destination_names(slipstream_bin, server, s3, bucket, tmp_path):
+    # As the AWS CLI and s5cmd do; run's lines rely on it to rebuild a tree.
+    s3.put_object(Bucket=bucket, Key="a/k.txt", Body=b"k")
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/a/k.txt", str(tmp_path / "new" / "sub" / "x.txt"))
+    assert (tmp_path / "new" / "sub" / "x.txt").read_bytes() == b"k"
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/a/k.txt", str(tmp_path / "dir") + "/")
+    assert (tmp_path / "dir" / "k.txt").read_bytes() == b"k", "a trailing / names a directory"

@@ -198,6 +198,7 @@ impl Client {
                 concurrency: self.opts.concurrency,
                 ..CopySettings::default()
             },
+            source: None,
             on_action: Some(Arc::new(move |action| {
                 if let Ok(mut t) = gather.lock() {
                     t.push(action.clone());

@@ -138,6 +138,20 @@ pub struct CpArgs {
     /// as s5cmd); with mv its source stays too.
     #[arg(long, short = 'n')]
     pub no_clobber: bool,
+    #[command(flatten)]
+    pub source_service: SourceService,
+    /// Print a JSON summary (bytes, seconds, MB/s) on standard output.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Where an s3:// source lives when it is not the destination's service or account: then
+/// the bytes stream through this machine (a server-side copy cannot read across them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SourceService {
     /// Endpoint of the source, when it is another S3 service than the destination's.
     #[arg(long, value_name = "URL")]
     pub source_endpoint_url: Option<String>,
@@ -147,12 +161,6 @@ pub struct CpArgs {
     /// Region of the source, when it differs from the destination's.
     #[arg(long, value_name = "REGION")]
     pub source_region: Option<String>,
-    /// Print a JSON summary (bytes, seconds, MB/s) on standard output.
-    #[arg(long)]
-    pub json: bool,
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 /// How objects move: parts, checksums, objects in flight; shared by `cp`, `mv` and `sync`.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use slipstream_client::xml::Object;
 use slipstream_client::S3Client;
 use slipstream_transfer::{
-    copy_listed, delete_listed, download_prefix, list_selected, upload_directory, walk_files,
-    ManyOptions, Selection, TransferError, TransferOptions,
+    copy_listed, copy_listed_through, delete_listed, download_prefix, list_selected,
+    upload_directory, walk_files, ManyOptions, Selection, TransferError, TransferOptions,
 };
 
 use crate::copying::{source_client, Plan};
@@ -122,19 +122,18 @@ pub(crate) async fn cp_many(
         }
         (true, true) => {
             let (src, dst) = (s3(&a.source)?, s3(&a.destination)?);
-            if source_client(a)?.is_some() {
-                return Err(Failure::usage(concat!(
-                    "copies of many objects between two services are not supported yet: ",
-                    "copy them one by one, or through a local directory"
-                )));
-            }
+            // Another service or account: listed, read and (for mv) deleted with its own
+            // client, the bytes through this machine.
+            let reader = source_client(&a.source_service, &a.connection, &a.transport)?;
+            let lister = reader.clone().unwrap_or_else(|| Arc::clone(&client));
             let selection = Selection::parse_as(&src.key, a.recursive, a.raw)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let mut prefix = dst.key.clone();
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
-            if src.bucket == dst.bucket && prefix.starts_with(selection.base()) {
+            if reader.is_none() && src.bucket == dst.bucket && prefix.starts_with(selection.base())
+            {
                 return Err(Failure::usage(format!(
                     concat!(
                         "s3://{}/{} is the source or inside it: ",
@@ -145,14 +144,14 @@ pub(crate) async fn cp_many(
             }
             if a.dryrun {
                 let (bucket, prefix) = (dst.bucket.clone(), prefix.clone());
-                return dry_run(plan, &client, &src.bucket, selection, move |rel| {
+                return dry_run(plan, &lister, &src.bucket, selection, move |rel| {
                     format!("s3://{bucket}/{prefix}{rel}")
                 })
                 .await;
             }
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
-            let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
+            let deleting = plan.moving.then(|| mv_deleter(&lister, &src.bucket));
             let (p, sb, db, tx) = (
                 Arc::clone(&plan.printer),
                 src.bucket.clone(),
@@ -168,21 +167,25 @@ pub(crate) async fn cp_many(
                 send_deleted(&tx, from);
             }));
             let listed = list_selected(
-                Arc::clone(&client),
+                Arc::clone(&lister),
                 &src.bucket,
                 selection.clone(),
                 plan.filters.clone(),
                 4,
             );
-            let result = copy_listed(
-                &client,
-                (&src.bucket, &selection),
-                listed,
-                (&dst.bucket, &prefix),
-                &many,
-                &a.tuning.copy_settings(&a.headers),
-            )
-            .await;
+            let (from, to) = (
+                (src.bucket.as_str(), &selection),
+                (dst.bucket.as_str(), prefix.as_str()),
+            );
+            let result = match &reader {
+                Some(reader) => {
+                    copy_listed_through(reader, &client, from, listed, to, &many, opts).await
+                }
+                None => {
+                    let settings = a.tuning.copy_settings(&a.headers);
+                    copy_listed(&client, from, listed, to, &many, &settings).await
+                }
+            };
             drop(many);
             finish_deletes(deleting, result.map(|m| ("copy", m))).await
         }

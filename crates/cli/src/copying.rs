@@ -3,7 +3,6 @@
 //! many-object forms go (`copy_many.rs`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,8 +10,8 @@ use slipstream_client::{ChecksumAlgorithm, S3Client};
 use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
-    copy_object, download_to_file, download_to_writer, upload_file, upload_from_reader,
-    CopySettings, CopySource, TransferError, TransferOptions, MIN_PART_SIZE,
+    copy_object, copy_through, download_to_file, download_to_writer, upload_file,
+    upload_from_reader, CopySettings, CopySource, TransferOptions, MIN_PART_SIZE,
 };
 
 use crate::actions::Printer;
@@ -215,9 +214,18 @@ pub(crate) async fn copy(
         }
         (true, false) => {
             let src = object(&a.source)?;
-            let dest = local_destination(Path::new(&a.destination), &src.key);
+            let dest = local_destination(&a.destination, &src.key);
             if a.no_clobber && dest.exists() {
                 return Ok(Moved::skip());
+            }
+            // As the AWS CLI and s5cmd do: `cp s3://b/k new/dir/k` makes new/dir.
+            if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+                tokio::fs::create_dir_all(parent).await.map_err(|e| {
+                    failed(format!(
+                        "cannot make the directory {}: {e}",
+                        parent.display()
+                    ))
+                })?;
             }
             let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
                 .await
@@ -265,10 +273,16 @@ pub(crate) async fn copy(
             if a.no_clobber && exists(&client, &dst).await? {
                 return Ok(Moved::skip());
             }
-            if let Some(source) = source_client(a)? {
-                let done = copy_through(Arc::clone(&source), client, &src, &dst, opts)
-                    .await
-                    .map_err(failed)?;
+            if let Some(source) = source_client(&a.source_service, &a.connection, &a.transport)? {
+                let done = copy_through(
+                    Arc::clone(&source),
+                    client,
+                    (&src.bucket, &src.key),
+                    (&dst.bucket, &dst.key),
+                    opts,
+                )
+                .await
+                .map_err(failed)?;
                 remove_source(plan, &source, &src).await?;
                 return Ok(moved("copy", done.size, Some(done.parts), sent));
             }
@@ -329,21 +343,26 @@ fn join_key(key: &str, name: &str) -> String {
 
 /// The source's own client, when --source-endpoint-url, --source-profile or --source-region
 /// say it is not the destination's service or account.
-pub(crate) fn source_client(a: &CpArgs) -> Result<Option<Arc<S3Client>>, Failure> {
-    if a.source_endpoint_url.is_none() && a.source_profile.is_none() && a.source_region.is_none() {
+pub(crate) fn source_client(
+    source: &crate::args::SourceService,
+    connection: &crate::flags::Connection,
+    transport: &crate::flags::Transport,
+) -> Result<Option<Arc<S3Client>>, Failure> {
+    let s = source;
+    if s.source_endpoint_url.is_none() && s.source_profile.is_none() && s.source_region.is_none() {
         return Ok(None);
     }
-    let mut overrides = a.connection.overrides();
-    if a.source_endpoint_url.is_some() {
-        overrides.endpoint_url = a.source_endpoint_url.clone();
+    let mut overrides = connection.overrides();
+    if s.source_endpoint_url.is_some() {
+        overrides.endpoint_url = s.source_endpoint_url.clone();
     }
-    if a.source_profile.is_some() {
-        overrides.profile = a.source_profile.clone();
+    if s.source_profile.is_some() {
+        overrides.profile = s.source_profile.clone();
     }
-    if a.source_region.is_some() {
-        overrides.region = a.source_region.clone();
+    if s.source_region.is_some() {
+        overrides.region = s.source_region.clone();
     }
-    client_for(&overrides, &a.transport).map(Some)
+    client_for(&overrides, transport).map(Some)
 }
 
 impl crate::args::Tuning {
@@ -400,83 +419,13 @@ impl crate::args::Headers {
         }
     }
 }
-/// A directory destination takes the key's last segment as the file name.
-fn local_destination(dest: &Path, key: &str) -> PathBuf {
-    if dest.is_dir() {
+/// A directory destination (one that exists, or a path ending in `/`) takes the key's last
+/// segment as the file name.
+fn local_destination(dest: &str, key: &str) -> PathBuf {
+    let dest = Path::new(dest);
+    if dest.is_dir() || dest.as_os_str().to_string_lossy().ends_with('/') {
         dest.join(key.rsplit('/').next().unwrap_or(key))
     } else {
         dest.to_path_buf()
-    }
-}
-/// S3 to S3 through this machine, from the `source` client's service or account to
-/// `client`'s: the download streams into the upload through a pipe of one part, so memory
-/// stays at about twice `concurrency x part_size`.
-async fn copy_through(
-    source: Arc<S3Client>,
-    client: Arc<S3Client>,
-    src: &S3Uri,
-    dst: &S3Uri,
-    opts: TransferOptions,
-) -> Result<slipstream_transfer::Uploaded, TransferError> {
-    // The bar follows the download side; the upload side trails it by at most the pipe.
-    let up_opts = TransferOptions {
-        progress: None,
-        ..opts.clone()
-    };
-    let (mut writer, reader) = tokio::io::duplex(opts.part_size.min(64 << 20) as usize);
-    let failed = Arc::new(AtomicBool::new(false));
-    let mut reader = FailableReader {
-        inner: reader,
-        failed: Arc::clone(&failed),
-    };
-    let down = async {
-        let r = download_to_writer(
-            Arc::clone(&source),
-            &src.bucket,
-            &src.key,
-            &mut writer,
-            opts,
-        )
-        .await;
-        // Set before the writer closes, so the upload sees the failure, not a clean end.
-        failed.store(r.is_err(), Ordering::SeqCst);
-        drop(writer);
-        r
-    };
-    let up = upload_from_reader(
-        Arc::clone(&client),
-        &mut reader,
-        &dst.bucket,
-        &dst.key,
-        up_opts,
-    );
-    let (down, up) = tokio::join!(down, up);
-    down?;
-    up
-}
-
-/// The upload side of [`copy_through`]: an end of input after a failed download is an error,
-/// so a truncated object is never completed.
-struct FailableReader {
-    inner: tokio::io::DuplexStream,
-    failed: Arc<AtomicBool>,
-}
-
-impl tokio::io::AsyncRead for FailableReader {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let std::task::Poll::Ready(Ok(())) = polled {
-            if buf.filled().len() == before && self.failed.load(Ordering::SeqCst) {
-                return std::task::Poll::Ready(Err(std::io::Error::other(
-                    "the download side of the copy failed",
-                )));
-            }
-        }
-        polled
     }
 }

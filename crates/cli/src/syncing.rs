@@ -23,14 +23,17 @@ Examples:
   slipstream sync s3://my-bucket/data/ ./data --delete
   slipstream sync s3://my-bucket/2026/ s3://backup/2026/          (on the server)
   slipstream sync ./photos s3://my-bucket/photos/ --exclude '*' --include '*.jpg' --dryrun
+  slipstream sync s3://src/data/ s3://dst/data/ --source-endpoint-url https://other.example
 
 A file or object moves when the destination lacks it or its size differs; with equal sizes,
 uploads and copies move a source newer than the destination, downloads a local file newer
 than the object (a download sets the file's time to the object's), as the AWS CLI decides.
 --size-only compares sizes alone; --exact-timestamps makes downloads move any time
 difference. --delete removes destination entries the source lacks (not those the filters
-leave out). Both sides are listed in key order and merged as the pages arrive, so the first
-copy starts before the listings end. Exit codes: 0 in sync, 1 something failed (objects S3
+leave out). With --source-endpoint-url, --source-profile or --source-region the source
+prefix is another service or account: it is listed and read with its own client and the
+bytes stream through this machine. Both sides are listed in key order and merged as the
+pages arrive, so the first copy starts before the listings end. Exit codes: 0 in sync, 1 something failed (objects S3
 refused to delete are printed), 2 flags or configuration.";
 
 /// `slipstream sync`.
@@ -48,6 +51,8 @@ pub struct SyncArgs {
     pub tuning: Tuning,
     #[command(flatten)]
     pub headers: Headers,
+    #[command(flatten)]
+    pub source_service: crate::args::SourceService,
     #[command(flatten)]
     pub filters: crate::args::Filters,
     /// Delete destination files or objects the source does not have.
@@ -106,6 +111,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         objects: a.tuning.objects.map(usize::from),
         filters,
         copy: a.tuning.copy_settings(&a.headers),
+        source: crate::copying::source_client(&a.source_service, &a.connection, &a.transport)?,
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());
         })),

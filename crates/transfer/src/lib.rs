@@ -39,6 +39,7 @@ mod source;
 mod stall;
 mod stream;
 mod sync;
+mod through;
 mod upload;
 
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
@@ -57,6 +58,7 @@ pub use stream::{download_to_writer, upload_from_reader};
 pub use sync::{
     differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,
 };
+pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_file, Uploaded};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a

@@ -23,6 +23,7 @@ use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::flight::Flight;
 use crate::many::{local_path, objects_in_flight, walk, with_part_budget};
 use crate::select::{list_selected, Selection};
+use crate::through::copy_through;
 use crate::{download_to_file, upload_file, Many, TransferError, TransferOptions};
 
 /// One side of a sync.
@@ -173,6 +174,9 @@ pub struct SyncOptions {
     pub filters: Filters,
     /// How server-side copies run (S3 to S3).
     pub copy: CopySettings,
+    /// S3 to S3 only: the source's own client, when it is another service or account. Its
+    /// listing and reads go through it, and the bytes through this machine (`through.rs`).
+    pub source: Option<Arc<S3Client>>,
     /// Called for every action.
     pub on_action: Option<ActionDone>,
 }
@@ -185,6 +189,7 @@ impl std::fmt::Debug for SyncOptions {
             .field("dryrun", &self.dryrun)
             .field("objects", &self.objects)
             .field("filters", &self.filters)
+            .field("source", &self.source.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -231,7 +236,10 @@ pub async fn sync(
             },
             Place::S3 { bucket, prefix },
         ) => {
-            if sb == bucket && (prefix.starts_with(sp.as_str()) || sp.starts_with(prefix.as_str()))
+            let one_service = options.source.is_none();
+            if one_service
+                && sb == bucket
+                && (prefix.starts_with(sp.as_str()) || sp.starts_with(prefix.as_str()))
             {
                 return Err(TransferError::Invalid(format!(
                     "s3://{bucket}/{prefix} and s3://{sb}/{sp} overlap: one would list the other's copies"
@@ -246,6 +254,19 @@ pub async fn sync(
             ))
         }
     };
+    if options.source.is_some() && direction != Direction::Copy {
+        return Err(TransferError::Invalid(
+            "a source of its own (another service or account) needs s3:// on both sides".into(),
+        ));
+    }
+    let reader = options
+        .source
+        .clone()
+        .unwrap_or_else(|| Arc::clone(&client));
+    // The listings start first: their first pages are on the way while HeadBucket measures
+    // the path (a round trip saved on a long link).
+    let mut source = Cursor::new(entries(&reader, from, &options.filters), from);
+    let mut destination = Cursor::new(entries(&client, to, &options.filters), to);
     let objects = objects_in_flight(&client, bucket, options.objects, usize::MAX).await?;
     let mut run = Run {
         client: Arc::clone(&client),
@@ -257,8 +278,6 @@ pub async fn sync(
         done: Synced::default(),
         deleter: None,
     };
-    let mut source = Cursor::new(entries(&client, from, &options.filters), from);
-    let mut destination = Cursor::new(entries(&client, to, &options.filters), to);
     let mut flight = Flight::new(objects);
     let (mut moved, mut deleted) = (Many::default(), 0);
     let mut settle = |(act, size): (Act, u64)| match act {
@@ -360,7 +379,7 @@ impl Run {
         );
         let (options, opts) = (self.options.clone(), self.opts.clone());
         Some(Box::pin(async move {
-            move_entry(client, (&from, &to), &src, &options.copy, opts).await?;
+            move_entry(client, (&from, &to), &src, &options, opts).await?;
             Run::report(&options, &action);
             Ok((Act::Transfer, src.size))
         }))
@@ -457,7 +476,7 @@ async fn move_entry(
     client: Arc<S3Client>,
     (from, to): (&Place, &Place),
     src: &Entry,
-    copy: &CopySettings,
+    options: &SyncOptions,
     opts: TransferOptions,
 ) -> Result<(), TransferError> {
     match (from, to) {
@@ -485,13 +504,18 @@ async fn move_entry(
             },
             Place::S3 { bucket, prefix },
         ) => {
+            let (src_key, key) = (format!("{sp}{}", src.name), format!("{prefix}{}", src.name));
+            if let Some(reader) = &options.source {
+                let reader = Arc::clone(reader);
+                copy_through(reader, client, (sb, &src_key), (bucket, &key), opts).await?;
+                return Ok(());
+            }
             let source = CopySource {
                 bucket: sb.clone(),
-                key: format!("{sp}{}", src.name),
+                key: src_key,
                 listed: Some((src.size, src.etag.clone())),
             };
-            let key = format!("{prefix}{}", src.name);
-            copy_object(&client, &source, (bucket, &key), copy).await?;
+            copy_object(&client, &source, (bucket, &key), &options.copy).await?;
         }
         (Place::Local(_), Place::Local(_)) => {}
     }

@@ -1,0 +1,140 @@
+//! Copies between two services or accounts (another endpoint, other credentials), where a
+//! server-side copy cannot work: S3 would read the source with the destination's credentials.
+//! The bytes stream through this machine instead, the download feeding the upload through a
+//! pipe, so memory stays bounded: the pipe, plus the parts in flight on each side (which the
+//! shared part budget bounds for many objects).
+//!
+//! What the source's headers were (content type, metadata) is not carried over: the upload
+//! guesses the type from the key, as an upload of a file does.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use slipstream_client::xml::Object;
+use slipstream_client::S3Client;
+use tokio::sync::mpsc;
+
+use crate::flight::Flight;
+use crate::many::{objects_in_flight, with_part_budget};
+use crate::select::Selection;
+use crate::{
+    download_to_writer, upload_from_reader, Many, ManyOptions, TransferError, TransferOptions,
+    Uploaded,
+};
+
+/// The pipe between the download and the upload: one part, at most 8 MiB (the download's
+/// parts wait in its own reorder buffer, not here).
+const PIPE_MAX: u64 = 8 << 20;
+
+/// Copies `src_bucket/src_key`, read with `source`, to `bucket/key`, written with `client`. A
+/// failed download fails the upload (which is then aborted): a truncated object is never
+/// completed. Progress counts the download's bytes.
+pub async fn copy_through(
+    source: Arc<S3Client>,
+    client: Arc<S3Client>,
+    (src_bucket, src_key): (&str, &str),
+    (bucket, key): (&str, &str),
+    opts: TransferOptions,
+) -> Result<Uploaded, TransferError> {
+    let up_opts = TransferOptions {
+        progress: None,
+        ..opts.clone()
+    };
+    let pipe = usize::try_from(opts.part_size.min(PIPE_MAX)).unwrap_or(1 << 20);
+    let (mut writer, reader) = tokio::io::duplex(pipe);
+    let failed = Arc::new(AtomicBool::new(false));
+    let mut reader = FailableReader {
+        inner: reader,
+        failed: Arc::clone(&failed),
+    };
+    let down = async {
+        let r = download_to_writer(source, src_bucket, src_key, &mut writer, opts).await;
+        // Set before the writer closes, so the upload sees the failure, not a clean end.
+        failed.store(r.is_err(), Ordering::SeqCst);
+        drop(writer);
+        r
+    };
+    let up = upload_from_reader(client, &mut reader, bucket, key, up_opts);
+    let (down, up) = tokio::join!(down, up);
+    down?;
+    up
+}
+
+/// [`copy_through`] for every object `listed` yields (a listing of `selection` made with
+/// `source`), to `bucket/prefix` + its name relative to the selection's base,
+/// `many.objects` at a time, starting with the first page. Stops at the first error once the
+/// copies in flight have ended.
+pub async fn copy_listed_through(
+    source: &Arc<S3Client>,
+    client: &Arc<S3Client>,
+    (src_bucket, selection): (&str, &Selection),
+    mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    (bucket, prefix): (&str, &str),
+    many: &ManyOptions,
+    opts: TransferOptions,
+) -> Result<Many, TransferError> {
+    let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
+    let opts = with_part_budget(opts);
+    let mut flight = Flight::new(in_flight);
+    let mut moved = Many::default();
+    let mut settle = |size: Option<u64>| moved.settle(size);
+    'listing: while let Some(page) = listed.recv().await {
+        let page = match page {
+            Ok(page) => page,
+            Err(e) => {
+                flight.fail(e);
+                break;
+            }
+        };
+        for o in page {
+            let key = format!("{prefix}{}", selection.relative(&o.key));
+            let (source, client, many, opts) = (
+                Arc::clone(source),
+                Arc::clone(client),
+                many.clone(),
+                opts.clone(),
+            );
+            let (src_bucket, bucket) = (src_bucket.to_owned(), bucket.to_owned());
+            let task = async move {
+                if many.keeps_object(&client, &bucket, &key).await? {
+                    return Ok(None);
+                }
+                let done =
+                    copy_through(source, client, (&src_bucket, &o.key), (&bucket, &key), opts)
+                        .await?;
+                many.report(&o.key, &key, done.size);
+                Ok(Some(done.size))
+            };
+            if !flight.start(task, &mut settle).await {
+                break 'listing;
+            }
+        }
+    }
+    flight.finish(&mut settle).await?;
+    Ok(moved)
+}
+
+/// The upload side of [`copy_through`]: an end of input after a failed download is an error.
+struct FailableReader {
+    inner: tokio::io::DuplexStream,
+    failed: Arc<AtomicBool>,
+}
+
+impl tokio::io::AsyncRead for FailableReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            if buf.filled().len() == before && self.failed.load(Ordering::SeqCst) {
+                return std::task::Poll::Ready(Err(std::io::Error::other(
+                    "the download side of the copy failed",
+                )));
+            }
+        }
+        polled
+    }
+}
