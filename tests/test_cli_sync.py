@@ -217,3 +217,31 @@ def test_the_plan_matches_the_aws_clis(slipstream_bin, server, s3, bucket, tmp_p
         theirs = aws_sync_plan(server, tmp_path, *args, *extra)
         assert set(ours) == theirs, (extra, sorted(set(ours) ^ theirs))
         assert len(ours) == len(theirs) and theirs, extra
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_a_listing_cut_into_ranges_plans_as_the_aws_cli(slipstream_bin, server, s3, bucket, tmp_path, direction):
+    """Enough local files (700) that the S3 side is listed in ranges cut at the local names
+    (crates/transfer/src/ranges.rs), with keys the local side lacks before the first cut, between
+    cuts, on a cut's neighbours and after the last: the plan is still the AWS CLI's."""
+    tree = tmp_path / "tree"
+    bulk = {f"bulk/f{i:04}": b"%d" % i for i in range(700)}
+    make_tree(tree, {**TREE, **bulk})
+    sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/p/", "--objects", "64")
+    sync(slipstream_bin, server, tmp_path, f"s3://{bucket}/p/", "down", "--objects", "64")
+    for key in ("0-first", "bulk/f0124", "bulk/f0124x", "bulk/f0125a", "bulk/f0399~", "bulk/f0699z", "zzz-last"):
+        s3.put_object(Bucket=bucket, Key=f"p/{key}", Body=b"only in S3")
+    time.sleep(1.1)
+    if direction == "up":
+        (tree / "bulk" / "f0300").write_bytes(b"a new size")
+        (tree / "bulk" / "f0500").unlink()
+        args = ["tree", f"s3://{bucket}/p/"]
+    else:
+        (tmp_path / "down" / "bulk" / "f0600").write_bytes(b"a local size")
+        make_tree(tmp_path / "down", {"bulk/f0250b": b"only here"})
+        args = [f"s3://{bucket}/p/", "down"]
+    for extra in ([], ["--delete"]):
+        ours, _, _ = sync(slipstream_bin, server, tmp_path, *args, *extra, "--dryrun")
+        theirs = aws_sync_plan(server, tmp_path, *args, *extra)
+        assert set(ours) == theirs, (extra, sorted(set(ours) ^ theirs))
+        assert len(ours) == len(theirs) and theirs, extra

@@ -43,7 +43,7 @@ pub use credentials::{CredentialSource, Expiring, ProvideCredentials, Refreshing
 pub use dial::{Dialed, Dialer};
 pub use error::{describe, ClientError};
 pub use object::ObjectStream;
-pub use ops::{CompletedPart, ObjectInfo};
+pub use ops::{CompletedPart, ListFrom, ObjectInfo};
 pub use options::ClientOptions;
 pub use slipstream_s3::copy::Copied;
 pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};

@@ -320,12 +320,34 @@ impl S3Client {
         delimiter: Option<&str>,
         continuation: Option<&str>,
     ) -> Result<ListPage, ClientError> {
+        let page = ListFrom {
+            delimiter,
+            continuation,
+            ..ListFrom::default()
+        };
+        self.list_objects_v2_from(bucket, prefix, &page).await
+    }
+
+    /// One page of `ListObjectsV2` under `prefix` that starts after a key or holds at most
+    /// so many keys: for listings cut into ranges fetched side by side.
+    pub async fn list_objects_v2_from(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        page: &ListFrom<'_>,
+    ) -> Result<ListPage, ClientError> {
         let mut query = vec![("list-type", "2".to_owned())];
-        if let Some(token) = continuation {
+        if let Some(token) = page.continuation {
             query.push(("continuation-token", encode_query(token)));
         }
-        if let Some(d) = delimiter {
+        if let Some(d) = page.delimiter {
             query.push(("delimiter", encode_query(d)));
+        }
+        if let Some(after) = page.start_after {
+            query.push(("start-after", encode_query(after)));
+        }
+        if let Some(n) = page.max_keys {
+            query.push(("max-keys", n.to_string()));
         }
         query.push(("prefix", encode_query(prefix)));
         query.sort();
@@ -391,4 +413,18 @@ impl S3Client {
             .await
             .map(drop)
     }
+}
+
+/// Where a `ListObjectsV2` page starts and how long it may be; `Default`: the first page of
+/// up to 1,000 keys.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ListFrom<'a> {
+    /// Group keys by this into "directories".
+    pub delimiter: Option<&'a str>,
+    /// The previous page's token.
+    pub continuation: Option<&'a str>,
+    /// Only keys after this one (ignored by S3 once a continuation token is given).
+    pub start_after: Option<&'a str>,
+    /// At most this many keys (S3 gives at most 1,000).
+    pub max_keys: Option<usize>,
 }

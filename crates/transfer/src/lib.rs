@@ -34,6 +34,7 @@ mod many;
 mod memory;
 mod offset_writer;
 mod pool;
+mod ranges;
 mod select;
 mod source;
 mod stall;

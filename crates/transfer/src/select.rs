@@ -117,15 +117,7 @@ pub fn list_selected(
                     return;
                 }
             };
-            let taken: Vec<Object> = page
-                .objects
-                .into_iter()
-                .filter(|o| {
-                    !o.key.ends_with('/')
-                        && selection.takes(&o.key)
-                        && filters.takes(selection.relative(&o.key))
-                })
-                .collect();
+            let taken = taken(&selection, &filters, page.objects);
             if !taken.is_empty() && tx.send(Ok(taken)).await.is_err() {
                 return;
             }
@@ -136,6 +128,19 @@ pub fn list_selected(
         }
     });
     rx
+}
+
+/// The objects of a page that `selection` and `filters` take, "directory" markers (keys ending
+/// in `/`) left out.
+pub(crate) fn taken(selection: &Selection, filters: &Filters, objects: Vec<Object>) -> Vec<Object> {
+    objects
+        .into_iter()
+        .filter(|o| {
+            !o.key.ends_with('/')
+                && selection.takes(&o.key)
+                && filters.takes(selection.relative(&o.key))
+        })
+        .collect()
 }
 
 #[cfg(test)]

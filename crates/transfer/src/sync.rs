@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::flight::Flight;
 use crate::many::{local_path, objects_in_flight, walk, with_part_budget};
+use crate::ranges::{list_ranges, worth_cutting};
 use crate::select::{list_selected, Selection};
 use crate::through::copy_through;
 use crate::{download_to_file, upload_file, Many, TransferError, TransferOptions};
@@ -263,10 +264,22 @@ pub async fn sync(
         .source
         .clone()
         .unwrap_or_else(|| Arc::clone(&client));
-    // The listings start first: their first pages are on the way while HeadBucket measures
-    // the path (a round trip saved on a long link).
-    let mut source = Cursor::new(entries(&reader, from, &options.filters), from);
-    let mut destination = Cursor::new(entries(&client, to, &options.filters), to);
+    // The local side (if any) is walked first: its names cut the S3 side's listing into
+    // ranges fetched side by side.
+    let local = match (from, to) {
+        (Place::Local(dir), _) | (_, Place::Local(dir)) => {
+            let (dir, filters) = (dir.clone(), options.filters.clone());
+            tokio::task::spawn_blocking(move || local_entries(&dir, &filters))
+                .await
+                .map_err(|e| TransferError::Io(std::io::Error::other(e)))??
+        }
+        _ => Vec::new(),
+    };
+    let local = Arc::new(local);
+    // The listings start before HeadBucket: their first pages are on the way while it
+    // measures the path (a round trip saved on a long link).
+    let mut source = Cursor::new(entries(&reader, from, &options.filters, &local), from);
+    let mut destination = Cursor::new(entries(&client, to, &options.filters, &local), to);
     let objects = objects_in_flight(&client, bucket, options.objects, usize::MAX).await?;
     let mut run = Run {
         client: Arc::clone(&client),
@@ -540,30 +553,44 @@ fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
 
 type Entries = mpsc::Receiver<Result<Vec<Entry>, TransferError>>;
 
-/// Pages of a side's entries, sorted by name, that `filters` take. A missing local directory
-/// has none (a download creates it).
-fn entries(client: &Arc<S3Client>, place: &Place, filters: &Filters) -> Entries {
+/// Pages of a side's entries, sorted by name, that `filters` take. A local side is `local`,
+/// walked already (a missing directory has none: a download creates it); an S3 side is listed
+/// in ranges cut at the local side's names when there are enough of them (`ranges.rs`).
+fn entries(
+    client: &Arc<S3Client>,
+    place: &Place,
+    filters: &Filters,
+    local: &Arc<Vec<Entry>>,
+) -> Entries {
     let (tx, rx) = mpsc::channel(4);
     match place {
-        Place::Local(dir) => {
-            let (dir, filters) = (dir.clone(), filters.clone());
-            tokio::task::spawn_blocking(move || match local_entries(&dir, &filters) {
-                Ok(files) => {
-                    for page in files.chunks(1000) {
-                        if tx.blocking_send(Ok(page.to_vec())).is_err() {
-                            return;
-                        }
+        Place::Local(_) => {
+            let local = Arc::clone(local);
+            tokio::spawn(async move {
+                for page in local.chunks(1000) {
+                    if tx.send(Ok(page.to_vec())).await.is_err() {
+                        return;
                     }
-                }
-                Err(e) => {
-                    let _ = tx.blocking_send(Err(e));
                 }
             });
         }
         Place::S3 { bucket, prefix } => {
-            let selection = Selection::Prefix(prefix.clone());
-            let mut pages =
-                list_selected(Arc::clone(client), bucket, selection, filters.clone(), 4);
+            let mut pages = if worth_cutting(local.len()) {
+                let expected: Vec<String> = local
+                    .iter()
+                    .map(|e| format!("{prefix}{}", e.name))
+                    .collect();
+                list_ranges(
+                    Arc::clone(client),
+                    bucket,
+                    prefix,
+                    &expected,
+                    filters.clone(),
+                )
+            } else {
+                let selection = Selection::Prefix(prefix.clone());
+                list_selected(Arc::clone(client), bucket, selection, filters.clone(), 4)
+            };
             let prefix = prefix.clone();
             tokio::spawn(async move {
                 while let Some(page) = pages.recv().await {
