@@ -54,6 +54,7 @@ pub use many::{
     ObjectDone, FAR_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
+pub use ranges::{list_ranges, worth_cutting};
 pub use select::{list_selected, Selection};
 pub use stream::{download_to_writer, upload_from_reader};
 pub use sync::{

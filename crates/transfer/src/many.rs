@@ -83,16 +83,29 @@ pub async fn objects_in_flight(
 ) -> Result<usize, TransferError> {
     let objects = match chosen {
         Some(n) => n,
-        None => {
-            let asked = Instant::now();
-            client.head_bucket(bucket).await?;
-            objects_for(asked.elapsed())
-        }
+        None => objects_for(first_answer(client, bucket).await?),
     };
+    open_ahead(client, bucket, objects, count);
+    Ok(objects)
+}
+
+/// How long one `HeadBucket` of `bucket` takes: how far the server is. A missing bucket fails
+/// here, before any work.
+pub(crate) async fn first_answer(
+    client: &S3Client,
+    bucket: &str,
+) -> Result<Duration, TransferError> {
+    let asked = Instant::now();
+    client.head_bucket(bucket).await?;
+    Ok(asked.elapsed())
+}
+
+/// Starts opening the connections `objects` in flight will use (up to `count`), when they are
+/// more than a nearby server's few.
+pub(crate) fn open_ahead(client: &S3Client, bucket: &str, objects: usize, count: usize) {
     if objects > NEAR_OBJECTS {
         client.preconnect(bucket, objects.min(count).saturating_sub(1));
     }
-    Ok(objects)
 }
 
 /// `opts` with a shared budget of parts in flight (twice one object's `concurrency`) unless it

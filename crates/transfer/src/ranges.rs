@@ -27,14 +27,15 @@ const PER_RANGE: usize = 125;
 const MAX_RANGES: usize = 32;
 
 /// Whether `expected` keys are worth cutting into ranges.
-pub(crate) fn worth_cutting(expected: usize) -> bool {
+pub fn worth_cutting(expected: usize) -> bool {
     expected >= 2 * PER_RANGE
 }
 
-/// Lists `prefix` (the objects `filters` take on names relative to it) in ranges cut at
-/// `expected`, sorted full keys the caller expects to find; pages in key order, a listing
-/// error ending the stream with that error.
-pub(crate) fn list_ranges(
+/// Lists `prefix` (the objects `filters` take on names relative to it, "directory" markers
+/// left out) in ranges cut at `expected`, sorted full keys the caller expects to find; pages
+/// in key order, a listing error ending the stream with that error. Fewer than
+/// [`worth_cutting`] expected keys make one range: one listing.
+pub fn list_ranges(
     client: Arc<S3Client>,
     bucket: &str,
     prefix: &str,

@@ -20,8 +20,9 @@ use slipstream_s3::time::parse_timestamp;
 use tokio::sync::mpsc;
 
 use crate::copy::{copy_object, CopySettings, CopySource};
+use crate::cut::LONG_PATH;
 use crate::flight::Flight;
-use crate::many::{local_path, objects_in_flight, walk, with_part_budget};
+use crate::many::{first_answer, local_path, objects_for, open_ahead, walk, with_part_budget};
 use crate::ranges::{list_ranges, worth_cutting};
 use crate::select::{list_selected, Selection};
 use crate::through::copy_through;
@@ -278,9 +279,31 @@ pub async fn sync(
     let local = Arc::new(local);
     // The listings start before HeadBucket: their first pages are on the way while it
     // measures the path (a round trip saved on a long link).
-    let mut source = Cursor::new(entries(&reader, from, &options.filters, &local), from);
-    let mut destination = Cursor::new(entries(&client, to, &options.filters, &local), to);
-    let objects = objects_in_flight(&client, bucket, options.objects, usize::MAX).await?;
+    let mut source = Cursor::new(entries(&reader, from, &options.filters, &local, None), from);
+    let mut destination = Cursor::new(entries(&client, to, &options.filters, &local, None), to);
+    let answer = first_answer(&client, bucket).await?;
+    let objects = options.objects.unwrap_or_else(|| objects_for(answer));
+    open_ahead(&client, bucket, objects, usize::MAX);
+    // Far away, a long S3 listing is mostly TCP slow start: it starts over in ranges cut at
+    // the local side's names, side by side (`ranges.rs`). Nearby the server's CPU is the
+    // limit, and one listing costs it least.
+    if answer >= LONG_PATH && worth_cutting(local.len()) {
+        match direction {
+            Direction::Upload => {
+                destination = Cursor::new(
+                    entries(&client, to, &options.filters, &local, Some(&local)),
+                    to,
+                );
+            }
+            Direction::Download => {
+                source = Cursor::new(
+                    entries(&reader, from, &options.filters, &local, Some(&local)),
+                    from,
+                );
+            }
+            Direction::Copy => {}
+        }
+    }
     let mut run = Run {
         client: Arc::clone(&client),
         direction,
@@ -555,12 +578,13 @@ type Entries = mpsc::Receiver<Result<Vec<Entry>, TransferError>>;
 
 /// Pages of a side's entries, sorted by name, that `filters` take. A local side is `local`,
 /// walked already (a missing directory has none: a download creates it); an S3 side is listed
-/// in ranges cut at the local side's names when there are enough of them (`ranges.rs`).
+/// in ranges cut at `cut_at`'s names (`ranges.rs`), or in one listing.
 fn entries(
     client: &Arc<S3Client>,
     place: &Place,
     filters: &Filters,
     local: &Arc<Vec<Entry>>,
+    cut_at: Option<&[Entry]>,
 ) -> Entries {
     let (tx, rx) = mpsc::channel(4);
     match place {
@@ -575,8 +599,8 @@ fn entries(
             });
         }
         Place::S3 { bucket, prefix } => {
-            let mut pages = if worth_cutting(local.len()) {
-                let expected: Vec<String> = local
+            let mut pages = if let Some(names) = cut_at {
+                let expected: Vec<String> = names
                     .iter()
                     .map(|e| format!("{prefix}{}", e.name))
                     .collect();

@@ -12,9 +12,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use slipstream_client::xml::Object;
 use slipstream_client::{ChecksumAlgorithm, CopyOptions};
+use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{
-    copy_object, delete_listed, upload_from_reader, CopySettings, CopySource, DeleteReport,
-    TransferError, TransferOptions, MAX_COPY_OBJECT, MIN_PART_SIZE,
+    copy_object, delete_listed, list_ranges, list_selected, upload_from_reader, CopySettings,
+    CopySource, DeleteReport, Selection, TransferError, TransferOptions, MAX_COPY_OBJECT,
+    MIN_PART_SIZE,
 };
 
 fn source(bucket: &str, key: &str) -> CopySource {
@@ -205,4 +207,83 @@ async fn keys_xml_cannot_carry_are_deleted_one_by_one() {
             "{k:?} is still there"
         );
     }
+}
+
+/// Every key of a listing's pages, in the order they came.
+async fn keys_of(
+    mut pages: tokio::sync::mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+) -> Vec<String> {
+    let mut keys = Vec::new();
+    while let Some(page) = pages.recv().await {
+        keys.extend(page.unwrap().into_iter().map(|o| o.key));
+    }
+    keys
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_cut_into_ranges_finds_every_key_once_in_order() {
+    let client = common::client();
+    let bucket = common::bucket(&client, "ranges").await;
+    // 600 keys expected; every 7th is missing, and keys nobody expected sit before the first
+    // cut, on and just after cuts, between them, after the last and outside the prefix.
+    let expected: Vec<String> = (0..600).map(|i| format!("p/k{i:04}")).collect();
+    let mut present: Vec<String> = (0..600)
+        .filter(|i| i % 7 != 3)
+        .map(|i| format!("p/k{i:04}"))
+        .collect();
+    for extra in [
+        "p/0",
+        "p/k0074x",
+        "p/k0075",
+        "p/k0149~",
+        "p/k0300a",
+        "p/k0599z",
+        "p/zzz",
+        "p/dir/",
+        "q/outside",
+    ] {
+        present.push(extra.to_owned());
+    }
+    let mut puts = tokio::task::JoinSet::new();
+    for key in present.clone() {
+        let (client, bucket) = (Arc::clone(&client), bucket.clone());
+        puts.spawn(async move {
+            // A "directory" marker must be empty on a posix backend.
+            let body = if key.ends_with('/') {
+                Bytes::new()
+            } else {
+                Bytes::from_static(b"k")
+            };
+            client
+                .put_object(&bucket, &key, body, ChecksumAlgorithm::Crc32c)
+                .await
+        });
+    }
+    while let Some(done) = puts.join_next().await {
+        done.unwrap().unwrap();
+    }
+    let ranged = keys_of(list_ranges(
+        Arc::clone(&client),
+        &bucket,
+        "p/",
+        &expected,
+        Filters::new(),
+    ))
+    .await;
+    let plain = keys_of(list_selected(
+        Arc::clone(&client),
+        &bucket,
+        Selection::Prefix("p/".into()),
+        Filters::new(),
+        4,
+    ))
+    .await;
+    let mut want: Vec<String> = present
+        .into_iter()
+        .filter(|k| k.starts_with("p/") && !k.ends_with('/'))
+        .collect();
+    want.sort();
+    want.dedup();
+    assert_eq!(ranged, want, "every key once, in key order");
+    assert_eq!(plain, want);
 }
