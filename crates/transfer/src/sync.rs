@@ -22,7 +22,9 @@ use tokio::sync::mpsc;
 use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::cut::LONG_PATH;
 use crate::flight::Flight;
-use crate::many::{first_answer, local_path, objects_for, open_ahead, walk, with_part_budget};
+use crate::many::{
+    first_answer, local_path, objects_for, open_ahead, walk, with_part_budget, FAR_OBJECTS,
+};
 use crate::ranges::{list_ranges, worth_cutting};
 use crate::select::{list_selected, Selection};
 use crate::through::copy_through;
@@ -281,13 +283,26 @@ pub async fn sync(
     // measures the path (a round trip saved on a long link).
     let mut source = Cursor::new(entries(&reader, from, &options.filters, &local, None), from);
     let mut destination = Cursor::new(entries(&client, to, &options.filters, &local, None), to);
-    let answer = first_answer(&client, bucket).await?;
-    let objects = options.objects.unwrap_or_else(|| objects_for(answer));
-    open_ahead(&client, bucket, objects, usize::MAX);
     // Far away, a long S3 listing is mostly TCP slow start: it starts over in ranges cut at
     // the local side's names, side by side (`ranges.rs`). Nearby the server's CPU is the
-    // limit, and one listing costs it least.
-    if answer >= LONG_PATH && worth_cutting(local.len()) {
+    // limit, and one listing costs it least. A HeadBucket still unanswered after LONG_PATH
+    // says "far" without waiting for it.
+    let head = first_answer(&client, bucket);
+    tokio::pin!(head);
+    let (far, answered) = match tokio::time::timeout(LONG_PATH, &mut head).await {
+        Ok(answer) => {
+            let answer = answer?;
+            (answer >= LONG_PATH, Some(answer))
+        }
+        Err(_) => (true, None),
+    };
+    // Unanswered after LONG_PATH, the answer will be long: the objects are known now, and
+    // their connections start opening while the ranges are listed.
+    let objects = options
+        .objects
+        .unwrap_or_else(|| answered.map_or(FAR_OBJECTS, objects_for));
+    open_ahead(&client, bucket, objects, usize::MAX);
+    if far && worth_cutting(local.len()) {
         match direction {
             Direction::Upload => {
                 destination = Cursor::new(
@@ -303,6 +318,10 @@ pub async fn sync(
             }
             Direction::Copy => {}
         }
+    }
+    if answered.is_none() {
+        // A missing bucket still fails here, before anything moves.
+        head.await?;
     }
     let mut run = Run {
         client: Arc::clone(&client),
