@@ -36,6 +36,7 @@ mod offset_writer;
 mod pool;
 mod ranges;
 mod select;
+mod sides;
 mod source;
 mod stall;
 mod stream;
