@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyDict, PyList};
 use slipstream_client::xml::Object;
-use slipstream_client::{ClientError, ObjectInfo};
+use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
     CopySettings, CopySource, DeleteReport, Deleted, SyncOptions, Synced, TransferError,
@@ -234,9 +234,11 @@ pub(crate) fn head_dict<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bou
 }
 
 /// The keys S3 refused to delete, as `[{"Key", "Code", "Message"}]`.
-pub(crate) fn refused<'py>(py: Python<'py>, done: &Deleted) -> PyResult<Bound<'py, PyList>> {
-    let items = done
-        .failed
+pub(crate) fn refused<'py>(
+    py: Python<'py>,
+    failed: &[DeleteError],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = failed
         .iter()
         .map(|f| {
             let d = PyDict::new(py);

@@ -346,7 +346,7 @@ impl Client {
         keys: Vec<String>,
     ) -> PyResult<Bound<'py, PyList>> {
         let done = self.wait(py, self.delete_many_work(bucket, keys))?;
-        refused(py, &done)
+        refused(py, &done.failed)
     }
 
     /// `delete_many`, awaited.
@@ -358,7 +358,7 @@ impl Client {
     ) -> PyResult<Bound<'py, PyAny>> {
         let work = self.delete_many_work(bucket, keys);
         aio::spawn(py, &self.runtime, work, |py, done| {
-            Ok(refused(py, &done)?.into_any().unbind())
+            Ok(refused(py, &done.failed)?.into_any().unbind())
         })
     }
 

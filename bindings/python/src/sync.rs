@@ -84,17 +84,7 @@ pub(crate) fn answer<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     d.set_item("actions", actions)?;
-    let failed = done
-        .failed
-        .iter()
-        .map(|f| {
-            let item = PyDict::new(py);
-            item.set_item("Key", &f.key)?;
-            item.set_item("Code", &f.code)?;
-            item.set_item("Message", &f.message)?;
-            Ok(item)
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let failed = crate::calls::refused(py, &done.failed)?;
     d.set_item("failed", failed)?;
     Ok(d)
 }

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::flight::Flight;
+use crate::flight::for_each_listed;
 use slipstream_client::xml::Object;
 use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
 use tokio::sync::mpsc;
@@ -194,49 +194,33 @@ async fn verify(
 pub async fn copy_listed(
     client: &Arc<S3Client>,
     (src_bucket, selection): (&str, &Selection),
-    mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
     (bucket, prefix): (&str, &str),
     many: &ManyOptions,
     settings: &CopySettings,
 ) -> Result<Many, TransferError> {
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
-    let mut flight = Flight::new(in_flight);
-    let mut moved = Many::default();
-    let mut settle = |size: Option<u64>| moved.settle(size);
-    'listing: while let Some(page) = listed.recv().await {
-        let page = match page {
-            Ok(page) => page,
-            Err(e) => {
-                flight.fail(e);
-                break;
-            }
+    for_each_listed(listed, in_flight, |o| {
+        let source = CopySource {
+            bucket: src_bucket.to_owned(),
+            key: o.key.clone(),
+            listed: Some((o.size, o.etag)),
         };
-        for o in page {
-            let source = CopySource {
-                bucket: src_bucket.to_owned(),
-                key: o.key.clone(),
-                listed: Some((o.size, o.etag.clone())),
-            };
-            let key = format!("{prefix}{}", selection.relative(&o.key));
-            let (client, bucket, settings, many) = (
-                Arc::clone(client),
-                bucket.to_owned(),
-                settings.clone(),
-                many.clone(),
-            );
-            let task = async move {
-                if many.keeps_object(&client, &bucket, &key).await? {
-                    return Ok(None);
-                }
-                let copied = copy_object(&client, &source, (&bucket, &key), &settings).await?;
-                many.report(&source.key, &key, copied.size);
-                Ok(Some(copied.size))
-            };
-            if !flight.start(task, &mut settle).await {
-                break 'listing;
+        let key = format!("{prefix}{}", selection.relative(&o.key));
+        let (client, bucket, settings, many) = (
+            Arc::clone(client),
+            bucket.to_owned(),
+            settings.clone(),
+            many.clone(),
+        );
+        async move {
+            if many.keeps_object(&client, &bucket, &key).await? {
+                return Ok(None);
             }
+            let copied = copy_object(&client, &source, (&bucket, &key), &settings).await?;
+            many.report(&source.key, &key, copied.size);
+            Ok(Some(copied.size))
         }
-    }
-    flight.finish(&mut settle).await?;
-    Ok(moved)
+    })
+    .await
 }

@@ -5,9 +5,44 @@
 
 use std::future::Future;
 
+use slipstream_client::xml::Object;
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::TransferError;
+use crate::{Many, TransferError};
+
+/// Runs `each(object)` for every object of a listing's pages, `limit` at a time, starting with
+/// the first page; each task answers the bytes it moved, or `None` for an object it left alone.
+/// A listing error stops new work; the first error is the answer once the tasks running ended.
+pub(crate) async fn for_each_listed<F, Fut>(
+    mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    limit: usize,
+    mut each: F,
+) -> Result<Many, TransferError>
+where
+    F: FnMut(Object) -> Fut,
+    Fut: Future<Output = Result<Option<u64>, TransferError>> + Send + 'static,
+{
+    let mut flight = Flight::new(limit);
+    let mut moved = Many::default();
+    let mut settle = |size: Option<u64>| moved.settle(size);
+    'listing: while let Some(page) = listed.recv().await {
+        let page = match page {
+            Ok(page) => page,
+            Err(e) => {
+                flight.fail(e);
+                break;
+            }
+        };
+        for o in page {
+            if !flight.start(each(o), &mut settle).await {
+                break 'listing;
+            }
+        }
+    }
+    flight.finish(&mut settle).await?;
+    Ok(moved)
+}
 
 /// Tasks in flight, at most `limit`, and the first error any of them met.
 pub(crate) struct Flight<T> {

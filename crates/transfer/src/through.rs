@@ -14,7 +14,7 @@ use slipstream_client::xml::Object;
 use slipstream_client::S3Client;
 use tokio::sync::mpsc;
 
-use crate::flight::Flight;
+use crate::flight::for_each_listed;
 use crate::many::{objects_in_flight, with_part_budget};
 use crate::select::Selection;
 use crate::{
@@ -68,50 +68,33 @@ pub async fn copy_listed_through(
     source: &Arc<S3Client>,
     client: &Arc<S3Client>,
     (src_bucket, selection): (&str, &Selection),
-    mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
     (bucket, prefix): (&str, &str),
     many: &ManyOptions,
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
     let opts = with_part_budget(opts);
-    let mut flight = Flight::new(in_flight);
-    let mut moved = Many::default();
-    let mut settle = |size: Option<u64>| moved.settle(size);
-    'listing: while let Some(page) = listed.recv().await {
-        let page = match page {
-            Ok(page) => page,
-            Err(e) => {
-                flight.fail(e);
-                break;
+    for_each_listed(listed, in_flight, |o| {
+        let key = format!("{prefix}{}", selection.relative(&o.key));
+        let (source, client, many, opts) = (
+            Arc::clone(source),
+            Arc::clone(client),
+            many.clone(),
+            opts.clone(),
+        );
+        let (src_bucket, bucket) = (src_bucket.to_owned(), bucket.to_owned());
+        async move {
+            if many.keeps_object(&client, &bucket, &key).await? {
+                return Ok(None);
             }
-        };
-        for o in page {
-            let key = format!("{prefix}{}", selection.relative(&o.key));
-            let (source, client, many, opts) = (
-                Arc::clone(source),
-                Arc::clone(client),
-                many.clone(),
-                opts.clone(),
-            );
-            let (src_bucket, bucket) = (src_bucket.to_owned(), bucket.to_owned());
-            let task = async move {
-                if many.keeps_object(&client, &bucket, &key).await? {
-                    return Ok(None);
-                }
-                let done =
-                    copy_through(source, client, (&src_bucket, &o.key), (&bucket, &key), opts)
-                        .await?;
-                many.report(&o.key, &key, done.size);
-                Ok(Some(done.size))
-            };
-            if !flight.start(task, &mut settle).await {
-                break 'listing;
-            }
+            let done =
+                copy_through(source, client, (&src_bucket, &o.key), (&bucket, &key), opts).await?;
+            many.report(&o.key, &key, done.size);
+            Ok(Some(done.size))
         }
-    }
-    flight.finish(&mut settle).await?;
-    Ok(moved)
+    })
+    .await
 }
 
 /// The upload side of [`copy_through`]: an end of input after a failed download is an error.
