@@ -331,17 +331,29 @@ impl Pool {
                 (slipstream_client::describe(e.error()), back)
             }),
             Sender::H1(mut send) => {
+                // An error answer to a request with a body may come before the origin read that
+                // body (versitygw refuses a bad signature at once): the bytes hyper still sends
+                // would then be read as the next request on the connection ("error when parsing
+                // the HTTP request"). Such a connection is not reused.
+                let has_body = !hyper::body::Body::is_end_stream(request.body());
+                let reusable = Arc::new(std::sync::atomic::AtomicBool::new(true));
                 let response = send.try_send_request(request);
-                let pool = self.clone();
+                let (pool, keep) = (self.clone(), Arc::clone(&reusable));
                 tokio::spawn(async move {
-                    if send.ready().await.is_ok() {
+                    // Ready once the response was read to its end: after its status was seen.
+                    if send.ready().await.is_ok() && keep.load(std::sync::atomic::Ordering::SeqCst)
+                    {
                         pool.put(send);
                     }
                 });
-                response.await.map_err(|mut e| {
+                let response = response.await.map_err(|mut e| {
                     let back = e.take_message();
                     (slipstream_client::describe(e.error()), back)
-                })
+                })?;
+                if has_body && response.status().as_u16() >= 400 {
+                    reusable.store(false, std::sync::atomic::Ordering::SeqCst);
+                }
+                Ok(response)
             }
         }
     }
