@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyDict, PyList};
@@ -14,8 +15,8 @@ use slipstream_client::xml::Object;
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
-    CopySettings, CopySource, DeleteReport, Deleted, SyncOptions, Synced, TransferError,
-    TransferOptions,
+    CopySettings, CopySource, DeleteReport, Deleted, ObjectHeaders, SyncOptions, Synced,
+    TransferError, TransferOptions,
 };
 
 use crate::client::Client;
@@ -49,13 +50,14 @@ impl Client {
     pub(crate) fn upload_work(
         &self,
         path: PathBuf,
-        bucket: &str,
-        key: &str,
+        (bucket, key): (&str, &str),
         checksum_algorithm: Option<&str>,
+        headers: ObjectHeaders,
     ) -> PyResult<impl Future<Output = Result<u64, TransferError>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
         let opts = TransferOptions {
             checksum: self.checksum(checksum_algorithm)?,
+            headers,
             ..self.opts.clone()
         };
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
@@ -92,16 +94,21 @@ impl Client {
     /// Sends `data` from Python's own buffer (no copy), kept alive by the future.
     pub(crate) fn put_work(
         &self,
-        bucket: &str,
-        key: &str,
+        (bucket, key): (&str, &str),
         data: PyBackedBytes,
         checksum_algorithm: Option<&str>,
+        headers: ObjectHeaders,
     ) -> PyResult<impl Future<Output = Result<String, ClientError>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
         let checksum = self.checksum(checksum_algorithm)?;
+        let headers = headers.for_key(key);
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         let body = Bytes::from_owner(data);
-        Ok(async move { client.put_object(&bucket, &key, body, checksum).await })
+        Ok(async move {
+            client
+                .put_object_with(&bucket, &key, body, checksum, headers)
+                .await
+        })
     }
 
     pub(crate) fn head_work(
@@ -209,6 +216,35 @@ impl Client {
         let work = async move { sync(client, &from, &to, &options, opts).await };
         Ok((work, taken))
     }
+}
+
+/// boto3's `ExtraArgs` of an upload as the headers it sends: `ContentType`, `CacheControl`,
+/// `Metadata` (a dict, sent as `x-amz-meta-*`) and `StorageClass`; any other name is a
+/// `ValueError` rather than silently dropped. Nothing is guessed (boto3 guesses no type).
+pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<ObjectHeaders> {
+    let mut headers = ObjectHeaders::default();
+    for (name, value) in extra.into_iter().flat_map(|d| d.iter()) {
+        let name: String = name.extract()?;
+        match name.as_str() {
+            "ContentType" => headers.content_type = Some(value.extract()?),
+            "CacheControl" => headers.cache_control = Some(value.extract()?),
+            "StorageClass" => headers.storage_class = Some(value.extract()?),
+            "Metadata" => {
+                let mut pairs: Vec<(String, String)> = value
+                    .extract::<std::collections::HashMap<String, String>>()?
+                    .into_iter()
+                    .collect();
+                pairs.sort();
+                headers.metadata = pairs;
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "extra_args: {other:?} is not one of ContentType, CacheControl, Metadata, StorageClass"
+                )))
+            }
+        }
+    }
+    Ok(headers)
 }
 
 /// `HeadObject`'s answer with boto3's names: `ContentLength`, `ETag`, `LastModified`,

@@ -24,7 +24,7 @@ use slipstream_s3::Endpoint;
 use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOptions, CLEANUP_WAIT};
 
 use crate::aio;
-use crate::calls::{head_dict, refused, SyncArgs};
+use crate::calls::{head_dict, object_headers, refused, SyncArgs};
 use crate::errors::{to_py, Raise};
 use crate::listing::{AsyncObjectIterator, ObjectIterator};
 use crate::{addressing_style, Credentials};
@@ -183,8 +183,9 @@ impl Client {
     }
 
     /// Uploads the file at `path` to `bucket/key` (multipart when large), every part with its
-    /// checksum (`checksum_algorithm`, else the client's); returns the size.
-    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None))]
+    /// checksum (`checksum_algorithm`, else the client's); returns the size. `extra_args` as
+    /// boto3's `ExtraArgs`: `ContentType`, `CacheControl`, `Metadata`, `StorageClass`.
+    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None, extra_args = None))]
     fn upload(
         &self,
         py: Python<'_>,
@@ -192,12 +193,17 @@ impl Client {
         bucket: &str,
         key: &str,
         checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u64> {
-        self.wait(py, self.upload_work(path, bucket, key, checksum_algorithm)?)
+        let headers = object_headers(extra_args)?;
+        self.wait(
+            py,
+            self.upload_work(path, (bucket, key), checksum_algorithm, headers)?,
+        )
     }
 
     /// `upload`, awaited.
-    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None))]
+    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None, extra_args = None))]
     fn upload_async<'py>(
         &self,
         py: Python<'py>,
@@ -205,8 +211,10 @@ impl Client {
         bucket: &str,
         key: &str,
         checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.upload_work(path, bucket, key, checksum_algorithm)?;
+        let headers = object_headers(extra_args)?;
+        let work = self.upload_work(path, (bucket, key), checksum_algorithm, headers)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -256,7 +264,7 @@ impl Client {
     /// Stores `data` (any `bytes`) as `bucket/key` in one request with its checksum
     /// (`checksum_algorithm`, else the client's); returns the ETag. The bytes are sent from
     /// Python's own buffer, not copied.
-    #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None))]
+    #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None, extra_args = None))]
     fn put_bytes(
         &self,
         py: Python<'_>,
@@ -264,12 +272,17 @@ impl Client {
         key: &str,
         data: PyBackedBytes,
         checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<String> {
-        self.wait(py, self.put_work(bucket, key, data, checksum_algorithm)?)
+        let headers = object_headers(extra_args)?;
+        self.wait(
+            py,
+            self.put_work((bucket, key), data, checksum_algorithm, headers)?,
+        )
     }
 
     /// `put_bytes`, awaited.
-    #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None))]
+    #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None, extra_args = None))]
     fn put_bytes_async<'py>(
         &self,
         py: Python<'py>,
@@ -277,8 +290,10 @@ impl Client {
         key: &str,
         data: PyBackedBytes,
         checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.put_work(bucket, key, data, checksum_algorithm)?;
+        let headers = object_headers(extra_args)?;
+        let work = self.put_work((bucket, key), data, checksum_algorithm, headers)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 

@@ -96,3 +96,35 @@ def test_sync_up_down_and_across(server, s3, tmp_path):
     with pytest.raises(slipstream.S3Error) as e:
         c.sync(str(tree), "s3://no-such-bucket-py/x")
     assert e.value.code == "NoSuchBucket"
+
+
+def test_uploads_carry_boto3s_extra_args(server, s3, tmp_path):
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<p>hi</p>")
+    extra = {"ContentType": "text/html; charset=utf-8", "CacheControl": "max-age=60",
+             "Metadata": {"owner": "me", "team": "edge"}, "StorageClass": "STANDARD"}
+    c.upload(page, bucket, "page.html", extra_args=extra)
+    c.put_bytes(bucket, "k.json", b"{}", extra_args={"ContentType": "application/json"})
+    h = s3.head_object(Bucket=bucket, Key="page.html")
+    assert (h["ContentType"], h["CacheControl"], h["Metadata"]) == (
+        "text/html; charset=utf-8", "max-age=60", {"owner": "me", "team": "edge"})
+    assert s3.head_object(Bucket=bucket, Key="k.json")["ContentType"] == "application/json"
+    # Nothing is guessed without them, as boto3 guesses nothing.
+    c.put_bytes(bucket, "plain.html", b"x")
+    assert s3.head_object(Bucket=bucket, Key="plain.html")["ContentType"] != "text/html"
+
+    async def main():
+        await c.put_bytes_async(bucket, "a.txt", b"a", extra_args={"Metadata": {"via": "async"}})
+        await c.upload_async(page, bucket, "b.html", extra_args={"ContentType": "text/html"})
+
+    import asyncio
+    asyncio.run(main())
+    assert s3.head_object(Bucket=bucket, Key="a.txt")["Metadata"] == {"via": "async"}
+    assert s3.head_object(Bucket=bucket, Key="b.html")["ContentType"] == "text/html"
+    with pytest.raises(ValueError, match="ACL"):
+        c.put_bytes(bucket, "k", b"x", extra_args={"ACL": "public-read"})
+    with pytest.raises(TypeError):
+        c.put_bytes(bucket, "k", b"x", extra_args={"Metadata": "not a dict"})

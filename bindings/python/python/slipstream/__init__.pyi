@@ -128,13 +128,23 @@ class Client:
         key: str,
         *,
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+        extra_args: Optional[ExtraArgs] = None,
     ) -> int: ...
     def get_bytes(self, bucket: str, key: str, range: Optional[tuple[int, int]] = None) -> bytes:
         """The object (parts in parallel, received straight into the result) or `range` of it."""
         ...
     def put_bytes(
-        self, bucket: str, key: str, data: bytes, *, checksum_algorithm: Optional[ChecksumAlgorithm] = None
-    ) -> str: ...
+        self,
+        bucket: str,
+        key: str,
+        data: bytes,
+        *,
+        checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+        extra_args: Optional[ExtraArgs] = None,
+    ) -> str:
+        """``extra_args`` as boto3's ``ExtraArgs`` (``upload`` takes it too): ``ContentType``,
+        ``CacheControl``, ``Metadata``, ``StorageClass``; another name raises ``ValueError``."""
+        ...
     def head(self, bucket: str, key: str) -> dict[str, object]:
         """``HeadObject`` with boto3's field names: ``ContentLength``, ``ETag``, ``LastModified``,
         ``Metadata``, the content headers (``ContentType``...) and the whole-object checksum
@@ -183,12 +193,19 @@ class Client:
         key: str,
         *,
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+        extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, int]: ...
     def get_bytes_async(
         self, bucket: str, key: str, range: Optional[tuple[int, int]] = None
     ) -> Coroutine[Any, Any, bytes]: ...
     def put_bytes_async(
-        self, bucket: str, key: str, data: bytes, *, checksum_algorithm: Optional[ChecksumAlgorithm] = None
+        self,
+        bucket: str,
+        key: str,
+        data: bytes,
+        *,
+        checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+        extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, str]: ...
     def head_async(self, bucket: str, key: str) -> Coroutine[Any, Any, dict[str, object]]: ...
     def list_async(self, bucket: str, prefix: str = "") -> "AsyncObjectIterator": ...
@@ -207,6 +224,14 @@ class Client:
         filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
         objects: int | None = None,
     ) -> Coroutine[Any, Any, SyncResult]: ...
+
+class ExtraArgs(TypedDict, total=False):
+    """What an upload's object carries besides its bytes, named as boto3's ``ExtraArgs``."""
+
+    ContentType: str
+    CacheControl: str
+    Metadata: dict[str, str]
+    StorageClass: str
 
 class SyncAction(TypedDict, total=False):
     action: Literal["upload", "download", "copy", "delete"]
