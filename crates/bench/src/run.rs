@@ -117,6 +117,12 @@ pub async fn run(
         })
         .collect();
     if s.warmup > 0 {
+        if s.connection == ConnectionMode::Pooled {
+            // Every worker opens its connection before the warm-up's operations, which come
+            // from a shared counter: under load the workers that started first could take
+            // them all, and another worker's handshake would then land in the measured phase.
+            workers = connect_all(&shared, workers).await;
+        }
         let phase = Phase {
             first: 0,
             end: Some(s.warmup),
@@ -153,6 +159,28 @@ pub async fn run(
 }
 
 /// Runs every worker until the phase ends; returns them (with their connections) for the next.
+/// Each worker with a connection of its own (one that fails to open is left to the worker's
+/// first operation, which reports the error).
+async fn connect_all(shared: &Arc<Shared>, workers: Vec<Worker>) -> Vec<Worker> {
+    let mut tasks = JoinSet::new();
+    for mut w in workers {
+        let shared = Arc::clone(shared);
+        tasks.spawn(async move {
+            if w.conn.is_none() {
+                w.conn = shared.target.connect().await.ok().map(|(c, _)| c);
+            }
+            w
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        if let Ok(w) = done {
+            out.push(w);
+        }
+    }
+    out
+}
+
 async fn run_phase(
     shared: &Arc<Shared>,
     workers: Vec<Worker>,
