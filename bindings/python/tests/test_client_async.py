@@ -11,16 +11,7 @@ import uuid
 import pytest
 
 import slipstream
-
-
-def make_client(server, **kw):
-    return slipstream.Client(
-        region=server["region"],
-        credentials=slipstream.Credentials(server["access_key"], server["secret_key"]),
-        endpoint_url=server["endpoint"],
-        addressing="path",
-        **kw,
-    )
+from test_client import make_client
 
 
 @pytest.fixture()

@@ -23,6 +23,9 @@ use crate::TransferError;
 
 /// Keys expected per range: a page short enough to arrive in two round trips of slow start.
 const PER_RANGE: usize = 125;
+/// Keys asked of a range's first page: its expected share with room for keys nobody expected
+/// (a range that holds more follows its continuation tokens, 1,000 keys a page).
+const FIRST_PAGE: usize = PER_RANGE + PER_RANGE / 4 + 16;
 /// Ranges at most: connections opened for one listing.
 const MAX_RANGES: usize = 32;
 
@@ -50,9 +53,8 @@ pub fn list_ranges(
         let after = i.checked_sub(1).map(|j| cuts[j].clone());
         let upto = cuts.get(i).cloned();
         let (client, bucket, prefix) = (Arc::clone(&client), bucket.to_owned(), prefix.to_owned());
-        let max_keys = (PER_RANGE + PER_RANGE / 4 + 16).min(1000);
         ranges.push(tokio::spawn(async move {
-            list_range(&client, &bucket, &prefix, (after, upto), max_keys).await
+            list_range(&client, &bucket, &prefix, (after, upto)).await
         }));
     }
     tokio::spawn(async move {
@@ -92,7 +94,6 @@ async fn list_range(
     bucket: &str,
     prefix: &str,
     (after, upto): (Option<String>, Option<String>),
-    max_keys: usize,
 ) -> Result<Vec<Object>, TransferError> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
@@ -105,7 +106,7 @@ async fn list_range(
             } else {
                 None
             },
-            max_keys: Some(if token.is_none() { max_keys } else { 1000 }),
+            max_keys: Some(if token.is_none() { FIRST_PAGE } else { 1000 }),
             ..ListFrom::default()
         };
         let page = client.list_objects_v2_from(bucket, prefix, &page).await?;
