@@ -34,6 +34,12 @@ pub fn encode_path_into(out: &mut String, s: &str) {
     encode_with(out, s, &PATH_SAFE);
 }
 
+/// The length of `s` once encoded by [`encode_path_into`]: the column signer sizes its output
+/// before writing (crate `column`), so this must count exactly what `encode_path_into` writes.
+pub fn encoded_path_len(s: &str) -> usize {
+    s.len() + 2 * s.bytes().filter(|&b| !PATH_SAFE[usize::from(b)]).count()
+}
+
 /// Appends `s` encoded for a query-string name or value (`/` becomes `%2F`).
 pub fn encode_query_into(out: &mut String, s: &str) {
     encode_with(out, s, &QUERY_SAFE);
@@ -174,6 +180,20 @@ mod tests {
         );
         assert_eq!(path("ሴ😀"), "%E1%88%B4%F0%9F%98%80");
         assert_eq!(path("AZaz09-_.~"), "AZaz09-_.~");
+    }
+
+    #[test]
+    fn encoded_path_len_counts_what_encode_path_into_writes() {
+        for s in [
+            "",
+            "a b/c+d~e",
+            "!$&'()*,;=:@%?#\t",
+            "ሴ😀",
+            "AZaz09-_.~",
+            "x\r\ny",
+        ] {
+            assert_eq!(encoded_path_len(s), path(s).len(), "{s:?}");
+        }
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub enum Error {
     InvalidTime(String),
     /// Caller: an empty object key (S3 keys have at least one byte).
     EmptyKey,
+    /// Caller: an object key whose bytes are not UTF-8 (keys read from Arrow buffers are
+    /// checked; S3 keys are UTF-8 text).
+    KeyNotUtf8,
     /// Caller: a header name or value that HTTP cannot carry (control characters, empty name).
     InvalidHeader(String),
     /// Caller: a credential field that is empty or not printable ASCII.
@@ -33,6 +36,9 @@ impl fmt::Display for Error {
             Error::InvalidTime(why) => write!(f, "invalid signing time: {why}"),
             Error::EmptyKey => {
                 f.write_str("the object key is empty: S3 keys need at least one character")
+            }
+            Error::KeyNotUtf8 => {
+                f.write_str("the object key is not valid UTF-8: S3 keys are UTF-8 text")
             }
             Error::InvalidHeader(why) => write!(f, "invalid header: {why}"),
             Error::InvalidCredentials(why) => write!(f, "invalid credentials: {why}"),

@@ -6,7 +6,7 @@
 //! from any runtime: the client, the CLI, the Python package and the gateway.
 //!
 //! - [`Presigner`] and [`Template`]: many S3 URLs per second, byte-identical to botocore;
-//!   [`batch`] over every core.
+//!   [`batch`] over every core, [`column`] into Arrow's large string layout.
 //! - [`Signer`]: any request, header or query form, S3 or other services ([`Settings`]), with
 //!   either algorithm (`Signer::new_v4a`, [`v4a`]).
 //! - [`ChunkSigner`] and the `chunk` functions: streaming uploads.
@@ -20,6 +20,7 @@ mod algorithm;
 pub mod batch;
 pub mod canonical;
 pub mod chunk;
+pub mod column;
 mod credentials;
 pub mod encode;
 mod error;

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::algorithm::Algorithm;
 use crate::canonical::canonical_headers;
-use crate::encode::{encode_path_into, encode_query, hex32};
+use crate::encode::{encode_path_into, encode_query, encoded_path_len, hex32};
 use crate::key::HmacSha256;
 use crate::signer::check_expiry;
 use crate::string_to_sign::string_to_sign_prefix;
@@ -458,6 +458,18 @@ impl Template {
             }
         }
         Ok(())
+    }
+
+    /// The length of [`Template::sign_into`]'s URL for `key`, known before signing when the
+    /// signature has a fixed size: SigV4's is 64 hex digits, SigV4A's DER signature varies
+    /// (`None`). Lets a column of URLs be sized once and written in place by every core.
+    pub fn url_len(&self, key: &str) -> Option<usize> {
+        match self.signer {
+            TemplateSigner::V4(_) => {
+                Some(self.url_prefix.len() + encoded_path_len(key) + self.url_suffix.len() + 64)
+            }
+            TemplateSigner::V4a { .. } => None,
+        }
     }
 
     /// The presigned URL for `key`.
