@@ -11,10 +11,10 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use slipstream_sign::column::{sign_column, KeyColumn, UrlColumn};
+use slipstream_sign::column::{sign_column_into, KeyColumn, UrlColumn};
 use slipstream_sign::Template;
 
-use crate::arrow_ffi::{array_capsules, schema_capsule, stream_capsule, Input, Width};
+use crate::arrow_ffi::{array_capsules, schema_capsule, stream_capsule, zeroed_huge, Input, Width};
 
 /// Signs every key of `keys` (an Arrow string column, array or one-column table) with
 /// `template`, one output array per input array.
@@ -33,7 +33,7 @@ pub fn presign(
         let keys = input.keys(&array)?;
         let rows = keys.len();
         let column = py
-            .detach(|| sign_column(template, &keys, threads))
+            .detach(|| sign_column_into(template, &keys, threads, zeroed_huge))
             .map_err(|e| {
                 PyValueError::new_err(format!("keys[{}]: {}", first_row + e.row, e.error))
             })?;

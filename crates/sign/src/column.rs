@@ -114,12 +114,25 @@ pub fn sign_column(
     keys: &(impl KeyColumn + ?Sized),
     threads: Option<usize>,
 ) -> Result<UrlColumn, RowError> {
+    sign_column_into(template, keys, threads, |n| vec![0u8; n])
+}
+
+/// [`sign_column`] with the caller making the zeroed URL buffer of the size asked (SigV4 only;
+/// SigV4A's is grown as it is joined): a binding may ask the kernel for huge pages there,
+/// since the first writes to fresh memory fault a page at a time and faults in one process
+/// are partly serialized.
+pub fn sign_column_into(
+    template: &Template,
+    keys: &(impl KeyColumn + ?Sized),
+    threads: Option<usize>,
+    zeroed: impl FnOnce(usize) -> Vec<u8>,
+) -> Result<UrlColumn, RowError> {
     let rows = keys.len();
     let size = rows.div_ceil(thread_count(rows, threads)).max(1);
     let (validity, null_count) = validity(keys);
     let mut offsets = vec![0i64; rows + 1];
     let data = if template.url_len("k").is_some() {
-        sized(template, keys, size, &mut offsets)?
+        sized(template, keys, size, &mut offsets, zeroed)?
     } else {
         joined(template, keys, size, &mut offsets)?
     };
@@ -162,6 +175,7 @@ fn sized(
     keys: &(impl KeyColumn + ?Sized),
     size: usize,
     offsets: &mut [i64],
+    zeroed: impl FnOnce(usize) -> Vec<u8>,
 ) -> Result<Vec<u8>, RowError> {
     // Pass 1: offsets[row + 1] holds row's length.
     let results: Vec<_> = offsets[1..]
@@ -183,7 +197,11 @@ fn sized(
         offsets[i] += offsets[i - 1];
     }
     let total = offsets.last().copied().unwrap_or(0);
-    let mut data = vec![0u8; usize::try_from(total).unwrap_or(0)];
+    let len = usize::try_from(total).unwrap_or(0);
+    let mut data = zeroed(len);
+    if data.len() != len {
+        data = vec![0u8; len];
+    }
 
     // Pass 2: each piece owns the bytes from its first row's offset to its last row's end.
     let offsets = &*offsets;
