@@ -17,6 +17,7 @@ import time
 os.environ["BOTO_DISABLE_CRT"] = "true"
 
 import boto3  # noqa: E402
+import pyarrow as pa  # noqa: E402
 import libpresign  # noqa: E402
 import obstore  # noqa: E402
 from awscrt.auth import (  # noqa: E402
@@ -54,6 +55,35 @@ def rate(fn, n, runs=3):
         # Freed here, outside the timing: a result's deallocation is not its production.
         out = None
     return statistics.median(rates)
+
+
+def rate_arrow(fn, n, runs=5):
+    """Median URLs/s of `runs` calls of fn(array) on a pyarrow string array of n fresh keys."""
+    array = pa.array(keys(n))
+    rates = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = fn(array)
+        rates.append(n / (time.perf_counter() - start))
+        assert len(out) == n
+        out = None
+    return statistics.median(rates)
+
+
+def arrow_peak_memory(p, n=1_000_000):
+    """Peak RSS growth of one presign_arrow call against its input's and output's Arrow bytes."""
+    array = pa.array(keys(n))
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM (peak RSS) to the current RSS
+    before = rss_kib("VmRSS")
+    urls = pa.array(p.presign_arrow(array))
+    grown = (rss_kib("VmHWM") - before) * 1024
+    return grown, urls.nbytes, array.nbytes
+
+
+def rss_kib(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 
 def boto3_each(ks):
@@ -118,6 +148,10 @@ def main():
         ("slipstream presign_many, 2 threads", "v4", rate(lambda ks: v4.presign_many(ks, threads=2), 100_000)),
         ("slipstream presign_many, 1 thread", "v4a", rate(lambda ks: v4a.presign_many(ks, threads=1), 20_000)),
         ("slipstream presign_many, 2 threads", "v4a", rate(lambda ks: v4a.presign_many(ks, threads=2), 20_000)),
+        ("slipstream presign_many, 2 threads, 1M keys", "v4", rate(lambda ks: v4.presign_many(ks, threads=2), 1_000_000)),
+        ("slipstream presign_arrow, pyarrow in and out, 1 thread, 1M keys", "v4", rate_arrow(lambda a: pa.array(v4.presign_arrow(a, threads=1)), 1_000_000)),
+        ("slipstream presign_arrow, pyarrow in and out, 2 threads, 1M keys", "v4", rate_arrow(lambda a: pa.array(v4.presign_arrow(a, threads=2)), 1_000_000)),
+        ("slipstream presign_arrow, 2 threads", "v4a", rate_arrow(lambda a: v4a.presign_arrow(a, threads=2), 20_000)),
     ]
     boto = rows[0][2]
     fast = rows[1][2]
@@ -127,6 +161,8 @@ def main():
     print("|---|---|---:|---:|---:|---:|")
     for name, sig, r in rows:
         print(f"| {name} | {sig} | {r:,.0f} | {r / boto:.1f}x | {r / fast:.2f}x | {r / crt4a:.2f}x |")
+    grown, out_bytes, in_bytes = arrow_peak_memory(v4)
+    print(f"\npresign_arrow of 1M keys: peak RSS grew {grown / 2**20:.0f} MiB; the URLs' Arrow buffers are {out_bytes / 2**20:.0f} MiB (the keys' {in_bytes / 2**20:.0f} MiB)")
 
 
 if __name__ == "__main__":

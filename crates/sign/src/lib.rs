@@ -7,6 +7,7 @@
 //!
 //! - [`Presigner`] and [`Template`]: many S3 URLs per second, byte-identical to botocore;
 //!   [`batch`] over every core, [`column`] into Arrow's large string layout.
+//! - [`Presigner::presign_post`]: browser form uploads ([`PostForm`]), as botocore's.
 //! - [`Signer`]: any request, header or query form, S3 or other services ([`Settings`]), with
 //!   either algorithm (`Signer::new_v4a`, [`v4a`]).
 //! - [`ChunkSigner`] and the `chunk` functions: streaming uploads.
@@ -26,6 +27,7 @@ pub mod encode;
 mod error;
 mod key;
 mod payload;
+mod post;
 mod presign;
 mod signer;
 pub mod string_to_sign;
@@ -39,6 +41,7 @@ pub use credentials::Credentials;
 pub use error::Error;
 pub use key::{KeyCache, SigningKey};
 pub use payload::{PayloadHash, EMPTY_SHA256};
+pub use post::{PolicyValue, PostForm};
 pub use presign::{PresignOptions, Presigner, Template, UrlBase, UrlBatch};
 pub use signer::{
     check_expiry, HeaderSignature, QuerySignature, SessionTokenMode, Settings, Signer, MAX_EXPIRES,

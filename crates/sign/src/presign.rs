@@ -75,8 +75,8 @@ impl PresignOptions {
 /// fast too.
 pub struct Presigner {
     base: UrlBase,
-    credentials: Credentials,
-    algorithm: Algorithm,
+    pub(crate) credentials: Credentials,
+    pub(crate) algorithm: Algorithm,
     last: Mutex<Option<(TemplateId, Arc<Template>)>>,
 }
 
