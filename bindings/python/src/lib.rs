@@ -20,6 +20,7 @@ mod errors;
 mod listing;
 mod options;
 mod pipeline;
+mod post;
 mod stop;
 mod sync;
 
@@ -269,6 +270,29 @@ impl Presigner {
         let mut local = Vec::new();
         let buffers = shared.as_deref_mut().unwrap_or(&mut local);
         pipeline::presign_to_list(py, &job, &keys, buffers)
+    }
+
+    /// A presigned POST (a browser form upload) for `key`: boto3's `{"url": ..., "fields":
+    /// {...}}`, byte-identical to `generate_presigned_post`. A key ending in `${filename}`
+    /// lets the browser's file name complete it.
+    #[pyo3(signature = (key, *, fields = None, conditions = None, expires_in = 3600, at = None))]
+    fn presign_post<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        fields: Option<&Bound<'py, PyAny>>,
+        conditions: Option<&Bound<'py, PyAny>>,
+        expires_in: i64,
+        at: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let expires_in = options::expiry(expires_in)?;
+        let (fields, conditions) = (post::fields(fields)?, post::conditions(conditions)?);
+        let time = signing_time(at)?;
+        let form = self
+            .inner
+            .presign_post(&self.bucket, key, &fields, &conditions, expires_in, time)
+            .map_err(value_error)?;
+        post::answer(py, form)
     }
 
     /// One URL per key of an Arrow string column, signed on every core with the GIL released

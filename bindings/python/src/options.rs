@@ -24,6 +24,18 @@ pub struct Extras<'a, 'py> {
     pub content_type: Option<String>,
 }
 
+/// `expires_in` as S3 accepts it: 1 to 604800 seconds.
+pub fn expiry(expires_in: i64) -> PyResult<u64> {
+    u64::try_from(expires_in)
+        .ok()
+        .filter(|e| slipstream_sign::check_expiry(*e).is_ok())
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "expires_in={expires_in} is out of range: S3 accepts 1 to 604800 seconds (7 days)"
+            ))
+        })
+}
+
 /// The options, with query parameters in the order botocore serializes GetObject's
 /// (`response-*`, then `versionId`), then `params` in their own order.
 pub fn build(method: &str, expires_in: i64, e: Extras<'_, '_>) -> PyResult<PresignOptions> {
@@ -32,14 +44,7 @@ pub fn build(method: &str, expires_in: i64, e: Extras<'_, '_>) -> PyResult<Presi
             "method {method:?} must be an HTTP method such as 'GET' or 'PUT'"
         )));
     }
-    let expires_in = u64::try_from(expires_in)
-        .ok()
-        .filter(|e| slipstream_sign::check_expiry(*e).is_ok())
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "expires_in={expires_in} is out of range: S3 accepts 1 to 604800 seconds (7 days)"
-            ))
-        })?;
+    let expires_in = expiry(expires_in)?;
     let mut query: Vec<(String, String)> = [
         ("response-cache-control", e.response_cache_control),
         (

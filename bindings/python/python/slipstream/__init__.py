@@ -17,7 +17,7 @@ and objects moved in parallel parts over pooled connections::
     data = c.get_bytes("my-bucket", "small.json")
 """
 
-from slipstream._boto3 import Boto3Presigner, generate_presigned_url
+from slipstream._boto3 import Boto3Presigner, generate_presigned_post, generate_presigned_url
 from slipstream._slipstream import Client as _NativeClient
 from slipstream._slipstream import Credentials, S3Error, UrlArray
 from slipstream._slipstream import Presigner as _NativePresigner
@@ -50,4 +50,4 @@ class Client(_NativeClient):
         return cls(**client_settings(client), **kw)
 
 
-__all__ = ["Boto3Presigner", "Client", "Credentials", "Presigner", "S3Error", "UrlArray", "generate_presigned_url"]
+__all__ = ["Boto3Presigner", "Client", "Credentials", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]

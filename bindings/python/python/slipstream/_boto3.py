@@ -82,6 +82,12 @@ class Boto3Presigner:
     def presign_many(self, keys: Any, **kw: Any) -> list:
         return self._presigner().presign_many(keys, **kw)
 
+    def presign_arrow(self, keys: Any, **kw: Any) -> Any:
+        return self._presigner().presign_arrow(keys, **kw)
+
+    def presign_post(self, key: str, **kw: Any) -> dict:
+        return self._presigner().presign_post(key, **kw)
+
 
 _cache_lock = threading.Lock()
 _cache: dict = {}
@@ -106,11 +112,30 @@ def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapp
             headers[_HEADERS[name]] = value
         else:
             raise ValueError(f"parameter {name!r} is not supported for {ClientMethod}; use boto3 for it")
+    return _cached(client, bucket).presign(method, key, expires_in=ExpiresIn, params=query, headers=headers)
+
+
+def generate_presigned_post(
+    client: Any,
+    Bucket: str,  # noqa: N803 (boto3's names)
+    Key: str,  # noqa: N803
+    Fields: Optional[Mapping[str, str]] = None,  # noqa: N803
+    Conditions: Optional[list] = None,  # noqa: N803
+    ExpiresIn: int = 3600,  # noqa: N803
+) -> dict:
+    """`client.generate_presigned_post(Bucket, Key, Fields, Conditions, ExpiresIn)`,
+    byte-identical: the same URL and fields, the same policy bytes and signature. Unlike
+    botocore, the caller's Conditions list is not appended to."""
+    return _cached(client, Bucket).presign_post(Key, fields=Fields, conditions=Conditions, expires_in=ExpiresIn)
+
+
+def _cached(client: Any, bucket: str) -> Boto3Presigner:
+    """One Boto3Presigner per (client, bucket), made on first use."""
     with _cache_lock:
         presigner = _cache.get((id(client), bucket))
         if presigner is None or presigner._client is not client:
             presigner = _cache[(id(client), bucket)] = Boto3Presigner(client, bucket)
-    return presigner.presign(method, key, expires_in=ExpiresIn, params=query, headers=headers)
+    return presigner
 
 
 def _credentials_of(creds: Any) -> Callable[[], Tuple[Credentials, Optional[float]]]:

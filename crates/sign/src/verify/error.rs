@@ -31,6 +31,22 @@ pub enum VerifyError {
     XAmzContentSha256Mismatch,
     /// A request S3 rejects as invalid: two auth mechanisms, duplicate headers, unsupported algorithm.
     InvalidRequest(String),
+    /// A POST form's policy cannot be read: not base64, not JSON, an unknown condition.
+    InvalidPolicyDocument(String),
+    /// A POST upload larger than its policy's `content-length-range`.
+    EntityTooLarge {
+        /// The file's size.
+        size: u64,
+        /// The policy's largest.
+        max: u64,
+    },
+    /// A POST upload smaller than its policy's `content-length-range`.
+    EntityTooSmall {
+        /// The file's size.
+        size: u64,
+        /// The policy's smallest.
+        min: u64,
+    },
 }
 
 impl VerifyError {
@@ -48,6 +64,9 @@ impl VerifyError {
             VerifyError::AccessDenied(_) => "AccessDenied",
             VerifyError::XAmzContentSha256Mismatch => "XAmzContentSHA256Mismatch",
             VerifyError::InvalidRequest(_) => "InvalidRequest",
+            VerifyError::InvalidPolicyDocument(_) => "InvalidPolicyDocument",
+            VerifyError::EntityTooLarge { .. } => "EntityTooLarge",
+            VerifyError::EntityTooSmall { .. } => "EntityTooSmall",
         }
     }
 
@@ -57,7 +76,10 @@ impl VerifyError {
             VerifyError::AuthorizationHeaderMalformed(_)
             | VerifyError::AuthorizationQueryParametersError(_)
             | VerifyError::XAmzContentSha256Mismatch
-            | VerifyError::InvalidRequest(_) => 400,
+            | VerifyError::InvalidRequest(_)
+            | VerifyError::InvalidPolicyDocument(_)
+            | VerifyError::EntityTooLarge { .. }
+            | VerifyError::EntityTooSmall { .. } => 400,
             _ => 403,
         }
     }
@@ -77,6 +99,9 @@ impl fmt::Display for VerifyError {
             VerifyError::AccessDenied(why) => f.write_str(why),
             VerifyError::XAmzContentSha256Mismatch => f.write_str("the body does not match x-amz-content-sha256"),
             VerifyError::InvalidRequest(why) => f.write_str(why),
+            VerifyError::InvalidPolicyDocument(why) => write!(f, "invalid POST policy: {why}"),
+            VerifyError::EntityTooLarge { size, max } => write!(f, "the upload of {size} bytes is larger than the policy's {max}"),
+            VerifyError::EntityTooSmall { size, min } => write!(f, "the upload of {size} bytes is smaller than the policy's {min}"),
         }
     }
 }

@@ -6,10 +6,13 @@
 //! unknown access key costs the same work as a wrong signature, so timing reveals neither.
 //!
 //! [`ChunkedBody`] verifies aws-chunked bodies chunk by chunk after [`Verifier::verify`] accepted the request.
+//! [`Verifier::verify_post`] verifies browser form uploads (presigned POST): the policy's
+//! signature, expiry and conditions ([`PostUpload`]).
 
 mod chunked;
 mod error;
 mod parse;
+mod post;
 mod steps;
 
 use std::fmt;
@@ -20,6 +23,7 @@ use subtle::ConstantTimeEq;
 pub use chunked::{ChunkedBody, MAX_CHUNK};
 pub use error::VerifyError;
 pub use parse::{Algorithm, PRESIGN_PARAMS};
+pub use post::{PostUpload, VerifiedPost};
 
 use crate::canonical::{split_query, PathEncoding};
 use crate::v4a::EcdsaKey;
