@@ -286,11 +286,18 @@ Examples:
   slipstream presign --method PUT --content-type image/png s3://my-bucket/up/cat.png
   slipstream presign --endpoint-url http://127.0.0.1:7070 --bucket b --at 20260101T000000Z k
   slipstream presign --region-set '*' s3://my-bucket/k          (SigV4A)
+  slipstream presign --post s3://my-bucket/uploads/'${filename}' --content-type image/png \
+      --field acl=private --condition '[\"content-length-range\", 1, 10485760]'
 
 Keys are read from the arguments, or one per line from standard input when there are none
 (or the only argument is -). A line is a key of --bucket, or s3://bucket/key. Keys are signed
 exactly as given: nothing is normalized. Exit codes: 0 ok, 1 a key could not be signed
-(URLs before it were written), 2 flags or configuration.";
+(URLs before it were written), 2 flags or configuration.
+
+--post prints a presigned POST for one key instead, as JSON {\"url\": ..., \"fields\": {...}}
+(botocore's generate_presigned_post): a browser posts the fields, then the file, as
+multipart/form-data to the url. Each --field also becomes a condition of the policy, as does
+--content-type (a browser must send exactly it); --condition adds any other, in S3's JSON.";
 
 /// How the bucket appears in the URL.
 #[derive(Args, Debug)]
@@ -348,6 +355,16 @@ pub struct PresignArgs {
     /// SigV4A region set, e.g. us-east-1,us-west-2 or * (implies --sigv4a; default: the region).
     #[arg(long, value_name = "REGIONS")]
     pub region_set: Option<String>,
+    /// Print a presigned POST form (JSON: url and fields) for one key, for browser uploads.
+    #[arg(long, conflicts_with_all = ["sigv4a", "region_set", "params", "version_id", "threads"])]
+    pub post: bool,
+    /// With --post: a form field NAME=VALUE (repeatable), also required by the policy.
+    #[arg(long = "field", value_name = "NAME=VALUE", requires = "post")]
+    pub fields: Vec<String>,
+    /// With --post: a policy condition in JSON (repeatable), e.g.
+    /// '["starts-with", "$key", "uploads/"]' or '["content-length-range", 0, 1048576]'.
+    #[arg(long = "condition", value_name = "JSON", requires = "post")]
+    pub conditions: Vec<String>,
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod gateway;
 mod gateway_keys;
 mod objects;
 mod presign;
+mod presign_post;
 mod progress;
 mod remove;
 mod run;

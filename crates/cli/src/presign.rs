@@ -28,6 +28,9 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
     if a.threads == Some(0) {
         return Err(Failure::usage("--threads must be at least 1"));
     }
+    if a.post {
+        return crate::presign_post::run(a, &resolved, time);
+    }
     let credentials = crate::credentials_now(&resolved)?;
     let mut signer = BatchSigner {
         credentials,
