@@ -91,6 +91,15 @@ def boto3_each(ks):
     return [c.generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
 
 
+def boto3_post(ks):
+    c = boto3.client("s3", region_name=REGION, aws_access_key_id=AKID, aws_secret_access_key=SECRET, config=Config(signature_version="s3v4"))
+    return [c.generate_presigned_post(BUCKET, k, Conditions=[["content-length-range", 0, 1 << 20]]) for k in ks]
+
+
+def ours_post(p):
+    return lambda ks: [p.presign_post(k, conditions=[["content-length-range", 0, 1 << 20]]) for k in ks]
+
+
 def fast_s3_url_batch(ks):
     s = FastS3UrlSigner(bucket_endpoint_url=f"https://{BUCKET}.s3.amazonaws.com/", aws_region=REGION, credentials=FastCredentials(AKID, SECRET))
     return s.generate_presigned_get_object_urls(ks, expires_in=3600)
@@ -152,6 +161,8 @@ def main():
         ("slipstream presign_arrow, pyarrow in and out, 1 thread, 1M keys", "v4", rate_arrow(lambda a: pa.array(v4.presign_arrow(a, threads=1)), 1_000_000)),
         ("slipstream presign_arrow, pyarrow in and out, 2 threads, 1M keys", "v4", rate_arrow(lambda a: pa.array(v4.presign_arrow(a, threads=2)), 1_000_000)),
         ("slipstream presign_arrow, 2 threads", "v4a", rate_arrow(lambda a: v4a.presign_arrow(a, threads=2), 20_000)),
+        ("boto3 1.43 generate_presigned_post (forms/s)", "v4", rate(boto3_post, 5_000)),
+        ("slipstream presign_post (forms/s)", "v4", rate(ours_post(v4), 100_000)),
     ]
     boto = rows[0][2]
     fast = rows[1][2]

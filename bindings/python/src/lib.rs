@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyList, PyString, PyTuple};
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::UrlBatch;
 
@@ -61,6 +61,23 @@ impl Credentials {
         self.inner.access_key_id()
     }
 
+    /// Pickling (Spark broadcasts, multiprocessing): the pickle holds the secret in clear, as
+    /// the arguments that made it did. `repr` stays redacted.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let args = (
+            self.inner.access_key_id(),
+            self.inner.secret_access_key(),
+            self.inner.session_token(),
+        );
+        PyTuple::new(
+            py,
+            [
+                py.get_type::<Self>().into_any(),
+                args.into_pyobject(py)?.into_any(),
+            ],
+        )
+    }
+
     fn __repr__(&self) -> String {
         let token = if self.inner.session_token().is_some() {
             "'<redacted>'"
@@ -77,6 +94,8 @@ pub struct Presigner {
     inner: slipstream_sign::Presigner,
     bucket: String,
     region: String,
+    /// What made it, for pickling.
+    made: Made,
     /// Output buffers reused by `presign_many` when no other thread holds them.
     buffers: Mutex<Vec<UrlBatch>>,
 }
@@ -117,12 +136,44 @@ impl Presigner {
             }
         }
         .map_err(value_error)?;
+        let made = Made {
+            credentials: credentials.inner.clone(),
+            endpoint_url: endpoint_url.map(str::to_owned),
+            addressing: addressing.to_owned(),
+            signature: signature.to_owned(),
+            region_set: region_set.map(str::to_owned),
+        };
         Ok(Self {
             inner,
             bucket,
             region,
+            made,
             buffers: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Pickling, so that a Spark broadcast or a process pool can carry a presigner: made again
+    /// from its arguments (of its own class, also a subclass). The pickle holds the secret in
+    /// clear, as those arguments did.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let this = slf.get();
+        let m = &this.made;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("region", &this.region)?;
+        let credentials = Credentials {
+            inner: m.credentials.clone(),
+        };
+        kwargs.set_item("credentials", Bound::new(py, credentials)?)?;
+        kwargs.set_item("endpoint_url", &m.endpoint_url)?;
+        kwargs.set_item("addressing", &m.addressing)?;
+        kwargs.set_item("signature", &m.signature)?;
+        kwargs.set_item("region_set", &m.region_set)?;
+        let partial = py
+            .import("functools")?
+            .getattr("partial")?
+            .call((slf.get_type(),), Some(&kwargs))?;
+        PyTuple::new(py, [partial, PyTuple::new(py, [&this.bucket])?.into_any()])
     }
 
     #[getter]
@@ -324,6 +375,15 @@ impl Presigner {
             self.inner.base().origin
         )
     }
+}
+
+/// A presigner's constructor arguments besides bucket and region.
+struct Made {
+    credentials: slipstream_sign::Credentials,
+    endpoint_url: Option<String>,
+    addressing: String,
+    signature: String,
+    region_set: Option<String>,
 }
 
 impl Presigner {

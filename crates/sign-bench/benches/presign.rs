@@ -316,6 +316,14 @@ fn presign_many(c: &mut Criterion) {
         g.bench_function(format!("vec_{threads}_threads"), |b| {
             b.iter(|| p.presign_many(&keys, &opts, time(), Some(threads)).unwrap())
         });
+        // Into Arrow's large-string layout, sized first and written in place (presign_arrow's core).
+        let column: Vec<Option<&str>> = keys.iter().map(|k| Some(k.as_str())).collect();
+        g.bench_function(format!("column_{threads}_threads"), |b| {
+            b.iter(|| {
+                let t = p.template(&opts, time()).unwrap();
+                slipstream_sign::column::sign_column(&t, column.as_slice(), Some(threads)).unwrap()
+            })
+        });
     }
     g.finish();
 }

@@ -1,10 +1,43 @@
 import os
 from datetime import datetime
-from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mapping, Optional, Protocol, Sequence, TypedDict, Union
 
 _At = Union[datetime, str, None]
 ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
 """S3's names for the CRCs uploads can send (any case is accepted)."""
+
+class ArrowStringColumn(Protocol):
+    """Anything that exports Arrow data by the PyCapsule protocol: a pyarrow Array, ChunkedArray
+    or one-column Table, a Polars Series, a DuckDB relation of one column, a pandas Series with
+    the pyarrow backend, a nanoarrow array. Its type must be utf8, large_utf8 or utf8_view."""
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object: ...
+
+_PolicyCondition = Union[Mapping[str, str], Sequence[Union[str, int]]]
+"""A POST policy condition: ``{"acl": "private"}``, ``["starts-with", "$key", "up/"]``,
+``["content-length-range", 0, 1048576]``."""
+
+class PresignedPost(TypedDict):
+    """boto3's ``generate_presigned_post`` answer: post the fields, then the file, to the url."""
+
+    url: str
+    fields: dict[str, str]
+
+class UrlArray:
+    """Presigned URLs in Arrow buffers (large_utf8, or utf8 when a consumer asks), one chunk per
+    array of keys. Exported without a copy by the PyCapsule protocol: ``pyarrow.array(urls)``,
+    ``pyarrow.chunked_array(urls)``, ``polars.Series(urls)``. ``repr`` never shows the URLs."""
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]: ...
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object: ...
+    def __arrow_c_schema__(self) -> object: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Optional[str]: ...
+    @property
+    def null_count(self) -> int: ...
+    @property
+    def num_chunks(self) -> int: ...
+    def to_pylist(self) -> list[Optional[str]]: ...
 
 class Credentials:
     """An access key pair and optional session token. ``repr`` never shows the secret or token."""
@@ -62,6 +95,28 @@ class Presigner:
         at: _At = None,
         threads: Optional[int] = None,
     ) -> list[str]: ...
+    def presign_arrow(
+        self,
+        keys: ArrowStringColumn,
+        *,
+        method: str = "GET",
+        expires_in: int = 3600,
+        at: _At = None,
+        threads: Optional[int] = None,
+    ) -> UrlArray:
+        """One URL per key of an Arrow string column, signed on every core with the GIL released,
+        returned in Arrow buffers; nulls stay null. A bad key raises ValueError naming its row."""
+    def presign_post(
+        self,
+        key: str,
+        *,
+        fields: Optional[Mapping[str, str]] = None,
+        conditions: Optional[Sequence[_PolicyCondition]] = None,
+        expires_in: int = 3600,
+        at: _At = None,
+    ) -> PresignedPost:
+        """A presigned POST (browser form upload), byte-identical to botocore's. Each field needs a
+        condition naming it; a key ending in ``${filename}`` takes the uploaded file's name."""
 
 class Boto3Presigner:
     """A presigner that follows a boto3 S3 client's configuration and (refreshing) credentials."""
@@ -70,8 +125,18 @@ class Boto3Presigner:
     def presign_get(self, key: str, **kw: object) -> str: ...
     def presign_put(self, key: str, **kw: object) -> str: ...
     def presign_many(self, keys: Iterable[str], **kw: object) -> list[str]: ...
+    def presign_arrow(self, keys: ArrowStringColumn, **kw: object) -> UrlArray: ...
+    def presign_post(self, key: str, **kw: object) -> PresignedPost: ...
 
 def generate_presigned_url(client: object, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600) -> str: ...
+def generate_presigned_post(
+    client: object,
+    Bucket: str,
+    Key: str,
+    Fields: Optional[Mapping[str, str]] = None,
+    Conditions: Optional[Sequence[_PolicyCondition]] = None,
+    ExpiresIn: int = 3600,
+) -> PresignedPost: ...
 
 class S3Error(OSError):
     """S3 refused a request."""
