@@ -6,7 +6,7 @@
 //! from any runtime: the client, the CLI, the Python package and the gateway.
 //!
 //! - [`Presigner`] and [`Template`]: many S3 URLs per second, byte-identical to botocore;
-//!   [`batch`] over every core, [`column`] into Arrow's large string layout.
+//!   [`batch`] over every core, [`mod@column`] into Arrow's large string layout.
 //! - [`Presigner::presign_post`]: browser form uploads ([`PostForm`]), as botocore's.
 //! - [`Signer`]: any request, header or query form, S3 or other services ([`Settings`]), with
 //!   either algorithm (`Signer::new_v4a`, [`v4a`]).
