@@ -182,19 +182,10 @@ fn now() -> i64 {
 
 /// Unix seconds as `2026-12-01T00:00:00Z`.
 fn iso(unix: i64) -> String {
-    let Ok(t) = slipstream_sign::SigningTime::from_unix(unix) else {
-        return unix.to_string();
-    };
-    let d = t.amz_date();
-    format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &d[0..4],
-        &d[4..6],
-        &d[6..8],
-        &d[9..11],
-        &d[11..13],
-        &d[13..15]
-    )
+    match slipstream_sign::SigningTime::from_unix(unix) {
+        Ok(t) => t.rfc3339(),
+        Err(_) => unix.to_string(),
+    }
 }
 
 /// A policy given as JSON or `@FILE`.

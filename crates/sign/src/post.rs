@@ -196,11 +196,10 @@ impl Presigner {
             conditions.push(PolicyValue::eq(name, value));
         }
 
+        // The expiration in botocore's `ISO8601` format, `YYYY-MM-DDTHH:MM:SSZ`.
         let mut policy = String::from("{\"expiration\": ");
-        write_json_str(
-            &mut policy,
-            &iso8601(time.plus(expires_in_secs(expires_in))),
-        );
+        let expiration = time.plus(expires_in_secs(expires_in)).rfc3339();
+        write_json_str(&mut policy, &expiration);
         policy.push_str(", \"conditions\": ");
         PolicyValue::List(conditions).write_json(&mut policy);
         policy.push('}');
@@ -240,20 +239,6 @@ fn set(fields: &mut Vec<(String, String)>, name: &str, value: &str) {
         Some(field) => field.1 = value.to_owned(),
         None => fields.push((name.to_owned(), value.to_owned())),
     }
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ`, the policy's expiration (botocore's `ISO8601` format).
-fn iso8601(t: SigningTime) -> String {
-    let d = t.amz_date();
-    format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &d[0..4],
-        &d[4..6],
-        &d[6..8],
-        &d[9..11],
-        &d[11..13],
-        &d[13..15]
-    )
 }
 
 /// Checked by `check_expiry` to be at most 604800, so it fits.
@@ -303,8 +288,9 @@ mod tests {
     }
 
     #[test]
-    fn iso8601_is_botocores_format() {
+    fn the_expiration_is_botocores_format() {
         let t = SigningTime::parse_amz("20260102T030405Z").unwrap();
-        assert_eq!(iso8601(t), "2026-01-02T03:04:05Z");
+        assert_eq!(t.rfc3339(), "2026-01-02T03:04:05Z");
+        assert_eq!(SigningTime::parse_rfc3339(&t.rfc3339()).unwrap(), t);
     }
 }

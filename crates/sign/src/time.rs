@@ -117,6 +117,26 @@ impl SigningTime {
         ascii(&b)
     }
 
+    /// `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339 in UTC, what [`SigningTime::parse_rfc3339`] reads): a
+    /// POST policy's expiration, the authority's listings.
+    pub fn rfc3339(self) -> String {
+        let d = self.amz_date();
+        [
+            &d[0..4],
+            "-",
+            &d[4..6],
+            "-",
+            &d[6..8],
+            "T",
+            &d[9..11],
+            ":",
+            &d[11..13],
+            ":",
+            &d[13..],
+        ]
+        .concat()
+    }
+
     /// `YYYYMMDD`, the date in the credential scope.
     pub fn date_stamp(self) -> String {
         let mut b = *b"00000000";
