@@ -224,3 +224,30 @@ def test_a_full_disk_fails_the_download_and_leaves_nothing(slipstream_bin, serve
         assert [p for p in small.rglob("*") if p.is_file()] == []
     finally:
         subprocess.run(["umount", str(small)], check=True)
+
+
+def test_object_headers_acl_and_encryption_flags(slipstream_bin, server, s3, tmp_path):
+    """The AWS CLI's upload flags reach the object, single and multipart; a server-side copy
+    with flags replaces the content headers (and keeps none it was not given)."""
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    small, big = tmp_path / "small.txt", tmp_path / "big.bin"
+    small.write_bytes(b"hello")
+    big.write_bytes(os.urandom((5 << 20) + 7))
+    flags = [
+        "--content-disposition", 'attachment; filename="report.pdf"', "--content-encoding", "gzip",
+        "--content-language", "fr", "--expires", "Wed, 02 Jan 2030 03:04:05 GMT",
+        "--website-redirect", "/moved.html", "--acl", "private", "--sse", "AES256",
+    ]
+    cli(slipstream_bin, server, "cp", str(small), f"s3://{bucket}/small.txt", *flags)
+    cli(slipstream_bin, server, "cp", str(big), f"s3://{bucket}/big.bin", "--part-size", "5MiB", *flags)
+    for key in ["small.txt", "big.bin"]:
+        h = s3.head_object(Bucket=bucket, Key=key)
+        got = (h["ContentDisposition"], h["ContentEncoding"], h["ContentLanguage"], h["ExpiresString"], h["WebsiteRedirectLocation"])
+        assert got == ('attachment; filename="report.pdf"', "gzip", "fr", "Wed, 02 Jan 2030 03:04:05 GMT", "/moved.html"), key
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/small.txt", f"s3://{bucket}/copy.txt", "--content-language", "de", "--acl", "private")
+    h = s3.head_object(Bucket=bucket, Key="copy.txt")
+    assert h["ContentLanguage"] == "de"
+    assert "ContentEncoding" not in h and "ContentDisposition" not in h, "replaced, not merged"
+    bad = cli(slipstream_bin, server, "cp", str(small), f"s3://{bucket}/x", "--acl", "everyone", check=False)
+    assert bad.returncode == 2

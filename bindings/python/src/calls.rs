@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyDict, PyList};
@@ -218,17 +218,35 @@ impl Client {
     }
 }
 
-/// boto3's `ExtraArgs` of an upload as the headers it sends: `ContentType`, `CacheControl`,
-/// `Metadata` (a dict, sent as `x-amz-meta-*`) and `StorageClass`; any other name is a
-/// `ValueError` rather than silently dropped. Nothing is guessed (boto3 guesses no type).
+/// The `ExtraArgs` names of boto3's uploads this client sends, for the error that lists them.
+const EXTRA_ARGS: &str = "ACL, CacheControl, ContentDisposition, ContentEncoding, \
+    ContentLanguage, ContentType, Expires, Metadata, ServerSideEncryption, SSEKMSKeyId, \
+    StorageClass, Tagging, WebsiteRedirectLocation";
+
+/// boto3's `ExtraArgs` of an upload as the headers it sends (names in [`EXTRA_ARGS`]; `Metadata`
+/// a dict sent as `x-amz-meta-*`, `Expires` a `datetime` or an HTTP date, `Tagging` a query
+/// string `a=1&b=2`); any other name is a `ValueError` rather than silently dropped. Nothing is
+/// guessed (boto3 guesses no type).
 pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<ObjectHeaders> {
     let mut headers = ObjectHeaders::default();
     for (name, value) in extra.into_iter().flat_map(|d| d.iter()) {
         let name: String = name.extract()?;
-        match name.as_str() {
-            "ContentType" => headers.content_type = Some(value.extract()?),
-            "CacheControl" => headers.cache_control = Some(value.extract()?),
-            "StorageClass" => headers.storage_class = Some(value.extract()?),
+        let slot = match name.as_str() {
+            "ContentType" => &mut headers.content_type,
+            "CacheControl" => &mut headers.cache_control,
+            "StorageClass" => &mut headers.storage_class,
+            "ContentDisposition" => &mut headers.content_disposition,
+            "ContentEncoding" => &mut headers.content_encoding,
+            "ContentLanguage" => &mut headers.content_language,
+            "WebsiteRedirectLocation" => &mut headers.website_redirect,
+            "ACL" => &mut headers.acl,
+            "ServerSideEncryption" => &mut headers.server_side_encryption,
+            "SSEKMSKeyId" => &mut headers.sse_kms_key_id,
+            "Tagging" => &mut headers.tagging,
+            "Expires" => {
+                headers.expires = Some(http_date(&value)?);
+                continue;
+            }
             "Metadata" => {
                 let mut pairs: Vec<(String, String)> = value
                     .extract::<std::collections::HashMap<String, String>>()?
@@ -236,15 +254,49 @@ pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<Obje
                     .collect();
                 pairs.sort();
                 headers.metadata = pairs;
+                continue;
             }
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "extra_args: {other:?} is not one of ContentType, CacheControl, Metadata, StorageClass"
+                    "extra_args: {other:?} is not one of {EXTRA_ARGS}"
                 )))
             }
-        }
+        };
+        *slot =
+            Some(value.extract().map_err(|_| {
+                PyTypeError::new_err(format!("extra_args[{name:?}] must be a str"))
+            })?);
     }
     Ok(headers)
+}
+
+/// An `Expires` value as the header's HTTP date: a `datetime` (an aware one, or naive as UTC,
+/// as botocore reads it) is formatted, a `str` sent as it is.
+fn http_date(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = value.extract::<String>() {
+        return Ok(text);
+    }
+    let py = value.py();
+    let datetime = py.import("datetime")?;
+    if !value.is_instance(&datetime.getattr("datetime")?)? {
+        return Err(PyTypeError::new_err(
+            "extra_args[\"Expires\"] must be a datetime or an HTTP date string",
+        ));
+    }
+    let utc = datetime.getattr("timezone")?.getattr("utc")?;
+    let aware = if value.getattr("tzinfo")?.is_none() {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("tzinfo", &utc)?;
+        value.call_method("replace", (), Some(&kwargs))?
+    } else {
+        value.call_method1("astimezone", (&utc,))?
+    };
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("usegmt", true)?;
+    py.import("email.utils")?
+        .getattr("format_datetime")?
+        .call((aware,), Some(&kwargs))?
+        .extract()
 }
 
 /// `HeadObject`'s answer with boto3's names: `ContentLength`, `ETag`, `LastModified`,

@@ -184,7 +184,8 @@ impl Client {
 
     /// Uploads the file at `path` to `bucket/key` (multipart when large), every part with its
     /// checksum (`checksum_algorithm`, else the client's); returns the size. `extra_args` as
-    /// boto3's `ExtraArgs`: `ContentType`, `CacheControl`, `Metadata`, `StorageClass`.
+    /// boto3's `ExtraArgs`: the content headers, `Metadata`, `StorageClass`, `ACL`, encryption,
+    /// `Tagging`, `WebsiteRedirectLocation` (`calls::object_headers`).
     #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None, extra_args = None))]
     fn upload(
         &self,

@@ -1,19 +1,12 @@
 """slipstream.Client's listing, head, server-side copy and deletes against the local versitygw."""
 
+import os
 import uuid
 
 import pytest
+from test_client import make_client
 
 import slipstream
-
-
-def make_client(server):
-    return slipstream.Client(
-        region=server["region"],
-        credentials=slipstream.Credentials(server["access_key"], server["secret_key"]),
-        endpoint_url=server["endpoint"],
-        addressing="path",
-    )
 
 
 def test_list_head_copy_delete(server, s3):
@@ -124,7 +117,39 @@ def test_uploads_carry_boto3s_extra_args(server, s3, tmp_path):
     asyncio.run(main())
     assert s3.head_object(Bucket=bucket, Key="a.txt")["Metadata"] == {"via": "async"}
     assert s3.head_object(Bucket=bucket, Key="b.html")["ContentType"] == "text/html"
-    with pytest.raises(ValueError, match="ACL"):
-        c.put_bytes(bucket, "k", b"x", extra_args={"ACL": "public-read"})
+    with pytest.raises(ValueError, match='"GrantRead" is not one of ACL, CacheControl'):
+        c.put_bytes(bucket, "k", b"x", extra_args={"GrantRead": "id=x"})
     with pytest.raises(TypeError):
         c.put_bytes(bucket, "k", b"x", extra_args={"Metadata": "not a dict"})
+    with pytest.raises(TypeError, match="Expires"):
+        c.put_bytes(bucket, "k", b"x", extra_args={"Expires": 5})
+
+
+def test_every_extra_arg_reaches_the_object_single_and_multipart(server, s3, tmp_path):
+    import datetime
+
+    c = make_client(server, part_size=5 << 20)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom((5 << 20) + 1))  # two parts
+    extra = {
+        "ContentDisposition": 'attachment; filename="r 1.pdf"',
+        "ContentEncoding": "gzip",
+        "ContentLanguage": "fr",
+        "Expires": datetime.datetime(2030, 1, 2, 3, 4, 5),  # naive: UTC, as botocore reads it
+        "WebsiteRedirectLocation": "/elsewhere.html",
+        "ACL": "private",
+        "ServerSideEncryption": "AES256",
+        "Tagging": "project=a&team=b%20c",
+        "StorageClass": "STANDARD",
+    }
+    c.put_bytes(bucket, "small", b"x", extra_args=extra)
+    c.upload(big, bucket, "big", extra_args={**extra, "Expires": "Wed, 02 Jan 2030 03:04:05 GMT"})
+    for key in ["small", "big"]:
+        h = s3.head_object(Bucket=bucket, Key=key)
+        assert h["ContentDisposition"] == 'attachment; filename="r 1.pdf"', key
+        assert (h["ContentEncoding"], h["ContentLanguage"], h["WebsiteRedirectLocation"]) == ("gzip", "fr", "/elsewhere.html"), key
+        assert h["ExpiresString"] == "Wed, 02 Jan 2030 03:04:05 GMT", key
+        tags = s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]
+        assert sorted((t["Key"], t["Value"]) for t in tags) == [("project", "a"), ("team", "b c")], key

@@ -209,6 +209,30 @@ pub struct Headers {
     /// Storage class of the objects written (STANDARD, STANDARD_IA, GLACIER_IR...).
     #[arg(long, value_name = "CLASS")]
     pub storage_class: Option<String>,
+    /// Content-Disposition of the objects written, e.g. 'attachment; filename="a.pdf"'.
+    #[arg(long, value_name = "VALUE")]
+    pub content_disposition: Option<String>,
+    /// Content-Encoding of the objects written, e.g. gzip.
+    #[arg(long, value_name = "VALUE")]
+    pub content_encoding: Option<String>,
+    /// Content-Language of the objects written, e.g. fr.
+    #[arg(long, value_name = "VALUE")]
+    pub content_language: Option<String>,
+    /// Expires of the objects written, an HTTP date: 'Tue, 01 Jan 2030 00:00:00 GMT'.
+    #[arg(long, value_name = "DATE")]
+    pub expires: Option<String>,
+    /// Where a website bucket redirects requests for the objects written.
+    #[arg(long, value_name = "URL")]
+    pub website_redirect: Option<String>,
+    /// Canned ACL of the objects written.
+    #[arg(long, value_name = "ACL", value_parser = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control"])]
+    pub acl: Option<String>,
+    /// Server-side encryption of the objects written.
+    #[arg(long, value_name = "ALGORITHM", value_parser = ["AES256", "aws:kms", "aws:kms:dsse"])]
+    pub sse: Option<String>,
+    /// The KMS key of --sse aws:kms (an id, ARN or alias).
+    #[arg(long, value_name = "KEY", requires = "sse")]
+    pub sse_kms_key_id: Option<String>,
 }
 
 /// `--metadata`'s pairs (one flag value: clap would read a bare `Vec` as many values).

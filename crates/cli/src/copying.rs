@@ -399,6 +399,11 @@ impl crate::args::Tuning {
             concurrency: usize::from(self.concurrency),
             options: slipstream_client::CopyOptions {
                 replace_metadata: object.replacement(),
+                settings: object
+                    .settings()
+                    .into_iter()
+                    .map(|(n, v)| (n.to_owned(), v))
+                    .collect(),
                 storage_class: object.storage_class,
                 ..defaults.options.clone()
             },
@@ -416,6 +421,15 @@ impl crate::args::Headers {
             cache_control: self.cache_control.clone(),
             metadata: self.metadata.clone().unwrap_or_default().0,
             storage_class: self.storage_class.clone(),
+            content_disposition: self.content_disposition.clone(),
+            content_encoding: self.content_encoding.clone(),
+            content_language: self.content_language.clone(),
+            expires: self.expires.clone(),
+            website_redirect: self.website_redirect.clone(),
+            acl: self.acl.clone(),
+            server_side_encryption: self.sse.clone(),
+            sse_kms_key_id: self.sse_kms_key_id.clone(),
+            tagging: None,
         }
     }
 }

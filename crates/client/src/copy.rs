@@ -23,6 +23,10 @@ pub struct CopyOptions {
     pub replace_metadata: Option<Vec<(String, String)>>,
     /// `x-amz-storage-class` of the new object.
     pub storage_class: Option<String>,
+    /// Headers that set the new object's ACL, encryption and tags (`x-amz-acl`,
+    /// `x-amz-server-side-encryption[-aws-kms-key-id]`, `x-amz-tagging`), whatever the metadata
+    /// directive. Tags given replace the source's (`x-amz-tagging-directive: REPLACE`).
+    pub settings: Vec<(String, String)>,
 }
 
 /// The `x-amz-copy-source` value: `bucket/key` percent-encoded as botocore encodes it (`/` kept).
@@ -54,6 +58,12 @@ impl S3Client {
         }
         if let Some(class) = &options.storage_class {
             headers.push(("x-amz-storage-class".into(), class.clone()));
+        }
+        for (name, value) in &options.settings {
+            if name == "x-amz-tagging" {
+                headers.push(("x-amz-tagging-directive".into(), "REPLACE".into()));
+            }
+            headers.push((name.clone().into(), value.clone()));
         }
         let call = Call {
             headers,

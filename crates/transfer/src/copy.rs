@@ -115,6 +115,14 @@ pub async fn copy_object(
     if let Some(class) = &settings.options.storage_class {
         headers.push(("x-amz-storage-class".into(), class.clone()));
     }
+    // A multipart copy makes a new upload: its settings are plain upload headers.
+    headers.extend(
+        settings
+            .options
+            .settings
+            .iter()
+            .map(|(n, v)| (n.clone().into(), v.clone())),
+    );
     let count = ranges.len();
     multipart_upload(client, (bucket, key), None, headers, |upload_id| {
         let client = Arc::clone(client);

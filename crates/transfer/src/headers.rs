@@ -1,8 +1,11 @@
-//! What a new object carries besides its bytes: `Content-Type` (given, or guessed from the
-//! key's extension as the AWS CLI and s5cmd guess it), `Cache-Control`, `x-amz-meta-*` and the
-//! storage class. Sent with `PutObject` and `CreateMultipartUpload`; for a server-side copy they
-//! replace the source's (`x-amz-metadata-directive: REPLACE`), as the AWS CLI does when any is
-//! given.
+//! What a new object carries besides its bytes: the content headers (`Content-Type`, given or
+//! guessed from the key's extension as the AWS CLI and s5cmd guess it; `Cache-Control`,
+//! `Content-Disposition`, `-Encoding`, `-Language`, `Expires`), `x-amz-meta-*`, the website
+//! redirect, and the object's settings: storage class, canned ACL, server-side encryption and
+//! tags. All are sent with `PutObject` and `CreateMultipartUpload`. For a server-side copy the
+//! content headers, metadata and redirect replace the source's (`x-amz-metadata-directive:
+//! REPLACE`, as the AWS CLI does when any is given); the settings apply to the new object
+//! either way ([`ObjectHeaders::settings`]).
 
 use std::borrow::Cow;
 
@@ -21,6 +24,24 @@ pub struct ObjectHeaders {
     pub metadata: Vec<(String, String)>,
     /// `x-amz-storage-class` (`STANDARD_IA`, `GLACIER_IR`...).
     pub storage_class: Option<String>,
+    /// `Content-Disposition` (`attachment; filename="a.pdf"`).
+    pub content_disposition: Option<String>,
+    /// `Content-Encoding` (`gzip`).
+    pub content_encoding: Option<String>,
+    /// `Content-Language` (`fr`).
+    pub content_language: Option<String>,
+    /// `Expires`, an HTTP date, sent as given.
+    pub expires: Option<String>,
+    /// `x-amz-website-redirect-location` (`/other/page.html` or a URL).
+    pub website_redirect: Option<String>,
+    /// `x-amz-acl`, a canned ACL (`private`, `public-read`, `bucket-owner-full-control`...).
+    pub acl: Option<String>,
+    /// `x-amz-server-side-encryption` (`AES256`, `aws:kms`, `aws:kms:dsse`).
+    pub server_side_encryption: Option<String>,
+    /// `x-amz-server-side-encryption-aws-kms-key-id`, with `aws:kms`.
+    pub sse_kms_key_id: Option<String>,
+    /// `x-amz-tagging`, URL-encoded as a query string: `project=a&team=b%20c`.
+    pub tagging: Option<String>,
 }
 
 impl ObjectHeaders {
@@ -30,7 +51,30 @@ impl ObjectHeaders {
         if let Some(class) = &self.storage_class {
             out.push(("x-amz-storage-class".into(), class.clone()));
         }
+        out.extend(
+            self.settings()
+                .into_iter()
+                .map(|(n, v)| (Cow::Borrowed(n), v)),
+        );
         out
+    }
+
+    /// The settings a new object takes whether it is uploaded or copied (a copy's metadata
+    /// directive does not touch them): ACL, server-side encryption, tags. The storage class is
+    /// apart, as `CopyOptions` carries it.
+    pub fn settings(&self) -> Vec<(&'static str, String)> {
+        [
+            ("x-amz-acl", &self.acl),
+            ("x-amz-server-side-encryption", &self.server_side_encryption),
+            (
+                "x-amz-server-side-encryption-aws-kms-key-id",
+                &self.sse_kms_key_id,
+            ),
+            ("x-amz-tagging", &self.tagging),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.clone().map(|v| (n, v)))
+        .collect()
     }
 
     /// What replaces a copied object's metadata and content headers (lowercase names), or
@@ -39,7 +83,6 @@ impl ObjectHeaders {
     pub fn replacement(&self) -> Option<Vec<(String, String)>> {
         let given = Self {
             guess_content_type: false,
-            storage_class: None,
             ..self.clone()
         };
         let headers = given.content_headers("");
@@ -61,8 +104,18 @@ impl ObjectHeaders {
         if let Some(t) = content_type {
             out.push(("content-type".into(), t));
         }
-        if let Some(c) = &self.cache_control {
-            out.push(("cache-control".into(), c.clone()));
+        let named = [
+            ("cache-control", &self.cache_control),
+            ("content-disposition", &self.content_disposition),
+            ("content-encoding", &self.content_encoding),
+            ("content-language", &self.content_language),
+            ("expires", &self.expires),
+            ("x-amz-website-redirect-location", &self.website_redirect),
+        ];
+        for (name, value) in named {
+            if let Some(v) = value {
+                out.push((name.into(), v.clone()));
+            }
         }
         for (name, value) in &self.metadata {
             out.push((
@@ -131,6 +184,27 @@ mod tests {
             [("cache-control", "max-age=60"), ("x-amz-meta-owner", "me")]
                 .map(|(n, v)| (n.to_owned(), v.to_owned()))
         );
+        let all = ObjectHeaders {
+            content_disposition: Some("inline".into()),
+            content_encoding: Some("gzip".into()),
+            content_language: Some("fr".into()),
+            expires: Some("Tue, 01 Jan 2030 00:00:00 GMT".into()),
+            website_redirect: Some("/x".into()),
+            acl: Some("private".into()),
+            server_side_encryption: Some("aws:kms".into()),
+            sse_kms_key_id: Some("k1".into()),
+            tagging: Some("a=1".into()),
+            ..h.clone()
+        };
+        let sent = names(&all.for_key("a.txt"));
+        assert_eq!(sent.len(), 13, "{sent:?}");
+        // Settings are not part of a copy's replaced metadata: they go on the new object.
+        let replaced = all.replacement().unwrap();
+        assert_eq!(replaced.len(), 7, "{replaced:?}");
+        assert!(replaced
+            .iter()
+            .all(|(n, _)| !n.starts_with("x-amz-acl") && n != "x-amz-tagging"));
+        assert_eq!(all.settings().len(), 4);
         let guess_only = ObjectHeaders {
             guess_content_type: true,
             ..ObjectHeaders::default()

@@ -295,8 +295,19 @@ class ExtraArgs(TypedDict, total=False):
 
     ContentType: str
     CacheControl: str
+    ContentDisposition: str
+    ContentEncoding: str
+    ContentLanguage: str
+    Expires: Union[datetime, str]
+    """A ``datetime`` (naive means UTC) or an HTTP date: ``Tue, 01 Jan 2030 00:00:00 GMT``."""
     Metadata: dict[str, str]
     StorageClass: str
+    ACL: str
+    ServerSideEncryption: str
+    SSEKMSKeyId: str
+    Tagging: str
+    """A query string: ``project=a&team=b%20c``."""
+    WebsiteRedirectLocation: str
 
 class SyncAction(TypedDict, total=False):
     action: Literal["upload", "download", "copy", "delete"]
