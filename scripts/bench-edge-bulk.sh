@@ -14,7 +14,8 @@
 # `slipstream cp` moves the objects (parallel multipart up, parallel ranged GETs down); the
 # server keeps its data on /dev/shm and the files live there too, so the disk is not measured.
 # Rounds alternate direct and edge; medians are quoted. GATEWAY_BIN=PATH runs another build
-# as the gateway (an A/B of gateway changes with the same client). Memory: the gateway's peak
+# as the gateway (an A/B of gateway changes with the same client); GATEWAY_ARGS adds flags to
+# both gateways (e.g. GATEWAY_ARGS="--no-upstream-h2"). Memory: the gateway's peak
 # RSS is reset (/proc/PID/clear_refs) before the big transfer and read after it. The server's
 # and the client's CPU per GiB are reported too (with PIN=1 they share core 0, so their sum is
 # what bounds the transfer).
@@ -47,10 +48,10 @@ cat "$WORK/ca.pem" "$SLIPSTREAM_TEST_CA" > "$WORK/both.pem"
 export AWS_CA_BUNDLE=$WORK/both.pem
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "${GW[@]}" gateway --listen "127.0.0.1:$port" --tls-cert "$WORK/edge.pem" --tls-key "$WORK/edge.key" \
-  --origin "$SLIPSTREAM_TEST_TLS_ENDPOINT" --origin-ca-bundle "$SLIPSTREAM_TEST_CA" 2>"$WORK/gateway.err" &
+  --origin "$SLIPSTREAM_TEST_TLS_ENDPOINT" --origin-ca-bundle "$SLIPSTREAM_TEST_CA" ${GATEWAY_ARGS:-} 2>"$WORK/gateway.err" &
 gateway_pid=$!
 plain_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"${GW[@]}" gateway --listen "127.0.0.1:$plain_port" --origin "$SLIPSTREAM_TEST_ENDPOINT" 2>"$WORK/plain.err" &
+"${GW[@]}" gateway --listen "127.0.0.1:$plain_port" --origin "$SLIPSTREAM_TEST_ENDPOINT" ${GATEWAY_ARGS:-} 2>"$WORK/plain.err" &
 plain_pid=$!
 for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$port/" && break; sleep 0.05; done
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$plain_port/" && break; sleep 0.05; done
