@@ -150,3 +150,26 @@ def test_empty_input_and_repr_without_urls():
     assert repr(urls) == "UrlArray(len=1, null_count=0, num_chunks=1)"
     with pytest.raises(IndexError):
         urls[1]
+
+
+def test_no_pyarrow_needed():
+    """Polars in, Polars out, in a process where pyarrow cannot be imported."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("polars")
+    script = """
+import sys
+sys.modules["pyarrow"] = None  # any import of pyarrow now fails
+import polars as pl
+from slipstream import Credentials, Presigner
+p = Presigner("b", region="us-east-1", credentials=Credentials("AKID", "secret"))
+keys = pl.Series(["a/1", None, "ü b"])
+urls = pl.Series(p.presign_arrow(keys, at="20260101T000000Z"))
+want = [p.presign_get("a/1", at="20260101T000000Z"), None, p.presign_get("ü b", at="20260101T000000Z")]
+assert urls.to_list() == want, urls.to_list()
+assert "pyarrow" not in [m for m in sys.modules if sys.modules[m] is not None]
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
