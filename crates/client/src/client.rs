@@ -59,6 +59,10 @@ pub struct S3Client {
     addressing: AddressingStyle,
     options: ClientOptions,
     activity: Arc<Activity>,
+    /// Learned: this server's answers to a range that covers a whole object carry the object's
+    /// checksum (versitygw's do; AWS S3 sends none on ranged answers), so a download of a small
+    /// object needs no HeadObject beside its GET (`slipstream_transfer`'s `source::start`).
+    whole_range_checksums: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for S3Client {
@@ -84,7 +88,21 @@ impl S3Client {
             addressing: config.addressing,
             options,
             activity: Arc::new(Activity::new()),
+            whole_range_checksums: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Whether this server has been seen to send an object's checksum on a ranged answer that
+    /// covered the whole object (see [`S3Client::get_first`]).
+    pub fn whole_range_checksums(&self) -> bool {
+        self.whole_range_checksums
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records that this server sends checksums on whole-object ranged answers.
+    pub fn learn_whole_range_checksums(&self) {
+        self.whole_range_checksums
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Starts opening `n` connections to `bucket`'s endpoint in the background, for a transfer

@@ -58,6 +58,25 @@ pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// The first whole-object checksum among `headers` (see [`ObjectInfo::checksum`]).
+/// What a HeadObject (or a whole GET) answer says of the object, with its size given.
+fn object_info(h: &HeaderMap, size: u64) -> ObjectInfo {
+    ObjectInfo {
+        size,
+        etag: header(h, "etag").unwrap_or_default(),
+        last_modified: header(h, "last-modified").unwrap_or_default(),
+        checksum: whole_checksum(h),
+        copied_headers: h
+            .iter()
+            .filter(|(n, _)| slipstream_s3::copy::is_copied_header(n.as_str()))
+            // UTF-8, not only ASCII: servers pass `x-amz-meta-*` bytes through as sent.
+            .filter_map(|(n, v)| {
+                let v = std::str::from_utf8(v.as_bytes()).ok()?;
+                Some((n.as_str().to_owned(), v.to_owned()))
+            })
+            .collect(),
+    }
+}
+
 fn whole_checksum(headers: &HeaderMap) -> Option<Checksum> {
     if header(headers, "x-amz-checksum-type").is_some_and(|t| t == "COMPOSITE") {
         return None;
@@ -97,21 +116,39 @@ impl S3Client {
         let size = header(h, "content-length")
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| ClientError::Response("HeadObject without a Content-Length".into()))?;
-        Ok(ObjectInfo {
-            size,
-            etag: header(h, "etag").unwrap_or_default(),
-            last_modified: header(h, "last-modified").unwrap_or_default(),
-            checksum: whole_checksum(h),
-            copied_headers: h
-                .iter()
-                .filter(|(n, _)| slipstream_s3::copy::is_copied_header(n.as_str()))
-                // UTF-8, not only ASCII: servers pass `x-amz-meta-*` bytes through as sent.
-                .filter_map(|(n, v)| {
-                    let v = std::str::from_utf8(v.as_bytes()).ok()?;
-                    Some((n.as_str().to_owned(), v.to_owned()))
-                })
-                .collect(),
-        })
+        Ok(object_info(h, size))
+    }
+
+    /// A download's first `GetObject`: bytes `start..end`, asking for the object's checksum
+    /// (`x-amz-checksum-mode`). Besides the stream, what the answer says of the object, as
+    /// HeadObject would: the size from `Content-Range` (the answer's length without one), the
+    /// ETag, and the checksum when the server sent one (S3 sends none on ranged answers;
+    /// some servers do when the range covers the whole object).
+    pub async fn get_first(
+        &self,
+        bucket: &str,
+        key: &str,
+        (start, end): (u64, u64),
+    ) -> Result<(ObjectStream, ObjectInfo), ClientError> {
+        if end <= start {
+            return Err(ClientError::Request(format!("empty range {start}..{end}")));
+        }
+        let response = self
+            .send(&Call {
+                headers: vec![
+                    ("range".into(), format!("bytes={start}-{}", end - 1)),
+                    ("x-amz-checksum-mode".into(), "ENABLED".into()),
+                ],
+                ..Call::new(Method::GET, bucket, Some(key))
+            })
+            .await?;
+        let mut info = object_info(response.headers(), 0);
+        let stream = ObjectStream::new(response, self.read_timeout(), Arc::clone(self.activity()));
+        info.size = stream
+            .total_size
+            .or(stream.content_length)
+            .ok_or_else(|| ClientError::Response("a GET without a Content-Length".into()))?;
+        Ok((stream, info))
     }
 
     /// `GetObject` of bytes `start..end` (all when `None`), only if the ETag is still `if_match`;

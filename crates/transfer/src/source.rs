@@ -118,38 +118,78 @@ impl Source {
     }
 }
 
-/// How a download begins: `HeadObject` (size, ETag, the whole-object checksum that only HEAD and
-/// whole-object GETs return) and a GET of the first `first_len` bytes, sent together, so a small
-/// object costs one round trip instead of two, and a missing one says `NoSuchKey`. Both must name
-/// the same ETag (else the object changed between them); the later parts are pinned to it.
-/// `None`: the object is empty.
+/// How a download begins: a GET of the first `first_len` bytes, and what is known of the
+/// object (size, ETag, the whole-object checksum that only HEAD and whole-object answers
+/// carry). By default `HeadObject` goes beside the GET, so a small object costs one round trip
+/// instead of two, and a missing one says `NoSuchKey`; both must name the same ETag (else the
+/// object changed between them), and the later parts are pinned to it. Where the server has
+/// been seen to send the checksum on a ranged answer that covers the whole object
+/// ([`S3Client::whole_range_checksums`], learned here from the first small object), a small
+/// object takes the GET alone (half the requests for many small objects) and a larger one
+/// asks HeadObject after its first answer. `None`: the object is empty.
 pub(crate) async fn start(
     client: &S3Client,
     bucket: &str,
     key: &str,
     first_len: u64,
 ) -> Result<(ObjectInfo, Option<First>), TransferError> {
+    if client.whole_range_checksums() {
+        return match client.get_first(bucket, key, (0, first_len)).await {
+            // The whole object came, with its checksum if it has one.
+            Ok((response, seen)) if seen.size <= first_len => {
+                let len = seen.size;
+                Ok((seen, (len > 0).then_some(First { response, len })))
+            }
+            Ok((response, _)) => {
+                let info = client.head_object(bucket, key).await?;
+                first(key, first_len, info, response)
+            }
+            Err(e) => refused(client.head_object(bucket, key).await, e, key),
+        };
+    }
     let (head, get) = tokio::join!(
         client.head_object(bucket, key),
-        client.get_object(bucket, key, Some((0, first_len)), None),
+        client.get_first(bucket, key, (0, first_len)),
     );
-    let response = match get {
-        Ok(response) => response,
-        // An empty object has no byte 0: S3 answers 416 to any range.
-        Err(ClientError::S3 { status: 416, .. }) => {
-            let info = head?;
-            if info.size != 0 {
-                return Err(TransferError::BadResponse(format!(
-                    "{key}: the first range was refused, but the object has {} bytes",
-                    info.size
-                )));
-            }
-            return Ok((info, None));
-        }
-        // GET's error names the cause (NoSuchKey, AccessDenied); HEAD's has no body.
-        Err(e) => return Err(e.into()),
+    let (response, seen) = match get {
+        Ok(answer) => answer,
+        Err(e) => return refused(head, e, key),
     };
     let info = head?;
+    if seen.size <= first_len && seen.checksum.is_some() && seen.checksum == info.checksum {
+        client.learn_whole_range_checksums();
+    }
+    first(key, first_len, info, response)
+}
+
+/// The first GET was refused: an empty object (no byte 0, so S3 answers 416 to any range,
+/// and `head` says the size is 0), else the GET's error, which names the cause (NoSuchKey,
+/// AccessDenied; HEAD's has no body).
+fn refused(
+    head: Result<ObjectInfo, ClientError>,
+    get: ClientError,
+    key: &str,
+) -> Result<(ObjectInfo, Option<First>), TransferError> {
+    if !matches!(get, ClientError::S3 { status: 416, .. }) {
+        return Err(get.into());
+    }
+    let info = head?;
+    if info.size != 0 {
+        return Err(TransferError::BadResponse(format!(
+            "{key}: the first range was refused, but the object has {} bytes",
+            info.size
+        )));
+    }
+    Ok((info, None))
+}
+
+/// The first answer checked against what HeadObject said: the same ETag, and the length asked.
+fn first(
+    key: &str,
+    first_len: u64,
+    info: ObjectInfo,
+    response: ObjectStream,
+) -> Result<(ObjectInfo, Option<First>), TransferError> {
     if info.etag != response.etag {
         return Err(changed(key, &info.etag));
     }

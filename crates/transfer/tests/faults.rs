@@ -517,3 +517,72 @@ async fn a_server_that_stops_answering_uploads_fails_the_upload_and_it_is_aborte
     let direct = client_for(&server());
     assert!(direct.head_object(&bucket, "big").await.is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_objects_skip_the_head_once_the_server_sends_checksums_on_whole_ranges() {
+    let (bucket, large) = object("large").await;
+    let small = data(10_000);
+    client_for(&server())
+        .put_object(
+            &bucket,
+            "small",
+            bytes::Bytes::from(small.clone()),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    let heads = Arc::new(AtomicUsize::new(0));
+    let corrupt = Arc::new(AtomicBool::new(false));
+    let (h, c) = (Arc::clone(&heads), Arc::clone(&corrupt));
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "HEAD" {
+                h.fetch_add(1, Ordering::SeqCst);
+            }
+            if c.load(Ordering::SeqCst) && s.method == "GET" {
+                return Action::Corrupt(5000);
+            }
+            Action::Forward
+        }),
+    );
+    let client = client_for(&p.endpoint);
+    assert!(!client.whole_range_checksums());
+    // The first small download asks HEAD beside its GET and learns that versitygw sends the
+    // checksum on a ranged answer covering the whole object.
+    let got = download_to_memory(Arc::clone(&client), &bucket, "small", opts())
+        .await
+        .unwrap();
+    assert_eq!(
+        (got.as_ref(), heads.load(Ordering::SeqCst)),
+        (small.as_slice(), 1)
+    );
+    assert!(client.whole_range_checksums());
+    // Then small objects take one GET each, still checked: a flipped bit is caught.
+    for _ in 0..3 {
+        let got = download_to_memory(Arc::clone(&client), &bucket, "small", opts())
+            .await
+            .unwrap();
+        assert_eq!(got.as_ref(), small.as_slice());
+    }
+    assert_eq!(
+        heads.load(Ordering::SeqCst),
+        1,
+        "no HEAD for small objects once learned"
+    );
+    corrupt.store(true, Ordering::SeqCst);
+    let err = download_to_memory(Arc::clone(&client), &bucket, "small", opts())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, TransferError::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    corrupt.store(false, Ordering::SeqCst);
+    // A larger object still learns its checksum from HEAD (after its first answer).
+    let got = download_to_memory(Arc::clone(&client), &bucket, "large", opts())
+        .await
+        .unwrap();
+    assert_eq!(got.as_ref(), large.as_slice());
+    assert_eq!(heads.load(Ordering::SeqCst), 2);
+}
