@@ -178,17 +178,21 @@ impl Input {
     pub fn keys<'a>(&self, array: &'a Array) -> PyResult<Keys<'a>> {
         let mut a = &array.0;
         let mut offset = 0;
+        let mut rows = None;
         if self.in_table {
             if a.null_count != 0 || a.n_children != 1 {
                 return Err(PyValueError::new_err(
                     "a table of keys must have one column and no null rows",
                 ));
             }
+            // The table's rows are the struct's: its length, at its offset into the child
+            // (which may be longer, as when a batch is a slice of a bigger one).
             offset = index(a.offset)?;
+            rows = Some(index(a.length)?);
             // SAFETY: a struct array with n_children == 1 has one valid child pointer.
             a = unsafe { &**a.children };
         }
-        Keys::new(self.layout, a, offset)
+        Keys::new(self.layout, a, offset, rows)
     }
 }
 
@@ -346,8 +350,19 @@ enum Body<'a> {
 }
 
 impl<'a> Keys<'a> {
-    fn new(layout: Layout, a: &'a FfiArray, parent_offset: usize) -> PyResult<Self> {
-        let rows = index(a.length)?;
+    fn new(
+        layout: Layout,
+        a: &'a FfiArray,
+        parent_offset: usize,
+        parent_rows: Option<usize>,
+    ) -> PyResult<Self> {
+        let rows = match parent_rows {
+            Some(rows) if rows > index(a.length)?.saturating_sub(parent_offset) => {
+                return Err(broken("a table longer than its column"))
+            }
+            Some(rows) => rows,
+            None => index(a.length)?,
+        };
         let offset = index(a.offset)? + parent_offset;
         let slots = offset + rows;
         let buffers = index(a.n_buffers)?;

@@ -67,8 +67,13 @@ def test_a_consumer_asking_for_utf8_gets_utf8():
 
 def test_a_one_column_table_is_its_column():
     p = presigner()
-    table = pa.table({"key": with_nulls(KEYS[:300])})
-    assert presigner().presign_arrow(table, at=AT_TEXT).to_pylist() == expected(p, with_nulls(KEYS[:300]))
+    keys = with_nulls(KEYS[:300])
+    table = pa.table({"key": keys})
+    assert p.presign_arrow(table, at=AT_TEXT).to_pylist() == expected(p, keys)
+    # Slices of tables and record batches: the rows are the slice's, not the whole column's.
+    assert p.presign_arrow(table.slice(7, 100), at=AT_TEXT).to_pylist() == expected(p, keys[7:107])
+    batch = pa.RecordBatch.from_pydict({"key": keys}).slice(3, 20)
+    assert p.presign_arrow(batch, at=AT_TEXT).to_pylist() == expected(p, keys[3:23])
 
 
 def test_polars_series_and_map_batches():
