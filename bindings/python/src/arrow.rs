@@ -175,7 +175,7 @@ fn join(chunks: &[Arc<UrlColumn>]) -> UrlColumn {
         out.data.extend_from_slice(&c.data);
         if let Some(bits) = &mut out.validity {
             for r in 0..c.len() {
-                if c.url(r).is_some() {
+                if c.is_valid(r) {
                     bits[(row + r) / 8] |= 1 << ((row + r) % 8);
                 }
             }

@@ -58,6 +58,14 @@ pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// The first whole-object checksum among `headers` (see [`ObjectInfo::checksum`]).
+/// The `Range` header of bytes `start..end` (end exclusive; an empty range is refused).
+fn range_header((start, end): (u64, u64)) -> Result<(Cow<'static, str>, String), ClientError> {
+    if end <= start {
+        return Err(ClientError::Request(format!("empty range {start}..{end}")));
+    }
+    Ok(("range".into(), format!("bytes={start}-{}", end - 1)))
+}
+
 /// What a HeadObject (or a whole GET) answer says of the object, with its size given.
 fn object_info(h: &HeaderMap, size: u64) -> ObjectInfo {
     ObjectInfo {
@@ -128,15 +136,12 @@ impl S3Client {
         &self,
         bucket: &str,
         key: &str,
-        (start, end): (u64, u64),
+        range: (u64, u64),
     ) -> Result<(ObjectStream, ObjectInfo), ClientError> {
-        if end <= start {
-            return Err(ClientError::Request(format!("empty range {start}..{end}")));
-        }
         let response = self
             .send(&Call {
                 headers: vec![
-                    ("range".into(), format!("bytes={start}-{}", end - 1)),
+                    range_header(range)?,
                     ("x-amz-checksum-mode".into(), "ENABLED".into()),
                 ],
                 ..Call::new(Method::GET, bucket, Some(key))
@@ -164,11 +169,8 @@ impl S3Client {
         if let Some(etag) = if_match {
             headers.push(("if-match".into(), etag.to_owned()));
         }
-        if let Some((start, end)) = range {
-            if end <= start {
-                return Err(ClientError::Request(format!("empty range {start}..{end}")));
-            }
-            headers.push(("range".into(), format!("bytes={start}-{}", end - 1)));
+        if let Some(range) = range {
+            headers.push(range_header(range)?);
         }
         let response = self
             .send(&Call {

@@ -65,12 +65,17 @@ impl UrlColumn {
         self.len() == 0
     }
 
+    /// Whether row `row` has a URL (its key was not null).
+    pub fn is_valid(&self, row: usize) -> bool {
+        self.validity
+            .as_ref()
+            .map_or(true, |bits| bits[row / 8] >> (row % 8) & 1 == 1)
+    }
+
     /// Row `row`'s URL, `None` for a null.
     pub fn url(&self, row: usize) -> Option<&str> {
-        if let Some(bits) = &self.validity {
-            if bits[row / 8] >> (row % 8) & 1 == 0 {
-                return None;
-            }
+        if !self.is_valid(row) {
+            return None;
         }
         let span = usize::try_from(self.offsets[row]).ok()?
             ..usize::try_from(self.offsets[row + 1]).ok()?;
@@ -289,18 +294,18 @@ fn joined(
     Ok(data)
 }
 
-/// The validity bitmap and null count, or `None` when every row has a key.
+/// The validity bitmap and null count, or `None` when every row has a key (one pass).
 fn validity(keys: &(impl KeyColumn + ?Sized)) -> (Option<Vec<u8>>, usize) {
     let rows = keys.len();
-    let nulls = (0..rows).filter(|&r| keys.key(r).is_none()).count();
-    if nulls == 0 {
-        return (None, 0);
-    }
     let mut bits = vec![0u8; rows.div_ceil(8)];
-    for row in (0..rows).filter(|&r| keys.key(r).is_some()) {
-        bits[row / 8] |= 1 << (row % 8);
+    let mut nulls = 0;
+    for row in 0..rows {
+        match keys.key(row) {
+            Some(_) => bits[row / 8] |= 1 << (row % 8),
+            None => nulls += 1,
+        }
     }
-    (Some(bits), nulls)
+    ((nulls > 0).then_some(bits), nulls)
 }
 
 // Lengths of buffers in memory fit both types on every platform Rust runs on (at most

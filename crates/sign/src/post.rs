@@ -8,7 +8,7 @@
 //!
 //! The output is byte-identical to botocore's `generate_presigned_post`: the same conditions in
 //! the same order, and the policy serialized as Python's `json.dumps` does (`", "` and `": "`
-//! separators, non-ASCII as `\uXXXX` escapes), since the base64 of those exact bytes is what
+//! separators, non-ASCII escaped as UTF-16 units like `\u00fc`), since the base64 of those exact bytes is what
 //! is signed. SigV4 only: botocore has no SigV4A POST, and S3 documents none.
 
 use std::fmt;

@@ -144,7 +144,11 @@ pub(crate) async fn start(
                 let info = client.head_object(bucket, key).await?;
                 first(key, first_len, info, response)
             }
-            Err(e) => refused(client.head_object(bucket, key).await, e, key),
+            // Only an empty object's 416 needs HEAD's word; other errors name their cause.
+            Err(e @ ClientError::S3 { status: 416, .. }) => {
+                refused(client.head_object(bucket, key).await, e, key)
+            }
+            Err(e) => Err(e.into()),
         };
     }
     let (head, get) = tokio::join!(

@@ -61,13 +61,38 @@ fn algorithm(name: &str, malformed: fn(String) -> VerifyError) -> Result<Algorit
     }
 }
 
-/// `AKID/DATE/REGION/SERVICE/aws4_request` (SigV4) or `AKID/DATE/SERVICE/aws4_request` (SigV4A).
+/// A credential's parts, borrowed from its text.
+pub(super) struct Scope<'a> {
+    pub access_key_id: &'a str,
+    /// `YYYYMMDD`.
+    pub date: &'a str,
+    /// SigV4 only.
+    pub region: Option<&'a str>,
+    pub service: &'a str,
+}
+
+/// `AKID/DATE/REGION/SERVICE/aws4_request` (SigV4) or `AKID/DATE/SERVICE/aws4_request` (SigV4A),
+/// into `claims`.
 fn credential(
     value: &str,
     alg: Algorithm,
     claims: &mut Claims,
     malformed: fn(String) -> VerifyError,
 ) -> Result<(), VerifyError> {
+    let scope = scope(value, alg, malformed)?;
+    claims.access_key_id = scope.access_key_id.to_owned();
+    claims.date_stamp = scope.date.to_owned();
+    claims.region = scope.region.map(str::to_owned);
+    claims.service = scope.service.to_owned();
+    Ok(())
+}
+
+/// The parts of a credential (see [`credential`]); also a POST form's `x-amz-credential`.
+pub(super) fn scope(
+    value: &str,
+    alg: Algorithm,
+    malformed: fn(String) -> VerifyError,
+) -> Result<Scope<'_>, VerifyError> {
     // Split onto the stack: this runs for every request.
     let mut parts = [""; 5];
     let mut count = 0;
@@ -100,13 +125,12 @@ fn credential(
             "the credential date {date:?} is not YYYYMMDD"
         )));
     }
-    claims.access_key_id = parts[0].to_owned();
-    claims.date_stamp = date.to_owned();
-    if alg == Algorithm::V4 {
-        claims.region = Some(parts[2].to_owned());
-    }
-    claims.service = parts[want - 2].to_owned();
-    Ok(())
+    Ok(Scope {
+        access_key_id: parts[0],
+        date,
+        region: (alg == Algorithm::V4).then_some(parts[2]),
+        service: parts[want - 2],
+    })
 }
 
 /// `a;b;c`, lowercase, sorted, no duplicates, `host` among them.

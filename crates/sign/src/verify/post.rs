@@ -115,38 +115,27 @@ impl Verifier {
         })
     }
 
-    /// The access key and date of `AKID/YYYYMMDD/region/s3/aws4_request`, checked against this
-    /// verifier's region and service and the form's date.
+    /// The access key and date of `AKID/YYYYMMDD/region/s3/aws4_request` (parsed as the
+    /// verifier parses every credential), checked against this verifier's region and service
+    /// and the form's date.
     fn credential_scope<'c>(
         &self,
         credential: &'c str,
         amz_date: &str,
     ) -> Result<(&'c str, &'c str), VerifyError> {
-        let bad = |why: &str| VerifyError::InvalidRequest(format!("x-amz-credential: {why}"));
-        // The access key may not contain '/', the rest is four fixed parts.
-        let mut parts = credential.rsplitn(5, '/');
-        let (Some(term), Some(service), Some(region), Some(date), Some(akid)) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return Err(bad("not of the form AKID/YYYYMMDD/region/s3/aws4_request"));
-        };
-        if term != "aws4_request" || akid.is_empty() {
-            return Err(bad("not of the form AKID/YYYYMMDD/region/s3/aws4_request"));
-        }
-        if region != self.region || service != self.service {
-            return Err(bad(&format!(
-                "the scope is {region}/{service}, this server is {}/{}",
-                self.region, self.service
+        let bad = |why: String| VerifyError::InvalidRequest(format!("x-amz-credential: {why}"));
+        let scope = super::parse::scope(credential, super::Algorithm::V4, bad)?;
+        let region = scope.region.unwrap_or_default();
+        if region != self.region || scope.service != self.service {
+            return Err(bad(format!(
+                "the scope is {region}/{}, this server is {}/{}",
+                scope.service, self.region, self.service
             )));
         }
-        if amz_date.get(..8) != Some(date) {
-            return Err(bad("its date is not x-amz-date's"));
+        if amz_date.get(..8) != Some(scope.date) {
+            return Err(bad("its date is not x-amz-date's".into()));
         }
-        Ok((akid, date))
+        Ok((scope.access_key_id, scope.date))
     }
 }
 
