@@ -27,6 +27,8 @@ pub(crate) const CONTINUE_WAIT: Duration = Duration::from_secs(1);
 /// the origin says `100 Continue` (so the client, whose `100` the edge sends only when the body
 /// is first read, sends nothing the origin would refuse), or until [`CONTINUE_WAIT`].
 pub(crate) struct Upload {
+    /// Sent before `inner`'s bytes (a form head the edge rewrote).
+    prefix: Option<Bytes>,
     inner: Incoming,
     gate: Option<Gate>,
     counted: Arc<AtomicU64>,
@@ -71,6 +73,7 @@ impl Upload {
     /// `inner` forwarded as it comes; bytes added to `counted`.
     pub(crate) fn new(inner: Incoming, counted: Arc<AtomicU64>, done: oneshot::Sender<()>) -> Self {
         Self {
+            prefix: None,
             inner,
             gate: None,
             counted,
@@ -91,6 +94,7 @@ impl Upload {
         };
         (
             Self {
+                prefix: None,
                 inner,
                 gate: Some(gate),
                 counted,
@@ -98,6 +102,19 @@ impl Upload {
             },
             Continue(Arc::new(Mutex::new(Some(tx)))),
         )
+    }
+
+    /// `prefix`, then the rest of `inner` as it comes (the bytes of `inner` already read and
+    /// counted are the caller's to include in `prefix`).
+    pub(crate) fn after(
+        prefix: Bytes,
+        inner: Incoming,
+        counted: Arc<AtomicU64>,
+        done: oneshot::Sender<()>,
+    ) -> Self {
+        let mut upload = Self::new(inner, counted, done);
+        upload.prefix = Some(prefix).filter(|p| !p.is_empty());
+        upload
     }
 }
 
@@ -132,6 +149,9 @@ impl Body for Upload {
                 }
             }
         }
+        if let Some(prefix) = this.prefix.take() {
+            return Poll::Ready(Some(Ok(Frame::data(prefix))));
+        }
         match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
@@ -150,11 +170,18 @@ impl Body for Upload {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.gate.is_none() && self.inner.is_end_stream()
+        self.gate.is_none() && self.prefix.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        let extra = self.prefix.as_ref().map_or(0, |p| p.len() as u64);
+        let inner = self.inner.size_hint();
+        let mut hint = SizeHint::new();
+        hint.set_lower(inner.lower() + extra);
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + extra);
+        }
+        hint
     }
 }
 

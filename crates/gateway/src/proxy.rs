@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use http_body::Body as _;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONNECTION, EXPECT, HOST};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONNECTION, EXPECT, HOST, LOCATION};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 
 use crate::access_log::{AccessLog, Record};
@@ -58,6 +58,8 @@ pub(crate) struct ClientConnection {
     pub(crate) accepted: Instant,
     /// Whether no request has been answered on it yet.
     pub(crate) fresh: AtomicBool,
+    /// Whether the client speaks TLS to the edge (`https` in the URLs the edge gives back).
+    pub(crate) tls: bool,
 }
 
 impl Proxy {
@@ -133,6 +135,9 @@ impl Proxy {
                     .observe(sent.elapsed().as_secs_f64());
                 let (mut head, body) = response.into_parts();
                 strip_hop_by_hop(&mut head.headers);
+                if let Some(verify) = &self.verify {
+                    self.restore_location(verify, &mut head.headers, connection.tls, &record.host);
+                }
                 record.status = head.status.as_u16();
                 Response::from_parts(head, Relay::origin(body, record, in_flight))
             }
@@ -142,6 +147,32 @@ impl Proxy {
                 self.refuse(answer, record)
             }
         })
+    }
+
+    /// In verify mode the origin is addressed by its own name, so a `Location` it returns (a
+    /// POST upload's object URL) names the origin: given back as the URL the client used.
+    fn restore_location(
+        &self,
+        verify: &crate::verify::Verify,
+        headers: &mut HeaderMap,
+        tls: bool,
+        client_host: &str,
+    ) {
+        let Some(location) = headers.get(LOCATION).and_then(|v| v.to_str().ok()) else {
+            return;
+        };
+        let origin = format!(
+            "{}://{}",
+            self.origin.scheme_str().unwrap_or("https"),
+            self.origin.authority().map_or("", |a| a.as_str())
+        );
+        let scheme = if tls { "https" } else { "http" };
+        if let Some(value) = verify
+            .client_location(location, &origin, scheme, client_host)
+            .and_then(|l| HeaderValue::from_str(&l).ok())
+        {
+            headers.insert(LOCATION, value);
+        }
     }
 
     /// The gateway's own answer, counted and logged.

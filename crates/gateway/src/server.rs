@@ -357,6 +357,7 @@ impl Accept {
             peer,
             accepted,
             fresh: AtomicBool::new(true),
+            tls: self.acceptor.is_some(),
         });
         let proxy = Arc::clone(&self.proxy);
         let service = service_fn(move |request| proxy.clone().handle(request, Arc::clone(&client)));

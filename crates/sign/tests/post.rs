@@ -80,7 +80,7 @@ fn the_verifier_accepts_botocores_form_as_a_browser_sends_it() {
     let form = PostUpload {
         bucket: "forms",
         fields: &sent,
-        content_length: 2048,
+        content_length: Some(2048),
     };
     let ok = Verifier::s3("us-east-1")
         .verify_post(&form, &keys, at().plus(899))
@@ -97,7 +97,7 @@ fn the_verifier_accepts_botocores_form_as_a_browser_sends_it() {
     let form = PostUpload {
         bucket: "forms",
         fields: &sent,
-        content_length: 2048,
+        content_length: Some(2048),
     };
     let missing = Verifier::s3("us-east-1")
         .verify_post(&form, &keys, at())

@@ -21,9 +21,11 @@
 
 mod authority;
 mod cache;
+mod form;
 mod keys;
 mod pinned;
 mod policy;
+mod post;
 mod reframe;
 
 use std::path::PathBuf;
@@ -140,6 +142,8 @@ pub(crate) struct Verify {
     signer: RefreshingSigner,
     /// The `Host` the origin is addressed by.
     origin_host: String,
+    /// The region the edge signs for at the origin.
+    origin_region: String,
     /// `.DOMAIN` for each virtual-host domain.
     host_suffixes: Vec<String>,
 }
@@ -182,6 +186,7 @@ impl Verify {
             store,
             signer,
             origin_host,
+            origin_region: settings.origin_region.clone(),
             host_suffixes: settings
                 .virtual_host_domains
                 .iter()
@@ -203,6 +208,20 @@ impl Verify {
             Err(poisoned) => *poisoned.into_inner() = Arc::new(fresh),
         }
         Ok(done)
+    }
+
+    /// `location`, a URL under `origin` (`scheme://authority`, which the edge addresses path
+    /// style), as the client addressed the edge: its `scheme://host`, and for a
+    /// virtual-hosted client the bucket moved from the path back into the host. `None` for
+    /// any other URL (a `success_action_redirect` target, say), which stays as it is.
+    pub(crate) fn client_location(
+        &self,
+        location: &str,
+        origin: &str,
+        scheme: &str,
+        client_host: &str,
+    ) -> Option<String> {
+        client_location(&self.host_suffixes, location, origin, scheme, client_host)
     }
 
     /// The keys file, when keys come from one.
@@ -227,13 +246,23 @@ impl Verify {
     /// key id the request names (from memory, or fetched), or a refusal when the authority
     /// cannot be reached and nothing usable is held (fail closed).
     async fn held(&self, header_list: &[(&str, &str)], target: &str) -> Result<Held, Answer> {
+        let id = match &self.store {
+            Store::File { .. } => String::new(),
+            Store::Authority { .. } => {
+                claimed_access_key_id(header_list, target).unwrap_or_default()
+            }
+        };
+        self.held_for(id).await
+    }
+
+    /// The keys for a request that names access key `id` (unused with a keys file).
+    async fn held_for(&self, id: String) -> Result<Held, Answer> {
         match &self.store {
             Store::File { keys, .. } => Ok(Held::File(match keys.read() {
                 Ok(k) => Arc::clone(&k),
                 Err(poisoned) => Arc::clone(&poisoned.into_inner()),
             })),
             Store::Authority { cache, .. } => {
-                let id = claimed_access_key_id(header_list, target).unwrap_or_default();
                 if !crate::authority_wire::plausible_access_key_id(&id) {
                     return Ok(Held::One(id, None));
                 }
@@ -257,6 +286,9 @@ impl Verify {
         client_host: &str,
         counted: Arc<AtomicU64>,
     ) -> Result<Admitted, Answer> {
+        if post::is_post_upload(&parts) {
+            return self.admit_post(parts, body, client_host, counted).await;
+        }
         let now = SigningTime::from_system_time(SystemTime::now())
             .map_err(|e| internal(e.to_string()))?;
         let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -731,6 +763,33 @@ fn full(data: Bytes) -> UpBody {
 /// A [`VerifyError`] as the S3 answer it stands for.
 /// Where S3 has one fixed message for a code, that message (clients and conformance suites
 /// compare it); else the verifier's reason.
+/// [`Verify::client_location`], for the virtual-host `suffixes`.
+fn client_location(
+    suffixes: &[String],
+    location: &str,
+    origin: &str,
+    scheme: &str,
+    client_host: &str,
+) -> Option<String> {
+    let rest = location.strip_prefix(origin)?;
+    let at_path = |r: &str| r.is_empty() || r.starts_with('/') || r.starts_with('?');
+    if !at_path(rest) {
+        return None;
+    }
+    let rest = match host_bucket(suffixes, client_host) {
+        Some(bucket) => {
+            let after = rest.strip_prefix('/')?.strip_prefix(bucket)?;
+            if !at_path(after) {
+                return None;
+            }
+            after
+        }
+        None => rest,
+    };
+    let slash = if rest.starts_with('/') { "" } else { "/" };
+    Some(format!("{scheme}://{client_host}{slash}{rest}"))
+}
+
 /// The bucket a virtual-hosted request names in its host (`BUCKET.DOMAIN[:port]`, for one of
 /// the `.DOMAIN` suffixes); `None`: path style.
 fn host_bucket<'h>(suffixes: &[String], host: &'h str) -> Option<&'h str> {
@@ -840,6 +899,40 @@ mod tests {
             (Some("photos"), "/a/../k", "", "/photos/a/../k"),
         ] {
             assert_eq!(upstream_target(bucket, path, query), target);
+        }
+    }
+
+    #[test]
+    fn an_origin_location_is_given_back_as_the_client_addressed_the_edge() {
+        let suffixes = vec![".s3.edge.test".to_owned()];
+        let origin = "http://10.0.0.5:9000";
+        for (location, host, want) in [
+            (
+                "http://10.0.0.5:9000/b/k%20x",
+                "edge:8443",
+                Some("https://edge:8443/b/k%20x"),
+            ),
+            ("http://10.0.0.5:9000", "edge", Some("https://edge/")),
+            (
+                "http://10.0.0.5:9000/photos/a/b",
+                "photos.s3.edge.test",
+                Some("https://photos.s3.edge.test/a/b"),
+            ),
+            (
+                "http://10.0.0.5:9000/photos",
+                "photos.s3.edge.test",
+                Some("https://photos.s3.edge.test/"),
+            ),
+            ("http://10.0.0.5:9000/other/k", "photos.s3.edge.test", None),
+            ("http://10.0.0.5:90001/b/k", "edge", None),
+            ("https://app.example/done?bucket=b", "edge", None),
+            ("/b/k", "edge", None),
+        ] {
+            assert_eq!(
+                client_location(&suffixes, location, origin, "https", host).as_deref(),
+                want,
+                "{location} for {host}"
+            );
         }
     }
 

@@ -31,6 +31,8 @@ pub enum VerifyError {
     XAmzContentSha256Mismatch,
     /// A request S3 rejects as invalid: two auth mechanisms, duplicate headers, unsupported algorithm.
     InvalidRequest(String),
+    /// A POST form's field is missing or malformed (S3 names the argument in its message).
+    InvalidArgument(String),
     /// A POST form's policy cannot be read: not base64, not JSON, an unknown condition.
     InvalidPolicyDocument(String),
     /// A POST upload larger than its policy's `content-length-range`.
@@ -64,6 +66,7 @@ impl VerifyError {
             VerifyError::AccessDenied(_) => "AccessDenied",
             VerifyError::XAmzContentSha256Mismatch => "XAmzContentSHA256Mismatch",
             VerifyError::InvalidRequest(_) => "InvalidRequest",
+            VerifyError::InvalidArgument(_) => "InvalidArgument",
             VerifyError::InvalidPolicyDocument(_) => "InvalidPolicyDocument",
             VerifyError::EntityTooLarge { .. } => "EntityTooLarge",
             VerifyError::EntityTooSmall { .. } => "EntityTooSmall",
@@ -77,6 +80,7 @@ impl VerifyError {
             | VerifyError::AuthorizationQueryParametersError(_)
             | VerifyError::XAmzContentSha256Mismatch
             | VerifyError::InvalidRequest(_)
+            | VerifyError::InvalidArgument(_)
             | VerifyError::InvalidPolicyDocument(_)
             | VerifyError::EntityTooLarge { .. }
             | VerifyError::EntityTooSmall { .. } => 400,
@@ -98,7 +102,7 @@ impl fmt::Display for VerifyError {
             VerifyError::RequestTimeTooSkewed => f.write_str("the request time is more than 15 minutes from the server's"),
             VerifyError::AccessDenied(why) => f.write_str(why),
             VerifyError::XAmzContentSha256Mismatch => f.write_str("the body does not match x-amz-content-sha256"),
-            VerifyError::InvalidRequest(why) => f.write_str(why),
+            VerifyError::InvalidRequest(why) | VerifyError::InvalidArgument(why) => f.write_str(why),
             VerifyError::InvalidPolicyDocument(why) => write!(f, "invalid POST policy: {why}"),
             VerifyError::EntityTooLarge { size, max } => write!(f, "the upload of {size} bytes is larger than the policy's {max}"),
             VerifyError::EntityTooSmall { size, min } => write!(f, "the upload of {size} bytes is smaller than the policy's {min}"),

@@ -24,8 +24,10 @@ pub struct PostUpload<'a> {
     /// Every form field but the file, in any case, with `${filename}` in `key` already
     /// replaced by the file's name.
     pub fields: &'a [(&'a str, &'a str)],
-    /// The file's size in bytes.
-    pub content_length: u64,
+    /// The file's size in bytes; `None` when it is not known yet (a proxy reads the fields
+    /// before the file streams through): the length conditions are then left to the caller,
+    /// in [`VerifiedPost::content_length_ranges`].
+    pub content_length: Option<u64>,
 }
 
 /// What a valid POST established.
@@ -39,6 +41,9 @@ pub struct VerifiedPost {
     pub signed_at: SigningTime,
     /// When the policy expires.
     pub expires_at: SigningTime,
+    /// The policy's `content-length-range` conditions, `(min, max)` inclusive: already checked
+    /// when the form's length was given, the caller's to enforce when it was not.
+    pub content_length_ranges: Vec<(u64, u64)>,
 }
 
 /// Fields a form may send without a condition naming them.
@@ -59,21 +64,27 @@ impl Verifier {
         if fields.get("policy").is_none() && fields.get("x-amz-signature").is_none() {
             return Err(VerifyError::Missing);
         }
+        // The texts of S3's errors for these fields, which clients and suites compare.
         let need = |name: &str| {
             fields.get(name).ok_or_else(|| {
-                VerifyError::InvalidRequest(format!("the POST form has no {name} field"))
+                VerifyError::InvalidArgument(format!(
+                    "Bucket POST must contain a field named '{name}'.  If it is specified, please check the order of the fields."
+                ))
             })
         };
         let (policy, signature) = (need("policy")?, need("x-amz-signature")?);
         if need("x-amz-algorithm")? != ALGORITHM {
-            return Err(VerifyError::InvalidRequest(format!(
-                "a POST form must be signed with {ALGORITHM}"
+            return Err(VerifyError::InvalidArgument(format!(
+                "Only {ALGORITHM} is supported"
             )));
         }
         let credential = need("x-amz-credential")?;
         let amz_date = need("x-amz-date")?;
-        let signed_at = SigningTime::parse_amz(amz_date)
-            .map_err(|e| VerifyError::InvalidRequest(format!("x-amz-date {amz_date:?}: {e}")))?;
+        let signed_at = SigningTime::parse_amz(amz_date).map_err(|_| {
+            VerifyError::InvalidArgument(
+                "X-Amz-Date must be formated via ISO8601 Long format".into(),
+            )
+        })?;
         let (access_key_id, date_stamp) = self.credential_scope(credential, amz_date)?;
         let key = need("key")?;
 
@@ -107,11 +118,19 @@ impl Verifier {
         for c in &conditions {
             c.check(form, &fields)?;
         }
+        let content_length_ranges = conditions
+            .iter()
+            .filter_map(|c| match c {
+                Condition::Length(min, max) => Some((*min, *max)),
+                _ => None,
+            })
+            .collect();
         Ok(VerifiedPost {
             access_key_id: access_key_id.to_owned(),
             key: key.to_owned(),
             signed_at,
             expires_at,
+            content_length_ranges,
         })
     }
 
@@ -123,17 +142,29 @@ impl Verifier {
         credential: &'c str,
         amz_date: &str,
     ) -> Result<(&'c str, &'c str), VerifyError> {
-        let bad = |why: String| VerifyError::InvalidRequest(format!("x-amz-credential: {why}"));
-        let scope = super::parse::scope(credential, super::Algorithm::V4, bad)?;
+        let malformed = |_: String| {
+            VerifyError::InvalidArgument(
+                "the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".".into(),
+            )
+        };
+        let scope = super::parse::scope(credential, super::Algorithm::V4, malformed)?;
         let region = scope.region.unwrap_or_default();
-        if region != self.region || scope.service != self.service {
-            return Err(bad(format!(
-                "the scope is {region}/{}, this server is {}/{}",
-                scope.service, self.region, self.service
+        if region != self.region {
+            return Err(VerifyError::InvalidArgument(format!(
+                "the region {region:?} is wrong; expecting {:?}",
+                self.region
+            )));
+        }
+        if scope.service != self.service {
+            return Err(VerifyError::InvalidArgument(format!(
+                "incorrect service {:?}. This endpoint belongs to {:?}.",
+                scope.service, self.service
             )));
         }
         if amz_date.get(..8) != Some(scope.date) {
-            return Err(bad("its date is not x-amz-date's".into()));
+            return Err(VerifyError::InvalidArgument(
+                "x-amz-credential: its date is not x-amz-date's".into(),
+            ));
         }
         Ok((scope.access_key_id, scope.date))
     }
@@ -208,7 +239,9 @@ impl Condition {
                 }
             }),
             Condition::Length(min, max) => {
-                let size = form.content_length;
+                let Some(size) = form.content_length else {
+                    return Ok(()); // the caller's, from VerifiedPost::content_length_ranges
+                };
                 if size > *max {
                     return Err(VerifyError::EntityTooLarge { size, max: *max });
                 }
@@ -384,7 +417,7 @@ mod tests {
         let form = PostUpload {
             bucket: "forms",
             fields: &sent,
-            content_length: size,
+            content_length: Some(size),
         };
         let keys = CredentialKeys::new([creds(None), creds(Some("tok"))]);
         let now = SigningTime::parse_amz(AT).unwrap().plus(after);
@@ -426,6 +459,56 @@ mod tests {
             0,
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_length_not_known_yet_is_left_to_the_caller_with_the_ranges() {
+        let mut rules = rules();
+        rules.push(PolicyValue::content_length_range(5, 2000));
+        let fields = signed(&rules, &[("acl", "private")], None);
+        let mut sent: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        sent.push(("content-type", "image/png"));
+        for (n, v) in sent.iter_mut() {
+            if *n == "key" {
+                *v = "up/a.png";
+            }
+        }
+        let keys = CredentialKeys::new([creds(None)]);
+        let now = SigningTime::parse_amz(AT).unwrap();
+        let mut form = PostUpload {
+            bucket: "forms",
+            fields: &sent,
+            content_length: None,
+        };
+        let ok = Verifier::s3("us-east-1")
+            .verify_post(&form, &keys, now)
+            .unwrap();
+        assert_eq!(ok.content_length_ranges, [(1, 1000), (5, 2000)]);
+        // Known, the same ranges are checked here.
+        form.content_length = Some(1001);
+        assert!(matches!(
+            Verifier::s3("us-east-1").verify_post(&form, &keys, now),
+            Err(VerifyError::EntityTooLarge {
+                size: 1001,
+                max: 1000
+            })
+        ));
+        // The other conditions hold either way.
+        let bent: Vec<(&str, &str)> = sent
+            .iter()
+            .map(|&(n, v)| (n, if n == "acl" { "public-read" } else { v }))
+            .collect();
+        let form = PostUpload {
+            fields: &bent,
+            content_length: None,
+            ..form
+        };
+        assert!(Verifier::s3("us-east-1")
+            .verify_post(&form, &keys, now)
+            .is_err());
     }
 
     #[test]
@@ -528,7 +611,12 @@ mod tests {
             0,
         )
         .unwrap_err();
-        assert!(e.to_string().contains("eu-west-1/s3"), "{e}");
+        assert_eq!(
+            e,
+            VerifyError::InvalidArgument(
+                r#"the region "eu-west-1" is wrong; expecting "us-east-1""#.into()
+            )
+        );
         let e = verify(
             &fields,
             &[good[0], good[1], ("X-Amz-Date", "20260102T030405Z")],
