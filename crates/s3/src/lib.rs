@@ -1,6 +1,7 @@
 //! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read,
 //! S3's XML answers ([`xml`], [`delete`], [`copy`]), and the IAM actions and resources a request needs
-//! ([`operation`], what the verifying edge authorizes).
+//! ([`operation`], what the verifying edge authorizes), and the head of a POST upload's form
+//! ([`post_form`]).
 //!
 //! Pure: no I/O, no async. It decides the URL base of a bucket ([`resolve`]) with the choices
 //! botocore makes, so URLs presigned by `slipstream-sign` are byte-identical to boto3's.
@@ -14,6 +15,7 @@ mod endpoint;
 mod error;
 pub mod operation;
 pub mod pattern;
+pub mod post_form;
 pub mod time;
 mod uri;
 pub mod xml;

@@ -21,7 +21,6 @@
 
 mod authority;
 mod cache;
-mod form;
 mod keys;
 mod pinned;
 mod policy;

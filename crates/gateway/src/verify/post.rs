@@ -1,7 +1,7 @@
 //! Browser POST uploads in verify mode (a presigned POST: a form whose policy the client's
 //! key signed).
 //!
-//! The edge reads the form's fields (`form.rs`), verifies the policy and every field against
+//! The edge reads the form's fields (`slipstream_s3::post_form`), verifies the policy and every field against
 //! it with the project's verifier, authorizes `s3:PutObject` (and the ACL and tagging actions
 //! the fields ask for) on the key the form writes, and only then forwards: the client's
 //! signature fields are replaced by the edge's own, a policy signed with the origin
@@ -25,10 +25,10 @@ use slipstream_sign::verify::{PostUpload, VerifyError};
 use slipstream_sign::{PolicyValue, Presigner, SigningTime, UrlBase};
 use tokio::sync::oneshot;
 
-use super::form::{self, FormError};
 use super::{authorize, client_body, host_bucket, internal, refuse, upstream_target, Verify};
 use crate::body::Upload;
 use crate::proxy::{Admitted, Answer};
+use slipstream_s3::post_form::{self as form, FormError};
 
 /// How long the edge's own form is valid. It goes to the origin at once, over the edge's
 /// connection; the expiry only bounds a replay of it.

@@ -1,21 +1,20 @@
 //! The head of a browser's POST upload (`multipart/form-data`): the fields before the file,
-//! which the edge verifies and replaces with its own signed ones, and the file part's own
-//! delimiter and headers, from whose end the body is forwarded byte for byte.
+//! and the file part's own delimiter and headers. The verifying edge reads these, verifies
+//! the fields, replaces the signature's with its own ([`head_bytes`]) and forwards the rest of
+//! the body byte for byte.
 //!
 //! Why only the head: S3 takes the fields that precede the file (those after it are ignored)
-//! and the policy signs only them, so nothing after the file part's headers needs reading. The
-//! file streams through unread; the size limits of the client's policy go into the edge's own
-//! policy for the origin to enforce, since the file's length is known only at its end.
+//! and the policy signs only them, so nothing after the file part's headers needs reading.
 //!
-//! Pure (no I/O): the caller feeds what has arrived and asks again until a head is complete.
+//! Sans-IO: the caller feeds what has arrived and asks again until a head is complete.
 
 /// The most the fields before the file may take, delimiters and part headers included. S3
 /// refuses past 20 KB; this allows more (large tagging or metadata) and still bounds memory.
-pub(crate) const HEAD_LIMIT: usize = 64 * 1024;
+pub const HEAD_LIMIT: usize = 64 * 1024;
 
 /// What precedes the file.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Head {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
     /// Each field's name and value, in order, as sent.
     pub fields: Vec<(String, String)>,
     /// The file part's `filename` parameter (empty without one).
@@ -28,7 +27,7 @@ pub(crate) struct Head {
 
 /// Why a body is not a form the edge can read.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum FormError {
+pub enum FormError {
     /// Not multipart, or no delimiter where one must be (S3 says no more than that).
     Malformed,
     /// The form ends without a `file` field.
@@ -37,8 +36,20 @@ pub(crate) enum FormError {
     TooLarge,
 }
 
+impl std::fmt::Display for FormError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FormError::Malformed => "the body is not well-formed multipart/form-data",
+            FormError::NoFile => "the form has no file field",
+            FormError::TooLarge => "the fields before the file are larger than the edge reads",
+        })
+    }
+}
+
+impl std::error::Error for FormError {}
+
 /// The `boundary` parameter of a `multipart/form-data` content type.
-pub(crate) fn boundary(content_type: &str) -> Option<String> {
+pub fn boundary(content_type: &str) -> Option<String> {
     let mut parts = split_params(content_type).into_iter();
     let kind = parts.next()?;
     if !kind.0.trim().eq_ignore_ascii_case("multipart/form-data") {
@@ -51,7 +62,7 @@ pub(crate) fn boundary(content_type: &str) -> Option<String> {
 }
 
 /// The head of `body` so far: `Ok(None)` until the file part's headers have arrived.
-pub(crate) fn parse(body: &[u8], boundary: &str) -> Result<Option<Head>, FormError> {
+pub fn parse(body: &[u8], boundary: &str) -> Result<Option<Head>, FormError> {
     let result = parse_whole(body, boundary)?;
     match &result {
         Some(head) if head.consumed > HEAD_LIMIT => Err(FormError::TooLarge),
@@ -194,7 +205,7 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
 
 /// A form head of `fields`, each a part of its own, delimited by `boundary`, followed by
 /// `file_part` (the client's file delimiter and headers, as sent).
-pub(crate) fn head_bytes(boundary: &str, fields: &[(String, String)], file_part: &[u8]) -> Vec<u8> {
+pub fn head_bytes(boundary: &str, fields: &[(String, String)], file_part: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(file_part.len() + fields.len() * 96);
     for (name, value) in fields {
         out.extend_from_slice(b"--");
