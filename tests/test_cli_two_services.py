@@ -62,3 +62,32 @@ def test_source_flags_need_s3_on_both_sides_of_a_sync(slipstream_bin, server, bu
     proc = cli(slipstream_bin, server, server["endpoint"], "sync", f"s3://{bucket}/x/", str(tmp_path),
                "--source-endpoint-url", server["endpoint"], check=False)
     assert proc.returncode != 0 and "s3:// on both sides" in proc.stderr.decode()
+
+
+def test_a_copy_between_services_keeps_the_sources_headers_unless_replaced(slipstream_bin, server, s3, bucket, tmp_path):
+    """As a server-side copy (and the AWS CLI's) does: content headers and metadata come from the
+    source, learnt from the download's first answer before the upload starts; --content-type and
+    the other header flags replace them; --storage-class-like settings stay the command's."""
+    import boto3
+    from botocore.config import Config
+
+    kept = {"ContentType": "image/png", "CacheControl": "max-age=60", "ContentDisposition": 'attachment; filename="a.png"',
+            "ContentLanguage": "fr", "Metadata": {"owner": "ada", "note": "kept"}}
+    s3.put_object(Bucket=bucket, Key="h/small.png", Body=b"tiny", **kept)
+    s3.put_object(Bucket=bucket, Key="h/big.dat", Body=os.urandom(11 << 20), **kept)  # multipart on the way
+    far = ["--source-endpoint-url", server["endpoint"], "--part-size", "5MiB"]
+    with start_private_server(server, tmp_path) as other:
+        here = other["endpoint"]
+        dest = boto3.client("s3", endpoint_url=here, region_name=server["region"], aws_access_key_id=server["access_key"],
+                            aws_secret_access_key=server["secret_key"], config=Config(s3={"addressing_style": "path"}))
+        cli(slipstream_bin, server, here, "mb", "s3://dest")
+        cli(slipstream_bin, server, here, "cp", f"s3://{bucket}/h/small.png", "s3://dest/one/small.png", *far)
+        cli(slipstream_bin, server, here, "cp", "--recursive", f"s3://{bucket}/h/", "s3://dest/many/", *far)
+        for key in ["one/small.png", "many/small.png", "many/big.dat"]:
+            head = dest.head_object(Bucket="dest", Key=key)
+            assert {k: head.get(k) for k in kept} == kept, key
+        # Replaced when asked: the given headers, not the source's (nor its metadata).
+        cli(slipstream_bin, server, here, "cp", f"s3://{bucket}/h/big.dat", "s3://dest/replaced.dat",
+            "--content-type", "text/plain", *far)
+        head = dest.head_object(Bucket="dest", Key="replaced.dat")
+        assert head["ContentType"] == "text/plain" and head["Metadata"] == {} and "CacheControl" not in head

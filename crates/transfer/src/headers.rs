@@ -94,6 +94,42 @@ impl ObjectHeaders {
         })
     }
 
+    /// These headers with the content headers and metadata of a source object instead of the
+    /// given or guessed ones (`copied`: lowercase names, as `ObjectInfo::copied_headers`): what
+    /// a copy keeps, as the AWS CLI's does, unless the caller replaces them
+    /// ([`Self::replacement`]). The storage class, ACL, encryption and tags stay this one's.
+    pub fn copying(&self, copied: &[(String, String)]) -> Self {
+        let mut out = Self {
+            guess_content_type: false,
+            content_type: None,
+            cache_control: None,
+            metadata: Vec::new(),
+            content_disposition: None,
+            content_encoding: None,
+            content_language: None,
+            expires: None,
+            ..self.clone()
+        };
+        for (name, value) in copied {
+            let slot = match name.as_str() {
+                "content-type" => &mut out.content_type,
+                "cache-control" => &mut out.cache_control,
+                "content-disposition" => &mut out.content_disposition,
+                "content-encoding" => &mut out.content_encoding,
+                "content-language" => &mut out.content_language,
+                "expires" => &mut out.expires,
+                other => {
+                    if let Some(meta) = other.strip_prefix("x-amz-meta-") {
+                        out.metadata.push((meta.to_owned(), value.clone()));
+                    }
+                    continue;
+                }
+            };
+            *slot = Some(value.clone());
+        }
+        out
+    }
+
     fn content_headers(&self, key: &str) -> Vec<(Cow<'static, str>, String)> {
         let mut out: Vec<(Cow<'static, str>, String)> = Vec::new();
         let content_type = self.content_type.clone().or_else(|| {

@@ -45,8 +45,22 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     out: &mut W,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
+    download_to_writer_seen(client, bucket, key, out, opts, None).await
+}
+
+/// [`download_to_writer`], telling `seen` what the object is (size, ETag, content headers and
+/// metadata) before its first byte is written: a copy through this machine starts its upload
+/// with the source's headers.
+pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: &str,
+    out: &mut W,
+    opts: TransferOptions,
+    seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
+) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    let work = to_writer(client, bucket, key, out, opts);
+    let work = to_writer(client, bucket, key, out, opts, seen);
     stall::bounded(&watched, limit, true, work).await
 }
 
@@ -57,12 +71,16 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     key: &str,
     out: &mut W,
     opts: TransferOptions,
+    seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
 ) -> Result<Downloaded, TransferError> {
     let concurrency = opts.concurrency.max(1);
     let pool = Arc::new(BufferPool::default());
     let asked = Instant::now();
     // The first range fits the smallest cut; the split is chosen once it has answered.
     let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3)).await?;
+    if let Some(seen) = seen {
+        let _ = seen.send(info.clone());
+    }
     let split = window_split(asked.elapsed());
     let part_size = (opts.part_size / split).max(1);
     opts.set_total(info.size);

@@ -4,23 +4,22 @@
 //! pipe, so memory stays bounded: the pipe, plus the parts in flight on each side (which the
 //! shared part budget bounds for many objects).
 //!
-//! What the source's headers were (content type, metadata) is not carried over: the upload
-//! guesses the type from the key, as an upload of a file does.
+//! The new object gets the source's content headers and metadata (learnt from the download's
+//! first answer, before the upload starts), as a server-side copy keeps them, unless the
+//! caller gives its own ([`crate::ObjectHeaders::replacement`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use slipstream_client::xml::Object;
 use slipstream_client::S3Client;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::flight::for_each_listed;
 use crate::many::{objects_in_flight, with_part_budget};
 use crate::select::Selection;
-use crate::{
-    download_to_writer, upload_from_reader, Many, ManyOptions, TransferError, TransferOptions,
-    Uploaded,
-};
+use crate::stream::download_to_writer_seen;
+use crate::{upload_from_reader, Many, ManyOptions, TransferError, TransferOptions, Uploaded};
 
 /// The pipe between the download and the upload: one part, at most 8 MiB (the download's
 /// parts wait in its own reorder buffer, not here).
@@ -47,17 +46,41 @@ pub async fn copy_through(
         inner: reader,
         failed: Arc::clone(&failed),
     };
+    let (seen_tx, seen) = oneshot::channel();
     let down = async {
-        let r = download_to_writer(source, src_bucket, src_key, &mut writer, opts).await;
+        let r = download_to_writer_seen(
+            source,
+            src_bucket,
+            src_key,
+            &mut writer,
+            opts,
+            Some(seen_tx),
+        )
+        .await;
         // Set before the writer closes, so the upload sees the failure, not a clean end.
         failed.store(r.is_err(), Ordering::SeqCst);
         drop(writer);
         r
     };
-    let up = upload_from_reader(client, &mut reader, bucket, key, up_opts);
+    let up = async {
+        // The download's first answer names the source's headers; no answer: it failed, and
+        // says why.
+        let Ok(info) = seen.await else {
+            return None;
+        };
+        let mut up_opts = up_opts;
+        if up_opts.headers.replacement().is_none() {
+            up_opts.headers = up_opts.headers.copying(&info.copied_headers);
+        }
+        Some(upload_from_reader(client, &mut reader, bucket, key, up_opts).await)
+    };
     let (down, up) = tokio::join!(down, up);
     down?;
-    up
+    up.unwrap_or_else(|| {
+        Err(TransferError::Invalid(
+            "the copy's download ended before it began".into(),
+        ))
+    })
 }
 
 /// [`copy_through`] for every object `listed` yields (a listing of `selection` made with
