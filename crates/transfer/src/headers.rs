@@ -196,6 +196,43 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_through_here_sends_the_sources_headers_and_keeps_its_own_settings() {
+        let ours = ObjectHeaders {
+            guess_content_type: true,
+            storage_class: Some("STANDARD_IA".into()),
+            acl: Some("private".into()),
+            ..ObjectHeaders::default()
+        };
+        let copied: Vec<(String, String)> = [
+            ("content-type", "image/png"),
+            ("cache-control", "no-cache"),
+            ("content-language", "fr"),
+            ("x-amz-meta-owner", "ada"),
+        ]
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .to_vec();
+        // Not guessed from the new key: the source's type, and its metadata.
+        assert_eq!(
+            names(&ours.copying(&copied).for_key("new.html")),
+            [
+                ("content-type", "image/png"),
+                ("cache-control", "no-cache"),
+                ("content-language", "fr"),
+                ("x-amz-meta-owner", "ada"),
+                ("x-amz-storage-class", "STANDARD_IA"),
+                ("x-amz-acl", "private"),
+            ]
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
+        // A source without a type: none sent, S3's default, not a guess.
+        assert!(ours
+            .copying(&[])
+            .for_key("new.html")
+            .iter()
+            .all(|(n, _)| n != "content-type"));
+    }
+
+    #[test]
     fn metadata_cache_control_and_class_are_sent_and_replace_a_copys() {
         let h = ObjectHeaders {
             guess_content_type: true,
