@@ -13,7 +13,10 @@ use slipstream_sign::chunk::{
 };
 use slipstream_sign::encode::hex;
 use slipstream_sign::v4a;
-use slipstream_sign::verify::{ChunkedBody, CredentialKeys, Incoming, Verified, Verifier};
+use slipstream_sign::verify::{
+    encoded_len, ChunkedBody, CredentialKeys, Incoming, Reframer, Trailer, TrailerChecksum,
+    Verified, Verifier, REFRAMED_CHUNK,
+};
 use slipstream_sign::{ChunkSigner, PayloadHash, Request, Settings, Signer};
 
 /// A signed streaming PUT of `len` bytes: its headers, the verifier's verdict, and a chunk signer.
@@ -522,5 +525,165 @@ fn chunk_modes_must_match_the_algorithm() {
     ] {
         let err = signer.sign_headers(&req, &payload, t()).unwrap_err();
         assert!(err.to_string().contains("cannot be signed"), "{err}");
+    }
+}
+
+/// A checksum for the re-framing tests: the byte count and a sum, as text of a fixed length.
+struct Sum(u64, u64);
+
+impl TrailerChecksum for Sum {
+    fn update(&mut self, data: &[u8]) {
+        self.0 += data.len() as u64;
+        self.1 = data.iter().fold(self.1, |s, b| {
+            s.wrapping_mul(31).wrapping_add(u64::from(*b))
+        });
+    }
+    fn value(&self) -> String {
+        format!("{:08x}{:016x}", self.0, self.1)
+    }
+}
+
+/// What a re-framed body of `data` is, built independently of the re-framer.
+fn reframed(data: &[u8], trailer: &str, value: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for chunk in data.chunks(REFRAMED_CHUNK) {
+        out.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        out.extend_from_slice(chunk);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("0\r\n{trailer}:{value}\r\n\r\n").as_bytes());
+    out
+}
+
+/// Feeds `body` cut at pseudo-random points (seeded), then ends it: what was written, and
+/// the first error.
+fn reframe_in_pieces(mut r: Reframer, body: &[u8], seed: u64) -> (Vec<u8>, Result<(), String>) {
+    let mut out = Vec::new();
+    let mut state = seed | 1;
+    let mut at = 0;
+    while at < body.len() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let step = (state % 70_000) as usize + 1;
+        let end = (at + step).min(body.len());
+        if let Err(e) = r.feed(&body[at..end], &mut out) {
+            return (out, Err(e.to_string()));
+        }
+        at = end;
+    }
+    let result = r.finish(&mut out).map_err(|e| e.to_string());
+    (out, result)
+}
+
+fn computed() -> Trailer {
+    Trailer::Computed {
+        name: "x-amz-checksum-test".into(),
+        checksum: Box::new(Sum(0, 0)),
+    }
+}
+
+#[test]
+fn a_verified_body_is_reframed_whatever_its_pieces() {
+    for (len, size) in [
+        (0, 1000),
+        (1, 1000),
+        (200_000, 65_536),
+        (REFRAMED_CHUNK * 2, 8192),
+        (150_001, 100_000),
+    ] {
+        let d = data(len);
+        let (headers, verified, chunks) = request(PayloadHash::StreamingSigned, d.len(), None);
+        let body = signed_body(&mut chunks.unwrap(), &d, size);
+        let mut sum = Sum(0, 0);
+        sum.update(&d);
+        let want = reframed(&d, "x-amz-checksum-test", &sum.value());
+        assert_eq!(encoded_len(len as u64, &computed()), want.len() as u64);
+        for seed in 1..6 {
+            let r = Reframer::new(body_verifier(&headers, &verified), computed());
+            let (out, result) = reframe_in_pieces(r, &body, seed);
+            assert_eq!(result, Ok(()), "{len} bytes, seed {seed}");
+            assert!(
+                out == want,
+                "{len} bytes, seed {seed}: the re-framed body differs"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_clients_trailer_closes_the_reframed_body_once_verified() {
+    let d = data(70_000);
+    let (headers, verified, chunks) = request(
+        PayloadHash::StreamingSignedTrailer,
+        d.len(),
+        Some("x-amz-checksum-crc32c"),
+    );
+    let mut cs = chunks.unwrap();
+    let mut body = Vec::new();
+    cs.encode_chunk(&d, &mut body).unwrap();
+    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body)
+        .unwrap();
+    let trailer = Trailer::client("x-amz-checksum-crc32c").unwrap();
+    assert_eq!(
+        encoded_len(d.len() as u64, &trailer),
+        reframed(&d, "x-amz-checksum-crc32c", "sOO8/Q==").len() as u64
+    );
+    let r = Reframer::new(body_verifier(&headers, &verified), trailer);
+    let (out, result) = reframe_in_pieces(r, &body, 7);
+    assert_eq!(result, Ok(()));
+    assert!(out == reframed(&d, "x-amz-checksum-crc32c", "sOO8/Q=="));
+    // A trailer of the wrong length, though signed, closes nothing.
+    let (headers, verified, chunks) = request(
+        PayloadHash::StreamingSignedTrailer,
+        d.len(),
+        Some("x-amz-checksum-crc32c"),
+    );
+    let mut cs = chunks.unwrap();
+    let mut body = Vec::new();
+    cs.encode_chunk(&d, &mut body).unwrap();
+    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8", &mut body)
+        .unwrap();
+    let trailer = Trailer::client("x-amz-checksum-crc32c").unwrap();
+    let (out, result) = reframe_in_pieces(
+        Reframer::new(body_verifier(&headers, &verified), trailer),
+        &body,
+        3,
+    );
+    assert!(result.is_err());
+    assert!(
+        !out.windows(3).any(|w| w == b"\r\n0"),
+        "no final chunk was written"
+    );
+}
+
+#[test]
+fn a_tampered_or_cut_body_never_gets_a_trailer_and_unverified_bytes_never_go_out() {
+    let d = data(300_000);
+    let (headers, verified, chunks) = request(PayloadHash::StreamingSigned, d.len(), None);
+    let body = signed_body(&mut chunks.unwrap(), &d, 65_536);
+    let whole = reframed(&d, "x-amz-checksum-test", "");
+    for cut in [10, 65_536 + 100, 200_000, body.len() - 1] {
+        for tamper in [false, true] {
+            let mut sent = body.clone();
+            if tamper {
+                sent[cut] ^= 0x20;
+            } else {
+                sent.truncate(cut);
+            }
+            let r = Reframer::new(body_verifier(&headers, &verified), computed());
+            let (out, result) = reframe_in_pieces(r, &sent, cut as u64);
+            assert!(result.is_err(), "cut {cut}, tamper {tamper}");
+            // Only whole chunks of verified data, as the complete body would have them.
+            assert!(
+                out.len() % (REFRAMED_CHUNK + 9) == 0 && whole.starts_with(&out),
+                "cut {cut}"
+            );
+            // Never more data than arrived before the fault.
+            assert!(
+                out.len() / (REFRAMED_CHUNK + 9) * REFRAMED_CHUNK <= cut,
+                "cut {cut}"
+            );
+        }
     }
 }

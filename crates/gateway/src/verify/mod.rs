@@ -53,7 +53,8 @@ use policy::Policy;
 use crate::body::Upload;
 use crate::pool::UpBody;
 pub(crate) use reframe::FailureSlot;
-use reframe::{Reframed, Trailer};
+use reframe::Reframed;
+use slipstream_sign::verify::{Reframer, Trailer};
 
 use crate::proxy::{Admitted, Answer};
 
@@ -516,7 +517,7 @@ impl Verify {
                             value,
                         }
                     }
-                    (client, _) => Trailer::for_request(client).map_err(refuse)?,
+                    (client, _) => reframe::trailer_for(client).map_err(refuse)?,
                 };
                 let decoded = header_list
                     .iter()
@@ -526,8 +527,7 @@ impl Verify {
                 set_reframed(headers, decoded, &trailer)?;
                 let reframed = Reframed::new(
                     body,
-                    chunked,
-                    trailer,
+                    Reframer::new(chunked, trailer),
                     Arc::clone(&failure),
                     counted,
                     done_tx,
@@ -730,7 +730,7 @@ fn set_reframed(
     );
     headers.insert(
         CONTENT_LENGTH,
-        HeaderValue::from(reframe::encoded_len(decoded, trailer)),
+        HeaderValue::from(slipstream_sign::verify::encoded_len(decoded, trailer)),
     );
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! one (date, region, service), or the SigV4A public key. Comparisons are constant-time, and an
 //! unknown access key costs the same work as a wrong signature, so timing reveals neither.
 //!
-//! [`ChunkedBody`] verifies aws-chunked bodies chunk by chunk after [`Verifier::verify`] accepted the request.
+//! [`ChunkedBody`] verifies aws-chunked bodies chunk by chunk after [`Verifier::verify`] accepted the request;
+//! [`Reframer`] writes what it verified again as an unsigned-trailer body for a proxy to forward.
 //! [`Verifier::verify_post`] verifies browser form uploads (presigned POST): the policy's
 //! signature, expiry and conditions ([`PostUpload`]).
 
@@ -13,6 +14,7 @@ mod chunked;
 mod error;
 mod parse;
 mod post;
+mod reframe;
 mod steps;
 
 use std::fmt;
@@ -24,6 +26,7 @@ pub use chunked::{ChunkedBody, MAX_CHUNK};
 pub use error::VerifyError;
 pub use parse::{Algorithm, PRESIGN_PARAMS};
 pub use post::{PostUpload, VerifiedPost};
+pub use reframe::{encoded_len, Reframer, Trailer, TrailerChecksum, REFRAMED_CHUNK};
 
 use crate::canonical::{split_query, PathEncoding};
 use crate::v4a::EcdsaKey;
