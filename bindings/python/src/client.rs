@@ -80,7 +80,8 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 #[pyclass(frozen, subclass, module = "slipstream")]
 pub struct Client {
     pub(crate) inner: Arc<S3Client>,
-    pub(crate) runtime: tokio::runtime::Runtime,
+    /// Dropped without the GIL (`runtime.rs`).
+    pub(crate) runtime: crate::runtime::IoRuntime,
     pub(crate) opts: TransferOptions,
 }
 
@@ -150,7 +151,7 @@ impl Client {
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O runtime: {e}")))?;
         Ok(Self {
             inner: Arc::new(inner),
-            runtime,
+            runtime: crate::runtime::IoRuntime::new(runtime),
             opts: TransferOptions {
                 part_size,
                 concurrency,

@@ -21,6 +21,7 @@ mod listing;
 mod options;
 mod pipeline;
 mod post;
+mod runtime;
 mod stop;
 mod sync;
 

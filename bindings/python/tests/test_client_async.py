@@ -145,3 +145,40 @@ def test_a_cancelled_download_leaves_no_file_and_the_loop_goes_on(server, s3, bu
     assert list(dest.parent.iterdir()) in ([], [dest])
     if dest.exists():
         assert dest.read_bytes() == big.read_bytes(), "a file that exists is complete"
+
+
+def test_a_client_dropped_with_a_call_in_flight_fails_the_call_and_does_not_hang(tmp_path):
+    """Dropping a Client (with the GIL held, as Python does) shuts its runtime down; a call still
+    in flight then fails its future, which takes the GIL: the runtime is dropped with the GIL
+    released, else the two wait for each other forever. In a child process, so that a
+    regression fails this test instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "drop.py"
+    script.write_text('''
+import asyncio, gc, socket
+import slipstream
+
+silent = socket.socket()
+silent.bind(("127.0.0.1", 0))
+silent.listen()  # accepts, never answers: the call stays in flight
+c = slipstream.Client(region="us-east-1", credentials=slipstream.Credentials("AKID", "secret"),
+                      endpoint_url=f"http://127.0.0.1:{silent.getsockname()[1]}", addressing="path")
+loop = asyncio.new_event_loop()
+
+async def start():
+    task = asyncio.ensure_future(c.get_bytes_async("b", "k"))
+    await asyncio.sleep(0.3)
+    return task
+
+task = loop.run_until_complete(start())
+del c
+gc.collect()
+loop.run_until_complete(asyncio.sleep(0.1))
+assert task.done(), "the call's future was left pending"
+print(type(task.exception()).__name__, task.exception())
+''')
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    assert p.stdout.decode().startswith("RuntimeError the call was stopped: its Client was closed")
