@@ -13,19 +13,19 @@ use std::path::Path;
 use hyper::Uri;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::{Connection, HttpConnector};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower_service::Service;
 
 use crate::congestion::WithCongestion;
 use crate::dns::SpreadResolver;
+pub use crate::read_ahead::ReadAhead;
 use crate::{ClientError, ClientOptions};
 
 /// The TCP and TLS connector the client's pool and [`Dialer`] share.
 pub(crate) type Https = HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>;
 
 /// A connection as dialled: plain TCP, or TLS over it.
-pub type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
+pub type Stream = MaybeHttpsStream<ReadAhead>;
 
 /// A dialled connection and the protocol the server chose.
 pub struct Dialed {
@@ -39,8 +39,8 @@ impl Dialed {
     /// The TCP connection underneath (for socket options).
     pub fn tcp(&self) -> &TcpStream {
         match &self.stream {
-            MaybeHttpsStream::Http(io) => io.inner(),
-            MaybeHttpsStream::Https(tls) => tls.inner().get_ref().0.inner().inner(),
+            MaybeHttpsStream::Http(io) => io.tcp(),
+            MaybeHttpsStream::Https(tls) => tls.inner().get_ref().0.inner().tcp(),
         }
     }
 }

@@ -30,6 +30,7 @@ mod ini;
 mod object;
 mod ops;
 mod options;
+mod read_ahead;
 pub mod tls;
 mod transport;
 mod warm;
