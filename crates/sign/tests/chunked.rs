@@ -116,6 +116,21 @@ fn signed_body(chunks: &mut ChunkSigner, data: &[u8], size: usize) -> Vec<u8> {
     body
 }
 
+/// A signed streaming body of `d` closed by a signed CRC32C trailer of `value`, and its verifier.
+fn with_crc32c_trailer(d: &[u8], value: &str) -> (ChunkedBody, Vec<u8>) {
+    let (headers, verified, chunks) = request(
+        PayloadHash::StreamingSignedTrailer,
+        d.len(),
+        Some("x-amz-checksum-crc32c"),
+    );
+    let mut cs = chunks.unwrap();
+    let mut body = Vec::new();
+    cs.encode_chunk(d, &mut body).unwrap();
+    cs.encode_final_with_trailer("x-amz-checksum-crc32c", value, &mut body)
+        .unwrap();
+    (body_verifier(&headers, &verified), body)
+}
+
 #[test]
 fn a_signed_body_verifies_whole_and_byte_by_byte() {
     let d = data(66_560);
@@ -213,23 +228,13 @@ fn the_decoded_length_must_match() {
 fn a_signed_trailer_is_checked() {
     let d = data(1500);
     for tamper in [false, true] {
-        let (headers, verified, chunks) = request(
-            PayloadHash::StreamingSignedTrailer,
-            d.len(),
-            Some("x-amz-checksum-crc32c"),
-        );
-        let mut cs = chunks.unwrap();
-        let mut body = Vec::new();
-        cs.encode_chunk(&d, &mut body).unwrap();
-        cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body)
-            .unwrap();
+        let (mut v, mut body) = with_crc32c_trailer(&d, "sOO8/Q==");
         if tamper {
             let text = String::from_utf8_lossy(&body)
                 .replace("sOO8/Q==", "sOO8/R==")
                 .into_bytes();
             body = text;
         }
-        let mut v = body_verifier(&headers, &verified);
         let mut out = Vec::new();
         let result = v.feed(&body, &mut out).and_then(|()| v.finish());
         assert_eq!(result.is_ok(), !tamper, "tamper={tamper}: {result:?}");
@@ -245,23 +250,13 @@ fn a_signed_trailer_is_checked() {
 #[test]
 fn a_signed_trailer_without_its_signature_is_refused() {
     let d = data(100);
-    let (headers, verified, chunks) = request(
-        PayloadHash::StreamingSignedTrailer,
-        d.len(),
-        Some("x-amz-checksum-crc32c"),
-    );
-    let mut cs = chunks.unwrap();
-    let mut body = Vec::new();
-    cs.encode_chunk(&d, &mut body).unwrap();
-    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "AAAAAA==", &mut body)
-        .unwrap();
+    let (mut v, body) = with_crc32c_trailer(&d, "AAAAAA==");
     let text = String::from_utf8_lossy(&body).into_owned();
     let stripped: String = text
         .split("\r\n")
         .filter(|l| !l.starts_with("x-amz-trailer-signature"))
         .collect::<Vec<_>>()
         .join("\r\n");
-    let mut v = body_verifier(&headers, &verified);
     let mut out = Vec::new();
     assert!(v
         .feed(stripped.as_bytes(), &mut out)
@@ -584,6 +579,31 @@ fn computed() -> Trailer {
 }
 
 #[test]
+fn the_reframed_length_is_known_from_the_decoded_one() {
+    let edges = [
+        0,
+        1,
+        15,
+        16,
+        REFRAMED_CHUNK - 1,
+        REFRAMED_CHUNK,
+        REFRAMED_CHUNK + 1,
+    ];
+    for len in edges.into_iter().chain([3 * REFRAMED_CHUNK + 17]) {
+        let d = data(len);
+        let want = reframed(&d, "x-amz-checksum-test", &Sum(0, 0).value());
+        assert_eq!(
+            encoded_len(len as u64, &computed()),
+            want.len() as u64,
+            "{len}"
+        );
+        let client = Trailer::client("x-amz-checksum-crc32").unwrap();
+        let want = reframed(&d, "x-amz-checksum-crc32", "AAAAAA==");
+        assert_eq!(encoded_len(len as u64, &client), want.len() as u64, "{len}");
+    }
+}
+
+#[test]
 fn a_verified_body_is_reframed_whatever_its_pieces() {
     for (len, size) in [
         (0, 1000),
@@ -614,46 +634,22 @@ fn a_verified_body_is_reframed_whatever_its_pieces() {
 #[test]
 fn the_clients_trailer_closes_the_reframed_body_once_verified() {
     let d = data(70_000);
-    let (headers, verified, chunks) = request(
-        PayloadHash::StreamingSignedTrailer,
-        d.len(),
-        Some("x-amz-checksum-crc32c"),
-    );
-    let mut cs = chunks.unwrap();
-    let mut body = Vec::new();
-    cs.encode_chunk(&d, &mut body).unwrap();
-    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8/Q==", &mut body)
-        .unwrap();
+    let (verifier, body) = with_crc32c_trailer(&d, "sOO8/Q==");
     let trailer = Trailer::client("x-amz-checksum-crc32c").unwrap();
-    assert_eq!(
-        encoded_len(d.len() as u64, &trailer),
-        reframed(&d, "x-amz-checksum-crc32c", "sOO8/Q==").len() as u64
-    );
-    let r = Reframer::new(body_verifier(&headers, &verified), trailer);
-    let (out, result) = reframe_in_pieces(r, &body, 7);
+    let (out, result) = reframe_in_pieces(Reframer::new(verifier, trailer), &body, 7);
     assert_eq!(result, Ok(()));
     assert!(out == reframed(&d, "x-amz-checksum-crc32c", "sOO8/Q=="));
     // A trailer of the wrong length, though signed, closes nothing.
-    let (headers, verified, chunks) = request(
-        PayloadHash::StreamingSignedTrailer,
-        d.len(),
-        Some("x-amz-checksum-crc32c"),
-    );
-    let mut cs = chunks.unwrap();
-    let mut body = Vec::new();
-    cs.encode_chunk(&d, &mut body).unwrap();
-    cs.encode_final_with_trailer("x-amz-checksum-crc32c", "sOO8", &mut body)
-        .unwrap();
+    let (verifier, body) = with_crc32c_trailer(&d, "sOO8");
     let trailer = Trailer::client("x-amz-checksum-crc32c").unwrap();
-    let (out, result) = reframe_in_pieces(
-        Reframer::new(body_verifier(&headers, &verified), trailer),
-        &body,
-        3,
-    );
+    let (out, result) = reframe_in_pieces(Reframer::new(verifier, trailer), &body, 3);
     assert!(result.is_err());
+    // Only the whole first chunk went out: not the rest of the data, not the final chunk.
+    let whole = reframed(&d, "x-amz-checksum-crc32c", "sOO8/Q==");
     assert!(
-        !out.windows(3).any(|w| w == b"\r\n0"),
-        "no final chunk was written"
+        out == whole[..REFRAMED_CHUNK + 9],
+        "{} bytes written",
+        out.len()
     );
 }
 

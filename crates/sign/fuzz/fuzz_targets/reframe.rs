@@ -5,11 +5,10 @@
 //! in crates/sign/tests/chunked.rs.)
 #![no_main]
 
+mod common;
+
 use libfuzzer_sys::fuzz_target;
-use slipstream_sign::verify::{
-    ChunkedBody, CredentialKeys, Incoming, Reframer, Trailer, TrailerChecksum, Verifier,
-};
-use slipstream_sign::{Credentials, PayloadHash, Request, Settings, Signer, SigningTime};
+use slipstream_sign::verify::{Reframer, Trailer, TrailerChecksum};
 
 /// A stand-in checksum: the byte count.
 struct Count(u64);
@@ -25,18 +24,8 @@ impl TrailerChecksum for Count {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&split, body)) = data.split_first() else { return };
-    let (Ok(creds), Ok(t)) = (Credentials::new("AKID", "secret", None), SigningTime::from_unix(1_440_938_160)) else { return };
-    let Ok(signer) = Signer::new(creds.clone(), "us-east-1", "s3", Settings::S3) else { return };
-    let headers = [("host", "h"), ("x-amz-decoded-content-length", "64")];
-    let req = Request { method: "PUT", path: "/b/k", query: "", headers: &headers };
-    let Ok(sig) = signer.sign_headers(&req, &PayloadHash::StreamingSigned, t) else { return };
-    let mut all: Vec<(&str, &str)> = headers.to_vec();
-    all.extend(sig.headers.iter().map(|(n, v)| (*n, v.as_str())));
-    let keys = CredentialKeys::new([creds]);
-    let incoming = Incoming { method: "PUT", target: "/b/k", headers: &all, body_sha256: None };
-    let Ok(verified) = Verifier::s3("us-east-1").verify(&incoming, &keys, t) else { return };
-    let (Ok(chunked), Ok(mut alone)) =
-        (ChunkedBody::new(&verified, &keys, &all), ChunkedBody::new(&verified, &keys, &all))
+    let (Some(chunked), Some(mut alone)) =
+        (common::signed_streaming_body(), common::signed_streaming_body())
     else {
         return;
     };
