@@ -20,7 +20,6 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower_service::Service;
 
-use crate::read_ahead::ReadAhead;
 use crate::ClientError;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -51,16 +50,16 @@ where
     C::Error: Into<BoxError>,
     C::Future: Send + 'static,
 {
-    type Response = ReadAhead;
+    type Response = TokioIo<TcpStream>;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ReadAhead, BoxError>> + Send + 'static>>;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<TokioIo<TcpStream>, BoxError>> + Send + 'static>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
-        let tls = uri.scheme_str() == Some("https");
         let connecting = self.inner.call(uri);
         let algorithm = self.algorithm.clone();
         Box::pin(async move {
@@ -69,7 +68,7 @@ where
                 // Before the first byte is sent, so the whole connection runs under it.
                 set(stream.inner(), &name)?;
             }
-            Ok(ReadAhead::new(stream, tls))
+            Ok(stream)
         })
     }
 }
@@ -142,7 +141,7 @@ mod tests {
         for (algorithm, want) in [(Some("reno"), Some("reno")), (None, None)] {
             let mut connector = WithCongestion::new(HttpConnector::new(), algorithm).unwrap();
             let stream = connector.call(uri.clone()).await.unwrap();
-            let used = socket2::SockRef::from(stream.tcp())
+            let used = socket2::SockRef::from(stream.inner())
                 .tcp_congestion()
                 .unwrap();
             let used = String::from_utf8_lossy(&used);

@@ -19,10 +19,12 @@ use tower_service::Service;
 use crate::congestion::WithCongestion;
 use crate::dns::SpreadResolver;
 pub use crate::read_ahead::ReadAhead;
+use crate::read_ahead::ReadAheadConnector;
 use crate::{ClientError, ClientOptions};
 
 /// The TCP and TLS connector the client's pool and [`Dialer`] share.
-pub(crate) type Https = HttpsConnector<WithCongestion<HttpConnector<SpreadResolver>>>;
+pub(crate) type Https =
+    HttpsConnector<ReadAheadConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
 
 /// A connection as dialled: plain TCP, or TLS over it.
 pub type Stream = MaybeHttpsStream<ReadAhead>;
@@ -94,7 +96,7 @@ pub(crate) fn https(
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
-    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
+    let tcp = ReadAheadConnector(WithCongestion::new(tcp, options.tcp_congestion.as_deref())?);
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,

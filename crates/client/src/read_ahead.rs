@@ -7,18 +7,51 @@
 //! in the cache anyway. Plain HTTP connections are not buffered: hyper reads them in large
 //! pieces itself, and the copy would only cost.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tower_service::Service;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The most one `recv` takes.
 pub(crate) const READ_AHEAD: usize = 64 * 1024;
+
+/// A TCP connector whose connections to `https` URIs read ahead (the TLS layer goes on top).
+#[derive(Clone)]
+pub(crate) struct ReadAheadConnector<C>(pub(crate) C);
+
+impl<C> Service<Uri> for ReadAheadConnector<C>
+where
+    C: Service<Uri, Response = TokioIo<TcpStream>>,
+    C::Error: Into<BoxError>,
+    C::Future: Send + 'static,
+{
+    type Response = ReadAhead;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<ReadAhead, BoxError>> + Send + 'static>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let tls = uri.scheme_str() == Some("https");
+        let connecting = self.0.call(uri);
+        Box::pin(async move {
+            let stream = connecting.await.map_err(Into::into)?;
+            Ok(ReadAhead::new(stream, tls))
+        })
+    }
+}
 
 /// A connection whose reads are buffered (for TLS); writes go straight to the socket.
 pub struct ReadAhead {
