@@ -94,22 +94,16 @@ impl ObjectHeaders {
         })
     }
 
-    /// These headers with the content headers and metadata of a source object instead of the
-    /// given or guessed ones (`copied`: lowercase names, as `ObjectInfo::copied_headers`): what
-    /// a copy keeps, as the AWS CLI's does, unless the caller replaces them
-    /// ([`Self::replacement`]). The storage class, ACL, encryption and tags stay this one's.
+    /// The headers a copy of a source object through this machine sends: these, when the caller
+    /// gave content headers or metadata ([`Self::replacement`]); else the source's
+    /// (`copied`: lowercase names, as `ObjectInfo::copied_headers`) instead of a guess, as a
+    /// server-side copy keeps them. The storage class, ACL, encryption and tags stay this one's.
     pub fn copying(&self, copied: &[(String, String)]) -> Self {
-        let mut out = Self {
-            guess_content_type: false,
-            content_type: None,
-            cache_control: None,
-            metadata: Vec::new(),
-            content_disposition: None,
-            content_encoding: None,
-            content_language: None,
-            expires: None,
-            ..self.clone()
-        };
+        let mut out = self.clone();
+        if self.replacement().is_some() {
+            return out;
+        }
+        out.guess_content_type = false;
         for (name, value) in copied {
             let slot = match name.as_str() {
                 "content-type" => &mut out.content_type,

@@ -63,24 +63,20 @@ pub async fn copy_through(
         r
     };
     let up = async {
-        // The download's first answer names the source's headers; no answer: it failed, and
-        // says why.
-        let Ok(info) = seen.await else {
-            return None;
+        // The download's first answer names the source's headers; without one the download
+        // failed, and its error is the one returned.
+        let info = seen.await.map_err(|_| {
+            TransferError::Invalid("the copy's download ended before its first answer".into())
+        })?;
+        let up_opts = TransferOptions {
+            headers: up_opts.headers.copying(&info.copied_headers),
+            ..up_opts
         };
-        let mut up_opts = up_opts;
-        if up_opts.headers.replacement().is_none() {
-            up_opts.headers = up_opts.headers.copying(&info.copied_headers);
-        }
-        Some(upload_from_reader(client, &mut reader, bucket, key, up_opts).await)
+        upload_from_reader(client, &mut reader, bucket, key, up_opts).await
     };
     let (down, up) = tokio::join!(down, up);
     down?;
-    up.unwrap_or_else(|| {
-        Err(TransferError::Invalid(
-            "the copy's download ended before it began".into(),
-        ))
-    })
+    up
 }
 
 /// [`copy_through`] for every object `listed` yields (a listing of `selection` made with
