@@ -356,20 +356,7 @@ impl Verify {
             .split_once('?')
             .map_or(path_and_query.as_str(), |(p, _)| p);
         let verified = Arc::new(verified);
-        // The client's headers the origin gets: copied one by one, leaving out those the edge
-        // replaces (cheaper than cloning the map and removing: the client's auth headers are
-        // never copied), then the hop-by-hop ones; room for the 4 the edge adds (Host and the
-        // signature's headers).
-        let mut headers = hyper::HeaderMap::with_capacity(parts.headers.len() + 4);
-        for (name, value) in &parts.headers {
-            let replaced = CLIENT_AUTH_HEADERS.contains(&name.as_str())
-                || name == hyper::header::EXPECT // the edge reads the body itself: no wait for the origin's 100
-                || name == HOST;
-            if !replaced {
-                headers.append(name.clone(), value.clone());
-            }
-        }
-        crate::proxy::strip_hop_by_hop(&mut headers);
+        let mut headers = upstream_headers(&parts.headers);
 
         let (body, payload, body_done, failure) = if op.batch_delete {
             let data =
@@ -394,13 +381,7 @@ impl Verify {
                 .await?
         };
 
-        let signer = self.signer.signer().await.map_err(|e| {
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "ServiceUnavailable",
-                format!("the edge has no credentials for the origin: {e}"),
-            )
-        })?;
+        let signer = self.origin_signer().await?;
         let mut to_sign: Vec<(&str, &str)> = vec![("host", &self.origin_host)];
         for (name, value) in &headers {
             let n = name.as_str();
@@ -438,6 +419,17 @@ impl Verify {
             body_done,
             gate: None,
             failure,
+        })
+    }
+
+    /// The signer of the edge's origin credentials (refreshed when due), or 503.
+    async fn origin_signer(&self) -> Result<Arc<slipstream_sign::Signer>, Answer> {
+        self.signer.signer().await.map_err(|e| {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailable",
+                format!("the edge has no credentials for the origin: {e}"),
+            )
         })
     }
 
@@ -541,6 +533,24 @@ impl Verify {
             }
         }
     }
+}
+
+/// The client's headers the origin gets: copied one by one, leaving out those the edge
+/// replaces (cheaper than cloning the map and removing: the client's auth headers are never
+/// copied) and `Expect` (the edge reads the body itself: no wait for the origin's 100), then
+/// the hop-by-hop ones; room for the 4 the edge adds (Host and the signature's headers).
+fn upstream_headers(client: &hyper::HeaderMap) -> hyper::HeaderMap {
+    let mut headers = hyper::HeaderMap::with_capacity(client.len() + 4);
+    for (name, value) in client {
+        let replaced = CLIENT_AUTH_HEADERS.contains(&name.as_str())
+            || name == hyper::header::EXPECT
+            || name == HOST;
+        if !replaced {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    crate::proxy::strip_hop_by_hop(&mut headers);
+    headers
 }
 
 /// Every check allowed by `policy`, else `AccessDenied` naming the first one refused. A key

@@ -17,7 +17,7 @@ use std::time::SystemTime;
 use bytes::BytesMut;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, StatusCode};
 use slipstream_s3::operation::Check;
@@ -34,8 +34,8 @@ use slipstream_s3::post_form::{self as form, FormError};
 /// connection; the expiry only bounds a replay of it.
 const EDGE_FORM_SECONDS: u64 = 900;
 
-/// The client's signature fields, which the edge's replace.
-const AUTH_FIELDS: [&str; 9] = [
+/// The client's signature fields and key, which the edge's form replaces.
+const REPLACED_FIELDS: [&str; 9] = [
     "policy",
     "x-amz-signature",
     "x-amz-credential",
@@ -149,13 +149,7 @@ impl Verify {
         authorize(&key.policy, &checks(bucket, &verified.key, &list))?;
 
         // The edge's form for the origin: the verified fields, its own signature.
-        let signer = self.signer.signer().await.map_err(|e| {
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "ServiceUnavailable",
-                format!("the edge has no credentials for the origin: {e}"),
-            )
-        })?;
+        let signer = self.origin_signer().await?;
         let base = UrlBase {
             origin: format!("http://{}", self.origin_host),
             host: self.origin_host.clone(),
@@ -167,7 +161,7 @@ impl Verify {
         let mut conditions = Vec::with_capacity(fields.len() + 2);
         for (name, value) in &fields {
             let lower = name.to_ascii_lowercase();
-            if AUTH_FIELDS.contains(&lower.as_str()) {
+            if REPLACED_FIELDS.contains(&lower.as_str()) {
                 continue;
             }
             if !lower.starts_with("x-ignore-") {
@@ -203,17 +197,7 @@ impl Verify {
         prefix.extend_from_slice(&new_head);
         prefix.extend_from_slice(&read[head.consumed..]);
 
-        let mut headers = hyper::HeaderMap::with_capacity(parts.headers.len());
-        for (name, value) in &parts.headers {
-            let replaced = super::CLIENT_AUTH_HEADERS.contains(&name.as_str())
-                || name == EXPECT
-                || name == HOST
-                || name == CONTENT_LENGTH;
-            if !replaced {
-                headers.append(name.clone(), value.clone());
-            }
-        }
-        crate::proxy::strip_hop_by_hop(&mut headers);
+        let mut headers = super::upstream_headers(&parts.headers);
         if let Some(length) = length {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
         }
@@ -266,19 +250,21 @@ fn posted_bucket<'a>(host_bucket: Option<&'a str>, path: &'a str) -> Result<&'a 
 /// same headers would: `acl`, `x-amz-grant-*` and `tagging` each add an action).
 fn checks(bucket: &str, key: &str, fields: &[(&str, &str)]) -> Vec<Check> {
     let resource = format!("arn:aws:s3:::{bucket}/{key}");
-    let named =
-        |test: &dyn Fn(&str) -> bool| fields.iter().any(|(n, _)| test(&n.to_ascii_lowercase()));
+    let names: Vec<String> = fields.iter().map(|(n, _)| n.to_ascii_lowercase()).collect();
     let mut checks = vec![Check {
         action: "s3:PutObject",
         resource: resource.clone(),
     }];
-    if named(&|n| n == "acl" || n.starts_with("x-amz-grant-")) {
+    if names
+        .iter()
+        .any(|n| n == "acl" || n.starts_with("x-amz-grant-"))
+    {
         checks.push(Check {
             action: "s3:PutObjectAcl",
             resource: resource.clone(),
         });
     }
-    if named(&|n| n == "tagging") {
+    if names.iter().any(|n| n == "tagging") {
         checks.push(Check {
             action: "s3:PutObjectTagging",
             resource,
