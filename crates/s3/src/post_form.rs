@@ -72,13 +72,16 @@ pub fn parse(body: &[u8], boundary: &str) -> Result<Option<Head>, FormError> {
 }
 
 fn parse_whole(body: &[u8], boundary: &str) -> Result<Option<Head>, FormError> {
-    let delimiter = format!("--{boundary}");
-    let delimiter = delimiter.as_bytes();
+    // A delimiter ends the line before it: `\r\n--boundary` (but the first, which may start the
+    // body).
+    let line_delimiter = format!("\r\n--{boundary}");
+    let line_delimiter = line_delimiter.as_bytes();
+    let delimiter = &line_delimiter[2..];
     // The first delimiter starts the body or a line (a preamble before it is ignored).
     let mut at = if body.starts_with(delimiter) {
         0
     } else {
-        match find(body, &[b"\r\n", delimiter].concat(), 0) {
+        match find(body, line_delimiter, 0) {
             Some(i) => i + 2,
             None => return Ok(None),
         }
@@ -116,7 +119,7 @@ fn parse_whole(body: &[u8], boundary: &str) -> Result<Option<Head>, FormError> {
                 consumed: content,
             }));
         }
-        let Some(end) = find(body, &[b"\r\n", delimiter].concat(), content) else {
+        let Some(end) = find(body, line_delimiter, content) else {
             return Ok(None);
         };
         let value = std::str::from_utf8(&body[content..end]).map_err(|_| FormError::Malformed)?;

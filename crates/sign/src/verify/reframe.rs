@@ -133,9 +133,7 @@ impl Reframer {
     /// chunk of verified data now ready. After an error nothing more is written.
     pub fn feed(&mut self, received: &[u8], out: &mut Vec<u8>) -> Result<(), VerifyError> {
         if self.ended {
-            return Err(VerifyError::InvalidRequest(
-                "the body went on after it ended or failed".into(),
-            ));
+            return Err(went_on());
         }
         if let Err(e) = self.chunked.feed(received, &mut self.data) {
             self.ended = true;
@@ -153,9 +151,7 @@ impl Reframer {
     /// rest of the data, the final chunk and the trailer to `out`.
     pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), VerifyError> {
         if self.ended {
-            return Err(VerifyError::InvalidRequest(
-                "the body went on after it ended or failed".into(),
-            ));
+            return Err(went_on());
         }
         self.ended = true;
         self.chunked.finish()?;
@@ -206,6 +202,11 @@ impl Reframer {
             checksum.update(piece);
         }
     }
+}
+
+/// A body fed or ended again after it ended or failed.
+fn went_on() -> VerifyError {
+    VerifyError::InvalidRequest("the body went on after it ended or failed".into())
 }
 
 #[cfg(test)]
