@@ -57,7 +57,6 @@ pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The first whole-object checksum among `headers` (see [`ObjectInfo::checksum`]).
 /// The `Range` header of bytes `start..end` (end exclusive; an empty range is refused).
 fn range_header((start, end): (u64, u64)) -> Result<(Cow<'static, str>, String), ClientError> {
     if end <= start {
@@ -85,6 +84,7 @@ fn object_info(h: &HeaderMap, size: u64) -> ObjectInfo {
     }
 }
 
+/// The first whole-object checksum among `headers` (see [`ObjectInfo::checksum`]).
 fn whole_checksum(headers: &HeaderMap) -> Option<Checksum> {
     if header(headers, "x-amz-checksum-type").is_some_and(|t| t == "COMPOSITE") {
         return None;
