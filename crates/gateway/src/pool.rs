@@ -336,13 +336,16 @@ impl Pool {
                 // would then be read as the next request on the connection ("error when parsing
                 // the HTTP request"). Such a connection is not reused.
                 let has_body = !hyper::body::Body::is_end_stream(request.body());
-                let reusable = Arc::new(std::sync::atomic::AtomicBool::new(true));
+                // The verdict comes with the response's status; the connection waits for it
+                // even when its response was read to the end first (a small error answer can
+                // be, before this task sees the status). No verdict (the request failed): not
+                // reused.
+                let (verdict, reusable) = tokio::sync::oneshot::channel::<bool>();
                 let response = send.try_send_request(request);
-                let (pool, keep) = (self.clone(), Arc::clone(&reusable));
+                let pool = self.clone();
                 tokio::spawn(async move {
-                    // Ready once the response was read to its end: after its status was seen.
-                    if send.ready().await.is_ok() && keep.load(std::sync::atomic::Ordering::SeqCst)
-                    {
+                    // Ready once the response was read to its end.
+                    if send.ready().await.is_ok() && reusable.await == Ok(true) {
                         pool.put(send);
                     }
                 });
@@ -350,9 +353,7 @@ impl Pool {
                     let back = e.take_message();
                     (slipstream_client::describe(e.error()), back)
                 })?;
-                if has_body && response.status().as_u16() >= 400 {
-                    reusable.store(false, std::sync::atomic::Ordering::SeqCst);
-                }
+                let _ = verdict.send(!(has_body && response.status().as_u16() >= 400));
                 Ok(response)
             }
         }
