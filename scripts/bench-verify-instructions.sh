@@ -16,6 +16,8 @@
 # the TOP (default 30) functions by self cost difference (verify - pass-through).
 # Under valgrind SHA-256 runs in software (no SHA-NI), so `compress256` looks ~20x its native
 # cost: read it as a block count (about 3,200 instructions a block).
+# KEEP=DIR copies both callgrind files there (pass.cg, verify.cg) for callgrind_annotate
+# --inclusive=yes, which shows what a verify step costs with its callees.
 # Needs valgrind (Debian: apt-get install valgrind) and, for presigned, `make python`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,6 +85,7 @@ for mode in pass verify; do
   kill "$vpid"; wait "$vpid" 2>/dev/null || true
   vpid=""
 done
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$W/pass.cg.1" "$KEEP/pass.cg"; cp "$W/verify.cg.1" "$KEEP/verify.cg"; fi
 python3 - "$W/pass.cg.1" "$W/verify.cg.1" "$COUNT" "$TOP" "$KIND" <<'PY'
 # Self cost per function from callgrind's file format: cost lines under `fn=`, except the line
 # after `calls=` (that is the callee's inclusive cost).

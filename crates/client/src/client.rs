@@ -105,12 +105,12 @@ impl S3Client {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Starts opening `n` connections to `bucket`'s endpoint in the background, for a transfer
-    /// that is about to need them (parts after `CreateMultipartUpload`): they connect and
-    /// handshake while the first request is on its way, which saves the parts a round trip
-    /// (two with TLS) before their first byte. Unused ones are closed after 10 s. Nothing is
-    /// opened when this client dialled that endpoint within the idle timeout: its pool then
-    /// likely has connections to reuse.
+    /// Starts opening connections to `bucket`'s endpoint in the background so that `n` are
+    /// there for a transfer about to need them (parts after `CreateMultipartUpload`, objects
+    /// after a listing): they connect and handshake while the first request is on its way,
+    /// which saves them a round trip (two with TLS) before their first byte. Unused ones are
+    /// closed after 10 s. Connections this client dialled to that endpoint since it was last
+    /// idle for the idle timeout count against `n`: its pool likely has them to reuse.
     pub fn preconnect(&self, bucket: &str, n: usize) {
         let Ok((base, _)) = self.target(bucket, None) else {
             return;

@@ -127,23 +127,25 @@ impl S3Client {
         Ok(object_info(h, size))
     }
 
-    /// A download's first `GetObject`: bytes `start..end`, asking for the object's checksum
-    /// (`x-amz-checksum-mode`). Besides the stream, what the answer says of the object, as
-    /// HeadObject would: the size from `Content-Range` (the answer's length without one), the
-    /// ETag, and the checksum when the server sent one (S3 sends none on ranged answers;
-    /// some servers do when the range covers the whole object).
+    /// A download's first `GetObject`: bytes `start..end`, or the whole object when `range`
+    /// is `None` (one request for an object a listing said is small), asking for the object's
+    /// checksum (`x-amz-checksum-mode`). Besides the stream, what the answer says of the
+    /// object, as HeadObject would: the size from `Content-Range` (the answer's length without
+    /// one), the ETag, and the checksum when the server sent one (S3 sends it on whole-object
+    /// answers, none on ranged ones; some servers do when the range covers the whole object).
     pub async fn get_first(
         &self,
         bucket: &str,
         key: &str,
-        range: (u64, u64),
+        range: Option<(u64, u64)>,
     ) -> Result<(ObjectStream, ObjectInfo), ClientError> {
+        let mut headers = vec![("x-amz-checksum-mode".into(), "ENABLED".into())];
+        if let Some(range) = range {
+            headers.push(range_header(range)?);
+        }
         let response = self
             .send(&Call {
-                headers: vec![
-                    range_header(range)?,
-                    ("x-amz-checksum-mode".into(), "ENABLED".into()),
-                ],
+                headers,
                 ..Call::new(Method::GET, bucket, Some(key))
             })
             .await?;

@@ -9,8 +9,10 @@
 //!
 //! This does not open connections by itself: callers ask, when they know a transfer will need
 //! them (a large upload), so a small request never pays for handshakes it does not use. Nor
-//! does it when the pool is likely warm (a connection to that origin was dialled within the
-//! pool's idle timeout): the next upload of a recursive copy reuses the pool's connections.
+//! does it open what the pool likely has: the connections to that origin dialled since it was
+//! last quiet for the pool's idle timeout count against those asked for, so the next upload of a
+//! recursive copy reuses the pool's connections, while a download whose listing and HeadBucket
+//! dialled two still gets the rest opened while the listing arrives.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -29,8 +31,14 @@ const KEEP: Duration = Duration::from_secs(10);
 pub(crate) struct Warm<C: Service<Uri>> {
     inner: C,
     shelf: Arc<Mutex<Vec<Shelved<C::Response>>>>,
-    /// When a connection to each origin was last dialled.
-    dialled: Arc<Mutex<HashMap<String, Instant>>>,
+    /// Per origin, the connections dialled since it was last quiet.
+    dialled: Arc<Mutex<HashMap<String, Dials>>>,
+}
+
+/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause.
+struct Dials {
+    last: Instant,
+    count: usize,
 }
 
 impl<C: Service<Uri> + Clone> Clone for Warm<C> {
@@ -64,14 +72,13 @@ where
         }
     }
 
-    /// Starts opening `n` connections to `uri`'s origin in the background (on the current
-    /// runtime), unless one was dialled within `recent` (the pool then likely holds idle ones);
-    /// failures are dropped (the pool will dial, and report, as usual).
+    /// Starts opening connections to `uri`'s origin in the background (on the current runtime)
+    /// so that `n` are there: those dialled since the origin was last quiet for `recent` (the
+    /// pool likely holds them) count against `n`. Failures are dropped (the pool will dial,
+    /// and report, as usual).
     pub(crate) fn open(&self, uri: &Uri, n: usize, recent: Duration) {
         let origin = origin(uri);
-        if n == 0 || self.dialled_within(&origin, recent) {
-            return;
-        }
+        let n = self.count_dials(&origin, Some(recent), n);
         for _ in 0..n {
             let (mut inner, shelf, uri, origin) = (
                 self.inner.clone(),
@@ -93,14 +100,30 @@ where
         }
     }
 
-    /// Whether `origin` was dialled within `recent`; records a dial now either way.
-    fn dialled_within(&self, origin: &str, recent: Duration) -> bool {
+    /// Counts dials to `origin` (a pause of `recent` or more before this one starts the count
+    /// again): up to `wanted` in all since the pause with `Some(recent)` (how many more to
+    /// dial is returned), else exactly `wanted` more (the pool's own).
+    fn count_dials(&self, origin: &str, recent: Option<Duration>, wanted: usize) -> usize {
         let Ok(mut d) = self.dialled.lock() else {
-            return false;
+            return 0;
         };
         let now = Instant::now();
-        let last = d.insert(origin.to_owned(), now);
-        last.is_some_and(|t| now.duration_since(t) < recent)
+        let dials = d.entry(origin.to_owned()).or_insert(Dials {
+            last: now,
+            count: 0,
+        });
+        let more = match recent {
+            Some(recent) => {
+                if now.duration_since(dials.last) >= recent {
+                    dials.count = 0;
+                }
+                wanted.saturating_sub(dials.count)
+            }
+            None => wanted,
+        };
+        dials.count += more;
+        dials.last = now;
+        more
     }
 
     /// A ready connection to `uri`'s origin, if one is on the shelf (stale ones are dropped).
@@ -141,7 +164,7 @@ where
         match self.take(&uri) {
             Some(connection) => Box::pin(std::future::ready(Ok(connection))),
             None => {
-                self.dialled_within(&origin(&uri), Duration::ZERO);
+                self.count_dials(&origin(&uri), None, 1);
                 Box::pin(self.inner.call(uri))
             }
         }
@@ -194,12 +217,25 @@ mod tests {
         assert_eq!(dials.0.load(Ordering::SeqCst), 4);
         warm.call(a.clone()).await.unwrap();
         assert_eq!(dials.0.load(Ordering::SeqCst), 5);
-        // The pool has just dialled `a` and `b`: a new request to open is skipped.
-        warm.open(&a, 3, Duration::from_secs(15));
-        warm.open(&b, 3, Duration::from_secs(15));
-        tokio::task::yield_now().await;
-        assert_eq!(dials.0.load(Ordering::SeqCst), 5);
-        assert!(warm.shelf.lock().unwrap().is_empty());
+        // `a` has had four dials, `b` one: asking for four of each opens only `b`'s other three.
+        warm.open(&a, 4, Duration::from_secs(15));
+        warm.open(&b, 4, Duration::from_secs(15));
+        while warm.shelf.lock().unwrap().len() < 3 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(dials.0.load(Ordering::SeqCst), 8);
+        assert!(warm
+            .shelf
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|s| s.origin.contains("b.example")));
+        // After a pause as long as `recent`, the count starts again.
+        warm.open(&a, 2, Duration::ZERO);
+        while warm.shelf.lock().unwrap().len() < 5 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(dials.0.load(Ordering::SeqCst), 10);
     }
 
     #[test]

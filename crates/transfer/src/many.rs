@@ -11,10 +11,11 @@ use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
 
 use crate::cut::LONG_PATH;
+use crate::download::download_listed;
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::TransferError;
-use crate::{download_to_file, upload_file, TransferOptions};
+use crate::{upload_file, TransferOptions};
 
 /// What a many-object transfer moved.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -226,28 +227,43 @@ pub async fn download_prefix(
         many.filters.clone(),
         4,
     );
-    let mut listed = Vec::new();
-    while let Some(page) = pages.recv().await {
-        listed.extend(page?);
-    }
-    let bytes: u64 = listed.iter().map(|o| o.size).sum();
-    let objects = match many.objects {
-        Some(n) => n,
-        None => {
-            let answer = first_answer(&client, bucket).await?;
-            let large = bytes / (listed.len().max(1) as u64) >= LARGE_OBJECT;
-            match objects_for(answer) {
-                NEAR_OBJECTS if large => NEAR_LARGE_OBJECTS,
-                n => n,
+    // HeadBucket goes beside the listing, not after it: far away a listing of 1,000 keys
+    // takes several round trips (its 300 KB in a new connection's slow start), and once the
+    // answer says far the objects' connections open meanwhile, as sync's do.
+    let near_or_chosen = async {
+        match many.objects {
+            Some(n) => Ok(Some(n)),
+            None => {
+                let far = objects_for(first_answer(&client, bucket).await?) == FAR_OBJECTS;
+                if far {
+                    open_ahead(&client, bucket, FAR_OBJECTS, usize::MAX);
+                }
+                Ok::<_, TransferError>(far.then_some(FAR_OBJECTS))
             }
         }
+    };
+    let all_pages = async {
+        let mut listed = Vec::new();
+        while let Some(page) = pages.recv().await {
+            listed.extend(page?);
+        }
+        Ok::<_, TransferError>(listed)
+    };
+    let (objects, listed) = tokio::join!(near_or_chosen, all_pages);
+    let (objects, listed) = (objects?, listed?);
+    let bytes: u64 = listed.iter().map(|o| o.size).sum();
+    let large = bytes / (listed.len().max(1) as u64) >= LARGE_OBJECT;
+    let objects = match objects {
+        Some(n) => n,
+        None if large => NEAR_LARGE_OBJECTS,
+        None => NEAR_OBJECTS,
     };
     open_ahead(&client, bucket, objects, listed.len());
     let opts = with_part_budget(opts);
     // Check every name before moving a byte.
-    let jobs: Vec<(String, PathBuf)> = listed
+    let jobs: Vec<(String, PathBuf, u64)> = listed
         .iter()
-        .map(|o| Ok((o.key.clone(), local_path(dir, &prefix, &o.key)?)))
+        .map(|o| Ok((o.key.clone(), local_path(dir, &prefix, &o.key)?, o.size)))
         .collect::<Result<_, TransferError>>()?;
     if let Some(p) = &opts.progress {
         p.fix_total(bytes);
@@ -263,14 +279,14 @@ pub async fn download_prefix(
             each.clone(),
         );
         async move {
-            let (key, path) = &jobs[i];
+            let (key, path, listed) = &jobs[i];
             if each.keeps_file(path).await? {
                 return Ok(None);
             }
             if let Some(parent) = path.parent() {
                 tokio::fs::create_dir_all(parent).await?;
             }
-            let size = download_to_file(client, &bucket, key, path, opts)
+            let size = download_listed(client, &bucket, key, path, Some(*listed), opts)
                 .await?
                 .size;
             each.report(key, &path.display().to_string(), size);

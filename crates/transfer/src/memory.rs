@@ -61,7 +61,7 @@ impl MemoryDownload {
         opts: TransferOptions,
     ) -> Result<Self, TransferError> {
         let asked = Instant::now();
-        let first_part = start(&client, bucket, key, first_len(opts.part_size));
+        let first_part = start(&client, bucket, key, first_len(opts.part_size), None);
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first_part).await?;
         opts.set_total(info.size);
         // As for files (the object is held whole anyway, so longer parts cost no memory).

@@ -126,15 +126,24 @@ impl Source {
 /// been seen to send the checksum on a ranged answer that covers the whole object
 /// ([`S3Client::whole_range_checksums`], learned here from the first small object), a small
 /// object takes the GET alone (half the requests for many small objects) and a larger one
-/// asks HeadObject after its first answer. `None`: the object is empty.
+/// asks HeadObject after its first answer. An object a listing just said fits in the first range
+/// (`listed`) takes one GET without a range, whose answer says all HeadObject would, checksum
+/// included, on any server. `None`: the object is empty.
 pub(crate) async fn start(
     client: &S3Client,
     bucket: &str,
     key: &str,
     first_len: u64,
+    listed: Option<u64>,
 ) -> Result<(ObjectInfo, Option<First>), TransferError> {
+    if listed.is_some_and(|size| size <= first_len) {
+        // Had the object grown since the listing, this answer is still all of it: one part.
+        let (response, seen) = client.get_first(bucket, key, None).await?;
+        let len = seen.size;
+        return Ok((seen, (len > 0).then_some(First { response, len })));
+    }
     if client.whole_range_checksums() {
-        return match client.get_first(bucket, key, (0, first_len)).await {
+        return match client.get_first(bucket, key, Some((0, first_len))).await {
             // The whole object came, with its checksum if it has one.
             Ok((response, seen)) if seen.size <= first_len => {
                 let len = seen.size;
@@ -153,7 +162,7 @@ pub(crate) async fn start(
     }
     let (head, get) = tokio::join!(
         client.head_object(bucket, key),
-        client.get_first(bucket, key, (0, first_len)),
+        client.get_first(bucket, key, Some((0, first_len))),
     );
     let (response, seen) = match get {
         Ok(answer) => answer,

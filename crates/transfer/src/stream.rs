@@ -77,7 +77,7 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     let pool = Arc::new(BufferPool::default());
     let asked = Instant::now();
     // The first range fits the smallest cut; the split is chosen once it has answered.
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3)).await?;
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3), None).await?;
     if let Some(seen) = seen {
         let _ = seen.send(info.clone());
     }

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::cut::LONG_PATH;
+use crate::download::download_listed;
 use crate::flight::Flight;
 use crate::many::{
     first_answer, local_path, objects_for, open_ahead, with_part_budget, FAR_OBJECTS,
@@ -26,7 +27,7 @@ use crate::many::{
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
 use crate::through::copy_through;
-use crate::{download_to_file, upload_file, Many, TransferError, TransferOptions};
+use crate::{upload_file, Many, TransferError, TransferOptions};
 
 /// One side of a sync.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -544,7 +545,7 @@ async fn move_entry(
                 tokio::fs::create_dir_all(parent).await?;
             }
             let key = format!("{prefix}{}", src.name);
-            download_to_file(client, bucket, &key, &path, opts).await?;
+            download_listed(client, bucket, &key, &path, Some(src.size), opts).await?;
             if let Some(time) = src.modified.and_then(system_time) {
                 let file = std::fs::File::options().write(true).open(&path)?;
                 file.set_modified(time)?;

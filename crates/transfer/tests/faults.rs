@@ -9,15 +9,15 @@ mod common;
 mod proxy;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
-    download_to_file, download_to_memory, download_to_writer, upload_file, TransferOptions,
-    MIN_PART_SIZE,
+    download_prefix, download_to_file, download_to_memory, download_to_writer, upload_file,
+    ManyOptions, Selection, TransferOptions, MIN_PART_SIZE,
 };
 
 use common::server;
@@ -585,4 +585,112 @@ async fn small_objects_skip_the_head_once_the_server_sends_checksums_on_whole_ra
         .unwrap();
     assert_eq!(got.as_ref(), large.as_slice());
     assert_eq!(heads.load(Ordering::SeqCst), 2);
+}
+
+/// Puts `body` at `bucket/key` directly (not through a proxy), from a thread of its own: proxy
+/// rules are synchronous.
+fn put_direct(bucket: &str, key: &str, body: Vec<u8>) {
+    let direct = client_for(&server());
+    let (bucket, key) = (bucket.to_owned(), key.to_owned());
+    std::thread::spawn(move || {
+        tokio::runtime::Runtime::new().unwrap().block_on(async {
+            let body = bytes::Bytes::from(body);
+            direct
+                .put_object(&bucket, &key, body, Default::default())
+                .await
+                .unwrap();
+        })
+    })
+    .join()
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_checks_them() {
+    // Small objects (the first range holds them: 640 KiB with these options), an empty one, one
+    // that grows between the listing and its GET, and a large one.
+    let (bucket, large) = object("p/large").await;
+    let small: Vec<(String, Vec<u8>)> = (0..5)
+        .map(|i| (format!("p/s{i}"), data(1000 + i * 3000)))
+        .chain([("p/empty".to_owned(), Vec::new())])
+        .chain([("p/grows".to_owned(), data(10))])
+        .collect();
+    for (key, body) in &small {
+        put_direct(&bucket, key, body.clone());
+    }
+    let grown = data(2 * MIN_PART_SIZE as usize + 7);
+    let (heads, ranged) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(Mutex::new(Vec::new())),
+    );
+    let corrupt = Arc::new(AtomicBool::new(false));
+    let (h, r, c, b, g) = (
+        Arc::clone(&heads),
+        Arc::clone(&ranged),
+        Arc::clone(&corrupt),
+        bucket.clone(),
+        grown.clone(),
+    );
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "HEAD" {
+                h.fetch_add(1, Ordering::SeqCst);
+            }
+            if s.method == "GET" && !s.target.contains('?') {
+                if s.range.is_some() {
+                    r.lock().unwrap().push(s.target.clone());
+                }
+                if s.target.ends_with("/p/grows") {
+                    put_direct(&b, "p/grows", g.clone());
+                }
+                if c.load(Ordering::SeqCst) && s.target.ends_with("/p/s4") {
+                    return Action::Corrupt(5000);
+                }
+            }
+            Action::Forward
+        }),
+    );
+    let client = client_for(&p.endpoint);
+    let dir = tempfile::tempdir().unwrap();
+    let selection = Selection::parse("p/", true).unwrap();
+    let many = ManyOptions::new(Some(4));
+    let got = download_prefix(
+        Arc::clone(&client),
+        &bucket,
+        selection,
+        dir.path(),
+        &many,
+        opts(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(got.objects, 8);
+    for (key, body) in &small {
+        let want = if key == "p/grows" { &grown } else { body };
+        let file = dir.path().join(key.trim_start_matches("p/"));
+        assert!(std::fs::read(&file).unwrap() == *want, "{key}");
+    }
+    assert!(std::fs::read(dir.path().join("large")).unwrap() == large);
+    // No HEAD and no range for any listed small object (the one that grew included: its
+    // whole answer was read as one part); only the large object asked HEAD and ranges.
+    assert_eq!(heads.load(Ordering::SeqCst), 1);
+    let ranged = ranged.lock().unwrap().clone();
+    assert!(
+        !ranged.is_empty() && ranged.iter().all(|t| t.ends_with("/p/large")),
+        "{ranged:?}"
+    );
+    // The answer still carries the checksum, and it is still checked: a flipped bit fails the
+    // object and leaves no file.
+    corrupt.store(true, Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let selection = Selection::parse("p/", true).unwrap();
+    let err = download_prefix(client, &bucket, selection, dir.path(), &many, opts())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, TransferError::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    assert!(!dir.path().join("s4").exists());
 }
