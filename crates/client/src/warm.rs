@@ -22,6 +22,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper::Uri;
+use tokio::sync::Notify;
 use tower_service::Service;
 
 /// How long an opened connection waits to be taken.
@@ -31,14 +32,18 @@ const KEEP: Duration = Duration::from_secs(10);
 pub(crate) struct Warm<C: Service<Uri>> {
     inner: C,
     shelf: Arc<Mutex<Vec<Shelved<C::Response>>>>,
-    /// Per origin, the connections dialled since it was last quiet.
+    /// Per origin, the connections dialled since it was last quiet, and those being opened.
     dialled: Arc<Mutex<HashMap<String, Dials>>>,
+    /// Woken whenever an opened connection is shelved or fails.
+    opened: Arc<Notify>,
 }
 
-/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause.
+/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause, and how
+/// many of [`Warm::open`]'s are still connecting.
 struct Dials {
     last: Instant,
     count: usize,
+    connecting: usize,
 }
 
 impl<C: Service<Uri> + Clone> Clone for Warm<C> {
@@ -48,6 +53,7 @@ impl<C: Service<Uri> + Clone> Clone for Warm<C> {
             inner: self.inner.clone(),
             shelf: Arc::clone(&self.shelf),
             dialled: Arc::clone(&self.dialled),
+            opened: Arc::clone(&self.opened),
         }
     }
 }
@@ -69,40 +75,47 @@ where
             inner,
             shelf: Arc::default(),
             dialled: Arc::default(),
+            opened: Arc::default(),
         }
     }
 
     /// Starts opening connections to `uri`'s origin in the background (on the current runtime)
     /// so that `n` are there: those dialled since the origin was last quiet for `recent` (the
-    /// pool likely holds them) count against `n`. Failures are dropped (the pool will dial,
-    /// and report, as usual).
+    /// pool likely holds them) count against `n`. Until they connect, the pool's requests for
+    /// that origin wait for them rather than dial more. Failures are dropped (the pool then
+    /// dials, and reports, as usual).
     pub(crate) fn open(&self, uri: &Uri, n: usize, recent: Duration) {
         let origin = origin(uri);
         let n = self.count_dials(&origin, Some(recent), n);
         for _ in 0..n {
-            let (mut inner, shelf, uri, origin) = (
+            let (mut inner, this, uri, origin) = (
                 self.inner.clone(),
-                Arc::clone(&self.shelf),
+                self.clone(),
                 uri.clone(),
                 origin.clone(),
             );
             tokio::spawn(async move {
-                if let Ok(connection) = inner.call(uri).await {
-                    if let Ok(mut s) = shelf.lock() {
-                        s.push(Shelved {
-                            origin,
-                            opened: Instant::now(),
-                            connection,
-                        });
+                let connected = inner.call(uri).await;
+                if let (Ok(connection), Ok(mut shelf)) = (connected, this.shelf.lock()) {
+                    shelf.push(Shelved {
+                        origin: origin.clone(),
+                        opened: Instant::now(),
+                        connection,
+                    });
+                }
+                if let Ok(mut d) = this.dialled.lock() {
+                    if let Some(dials) = d.get_mut(&origin) {
+                        dials.connecting = dials.connecting.saturating_sub(1);
                     }
                 }
+                this.opened.notify_waiters();
             });
         }
     }
 
     /// Counts dials to `origin` (a pause of `recent` or more before this one starts the count
     /// again): up to `wanted` in all since the pause with `Some(recent)` (how many more to
-    /// dial is returned), else exactly `wanted` more (the pool's own).
+    /// open is returned, counted as connecting), else exactly `wanted` more (the pool's own).
     fn count_dials(&self, origin: &str, recent: Option<Duration>, wanted: usize) -> usize {
         let Ok(mut d) = self.dialled.lock() else {
             return 0;
@@ -111,13 +124,16 @@ where
         let dials = d.entry(origin.to_owned()).or_insert(Dials {
             last: now,
             count: 0,
+            connecting: 0,
         });
         let more = match recent {
             Some(recent) => {
                 if now.duration_since(dials.last) >= recent {
                     dials.count = 0;
                 }
-                wanted.saturating_sub(dials.count)
+                let more = wanted.saturating_sub(dials.count);
+                dials.connecting += more;
+                more
             }
             None => wanted,
         };
@@ -126,11 +142,18 @@ where
         more
     }
 
-    /// A ready connection to `uri`'s origin, if one is on the shelf (stale ones are dropped).
-    fn take(&self, uri: &Uri) -> Option<C::Response> {
+    /// Whether [`Warm::open`] is still connecting some connections to `origin`.
+    fn connecting(&self, origin: &str) -> bool {
+        let Ok(d) = self.dialled.lock() else {
+            return false;
+        };
+        d.get(origin).is_some_and(|dials| dials.connecting > 0)
+    }
+
+    /// A ready connection to `origin`, if one is on the shelf (stale ones are dropped).
+    fn take(&self, origin: &str) -> Option<C::Response> {
         let mut shelf = self.shelf.lock().ok()?;
         shelf.retain(|s| s.opened.elapsed() < KEEP);
-        let origin = origin(uri);
         let i = shelf.iter().position(|s| s.origin == origin)?;
         Some(shelf.swap_remove(i).connection)
     }
@@ -160,14 +183,28 @@ where
         self.inner.poll_ready(cx)
     }
 
+    /// A shelved connection; else, while [`Warm::open`] is still connecting some, the first of
+    /// them to connect (a burst of requests right after `open` would otherwise dial as many
+    /// again); else a new one.
     fn call(&mut self, uri: Uri) -> Self::Future {
-        match self.take(&uri) {
-            Some(connection) => Box::pin(std::future::ready(Ok(connection))),
-            None => {
-                self.count_dials(&origin(&uri), None, 1);
-                Box::pin(self.inner.call(uri))
+        let this = self.clone();
+        Box::pin(async move {
+            let origin = origin(&uri);
+            loop {
+                let opened = this.opened.notified();
+                tokio::pin!(opened);
+                opened.as_mut().enable();
+                if let Some(connection) = this.take(&origin) {
+                    return Ok(connection);
+                }
+                if !this.connecting(&origin) {
+                    this.count_dials(&origin, None, 1);
+                    let mut inner = this.inner.clone();
+                    return inner.call(uri).await;
+                }
+                opened.await;
             }
-        }
+        })
     }
 }
 
@@ -189,8 +226,13 @@ mod tests {
             Poll::Ready(Ok(()))
         }
 
-        fn call(&mut self, _: Uri) -> Self::Future {
-            std::future::ready(Ok(self.0.fetch_add(1, Ordering::SeqCst)))
+        /// `down.example` refuses (after counting the dial).
+        fn call(&mut self, uri: Uri) -> Self::Future {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            std::future::ready(match uri.host() {
+                Some("down.example") => Err(std::io::ErrorKind::ConnectionRefused.into()),
+                _ => Ok(n),
+            })
         }
     }
 
@@ -236,6 +278,28 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(dials.0.load(Ordering::SeqCst), 10);
+    }
+
+    #[tokio::test]
+    async fn requests_right_after_open_wait_for_its_connections_instead_of_dialling() {
+        let dials = Counting::default();
+        let mut warm = Warm::new(dials.clone());
+        let a: Uri = "https://a.example/k".parse().unwrap();
+        // The opens are spawned, not yet run, when the requests come: they take them.
+        warm.open(&a, 3, Duration::from_secs(15));
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.push(warm.call(a.clone()).await.unwrap());
+        }
+        got.sort_unstable();
+        assert_eq!((got, dials.0.load(Ordering::SeqCst)), (vec![0, 1, 2], 3));
+        // Once none is connecting, a request dials.
+        assert_eq!(warm.call(a.clone()).await.unwrap(), 3);
+        // Opens that fail leave nobody waiting: the request dials itself.
+        let down: Uri = "https://down.example/k".parse().unwrap();
+        warm.open(&down, 2, Duration::from_secs(15));
+        assert!(warm.call(down.clone()).await.is_err());
+        assert_eq!(dials.0.load(Ordering::SeqCst), 7);
     }
 
     #[test]

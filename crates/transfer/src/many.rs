@@ -80,10 +80,10 @@ pub(crate) fn objects_for(first_answer: Duration) -> usize {
     }
 }
 
-/// `chosen`, or the objects in flight for how long one `HeadBucket` of `bucket` takes (a
-/// request the server answers without work, unlike a listing page, whose 1,000 keys took
-/// versitygw over 20 ms on loopback); with many, their connections start opening now (at
-/// most `count`, the objects there are to move).
+/// `chosen`, or the objects in flight for how far the server is: whether one `HeadBucket` of
+/// `bucket` (a request the server answers without work, unlike a listing page, whose 1,000
+/// keys took versitygw over 20 ms on loopback) takes [`LONG_PATH`] or more ([`far_away`]);
+/// with many, their connections start opening (at most `count`, the objects there are to move).
 pub async fn objects_in_flight(
     client: &S3Client,
     bucket: &str,
@@ -92,10 +92,31 @@ pub async fn objects_in_flight(
 ) -> Result<usize, TransferError> {
     let objects = match chosen {
         Some(n) => n,
-        None => objects_for(first_answer(client, bucket).await?),
+        None if far_away(client, bucket, count).await? => FAR_OBJECTS,
+        None => NEAR_OBJECTS,
     };
     open_ahead(client, bucket, objects, count);
     Ok(objects)
+}
+
+/// Whether `bucket`'s server is far: its `HeadBucket` still unanswered after [`LONG_PATH`].
+/// That is known then, before the answer (on a new connection two round trips away), so the
+/// connections of `count` objects (at most [`FAR_OBJECTS`]) start opening at that moment. The
+/// answer is still awaited: a missing bucket fails here, before any work.
+pub(crate) async fn far_away(
+    client: &S3Client,
+    bucket: &str,
+    count: usize,
+) -> Result<bool, TransferError> {
+    let head = client.head_bucket(bucket);
+    tokio::pin!(head);
+    if let Ok(answer) = tokio::time::timeout(LONG_PATH, &mut head).await {
+        answer?;
+        return Ok(false);
+    }
+    open_ahead(client, bucket, FAR_OBJECTS, count);
+    head.await?;
+    Ok(true)
 }
 
 /// How long one `HeadBucket` of `bucket` takes: how far the server is. A missing bucket fails
@@ -228,18 +249,14 @@ pub async fn download_prefix(
         4,
     );
     // HeadBucket goes beside the listing, not after it: far away a listing of 1,000 keys
-    // takes several round trips (its 300 KB in a new connection's slow start), and once the
-    // answer says far the objects' connections open meanwhile, as sync's do.
+    // takes several round trips (its 300 KB in a new connection's slow start), and once
+    // HeadBucket says far the objects' connections open meanwhile, as sync's do.
     let near_or_chosen = async {
         match many.objects {
-            Some(n) => Ok(Some(n)),
-            None => {
-                let far = objects_for(first_answer(&client, bucket).await?) == FAR_OBJECTS;
-                if far {
-                    open_ahead(&client, bucket, FAR_OBJECTS, usize::MAX);
-                }
-                Ok::<_, TransferError>(far.then_some(FAR_OBJECTS))
-            }
+            Some(n) => Ok::<_, TransferError>(Some(n)),
+            None => Ok(far_away(&client, bucket, usize::MAX)
+                .await?
+                .then_some(FAR_OBJECTS)),
         }
     };
     let all_pages = async {
