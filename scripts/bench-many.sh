@@ -9,7 +9,8 @@
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
 # (a missing anchor's rows are left out). BIN=PATH measures another slipstream build (an A/B). ROWS="up down copy rm sync run" (the default) chooses the
 # workloads; sync uploads a tree of which 1% changed size since the last sync (a different 1%
-# each run, set an hour back so only the size tells). OBJECTS="4 64" (the default) lists the --objects
+# each run, set an hour back so only the size tells); syncdown is the other direction: 1% of the
+# objects replaced (untimed) by a byte longer, then synced to the local copy. OBJECTS="4 64" (the default) lists the --objects
 # values measured beside the default (which the path chooses: 4 near, 256 far). Over the emulated long link, every client command
 # (set-up and checks included) runs in the client's namespace and the server on the far side:
 #   scripts/wan up --rtt 100ms --rate 500mbit
@@ -64,6 +65,8 @@ measure() {
               [ "$n" = 0 ] || { echo "$name left $n objects" >&2; exit 1; } ;;
       s3:*) n=$("${WRAP[@]}" "$BIN" du "$check" "${S3ARGS[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["objects"])')
             [ "$n" = "$COUNT" ] || { echo "$name made $n objects, not $COUNT" >&2; exit 1; } ;;
+      tree:*) ref=${check#tree:}; dir=${ref#*:}; ref=${ref%%:*}
+              diff -rq "$ref" "$dir" > /dev/null || { echo "$name: $dir differs from $ref" >&2; exit 1; } ;;
       *) diff -rq "$WORK/src" "$check" > /dev/null || { echo "$name: $check differs from the tree" >&2; exit 1; } ;;
     esac
   done
@@ -149,6 +152,28 @@ if row sync; then
     "$BIN" sync "$WORK/synctree" "$SYNC" "${S3ARGS[@]}" --quiet
   [ ${#S5[@]} = 0 ] || measure "s5cmd sync, 1% changed" change_one_percent "$SYNC" "${S5[@]}" sync "$WORK/synctree/" "$SYNC"
   [ ${#AWS[@]} = 0 ] || measure "aws s3 sync, 1% changed" change_one_percent "$SYNC" "${AWS[@]}" sync --quiet "$WORK/synctree" "$SYNC"
+fi
+# syncdown: a local copy synced from the prefix once (untimed); before each run 1% of the objects
+# (one directory's worth) are replaced by a byte longer, uploaded from a reference tree that the
+# synced copy must then equal.
+SYNCDOWN="s3://$BUCKET/syncdown/"
+change_one_percent_remote() {
+  ROUND=$((ROUND + 1))
+  local d
+  d=d$(printf %02d $((ROUND % 100)))
+  find "$WORK/downref/$d" -type f -exec sh -c 'printf + >> "$1"' _ {} \;
+  "${WRAP[@]}" "$BIN" cp --recursive "$WORK/downref/$d" "$SYNCDOWN$d/" "${S3ARGS[@]}" --quiet
+}
+if row syncdown; then
+  cp -r "$WORK/src" "$WORK/downref"
+  "${WRAP[@]}" "$BIN" cp --recursive "$WORK/downref" "$SYNCDOWN" "${S3ARGS[@]}" --quiet --objects 64
+  "${WRAP[@]}" "$BIN" sync "$SYNCDOWN" "$WORK/syncdown" "${S3ARGS[@]}" --quiet --objects 64
+  measure "slipstream sync S3 -> local, 1% changed (default --objects: by the path)" change_one_percent_remote \
+    "tree:$WORK/downref:$WORK/syncdown" "$BIN" sync "$SYNCDOWN" "$WORK/syncdown" "${S3ARGS[@]}" --quiet
+  [ ${#S5[@]} = 0 ] || measure "s5cmd sync S3 -> local, 1% changed" change_one_percent_remote \
+    "tree:$WORK/downref:$WORK/syncdown" "${S5[@]}" sync "$SYNCDOWN*" "$WORK/syncdown/"
+  [ ${#AWS[@]} = 0 ] || measure "aws s3 sync S3 -> local, 1% changed" change_one_percent_remote \
+    "tree:$WORK/downref:$WORK/syncdown" "${AWS[@]}" sync --quiet "$SYNCDOWN" "$WORK/syncdown"
 fi
 # run: COUNT one-object cp lines in one file, read by both tools (s5cmd's run takes the same
 # syntax): downloads into the tree's layout, then uploads.
