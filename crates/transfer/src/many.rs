@@ -82,8 +82,8 @@ pub(crate) fn objects_for(first_answer: Duration) -> usize {
 
 /// `chosen`, or the objects in flight for how far the server is: whether one `HeadBucket` of
 /// `bucket` (a request the server answers without work, unlike a listing page, whose 1,000
-/// keys took versitygw over 20 ms on loopback) takes [`LONG_PATH`] or more ([`far_away`]);
-/// with many, their connections start opening (at most `count`, the objects there are to move).
+/// keys took versitygw over 20 ms on loopback) takes 20 ms or more (`far_away`); with many,
+/// their connections start opening (at most `count`, the objects there are to move).
 pub async fn objects_in_flight(
     client: &S3Client,
     bucket: &str,
