@@ -92,42 +92,42 @@ pub async fn objects_in_flight(
 ) -> Result<usize, TransferError> {
     let objects = match chosen {
         Some(n) => n,
-        None if far_away(client, bucket, count).await? => FAR_OBJECTS,
+        None if far_away(client, bucket, || {
+            open_ahead(client, bucket, FAR_OBJECTS, count);
+        })
+        .await? =>
+        {
+            FAR_OBJECTS
+        }
         None => NEAR_OBJECTS,
     };
     open_ahead(client, bucket, objects, count);
     Ok(objects)
 }
 
-/// Whether `bucket`'s server is far: its `HeadBucket` still unanswered after [`LONG_PATH`].
-/// That is known then, before the answer (on a new connection two round trips away), so the
-/// connections of `count` objects (at most [`FAR_OBJECTS`]) start opening at that moment. The
-/// answer is still awaited: a missing bucket fails here, before any work.
+/// Whether `bucket`'s server is far ([`objects_for`]: one `HeadBucket` takes [`LONG_PATH`] or
+/// more). That is known once it is unanswered after `LONG_PATH`, before the answer (on a new
+/// connection two round trips away), and `when_far` runs then: the caller starts what a far
+/// server needs (opening its objects' connections, listing in ranges). The answer is still
+/// awaited: a missing bucket fails here, before any work.
 pub(crate) async fn far_away(
     client: &S3Client,
     bucket: &str,
-    count: usize,
+    when_far: impl FnOnce(),
 ) -> Result<bool, TransferError> {
+    let asked = Instant::now();
     let head = client.head_bucket(bucket);
     tokio::pin!(head);
-    if let Ok(answer) = tokio::time::timeout(LONG_PATH, &mut head).await {
-        answer?;
-        return Ok(false);
+    let answered = tokio::time::timeout(LONG_PATH, &mut head).await;
+    let far = answered.is_err() || objects_for(asked.elapsed()) == FAR_OBJECTS;
+    if far {
+        when_far();
     }
-    open_ahead(client, bucket, FAR_OBJECTS, count);
-    head.await?;
-    Ok(true)
-}
-
-/// How long one `HeadBucket` of `bucket` takes: how far the server is. A missing bucket fails
-/// here, before any work.
-pub(crate) async fn first_answer(
-    client: &S3Client,
-    bucket: &str,
-) -> Result<Duration, TransferError> {
-    let asked = Instant::now();
-    client.head_bucket(bucket).await?;
-    Ok(asked.elapsed())
+    match answered {
+        Ok(answer) => answer?,
+        Err(_) => head.await?,
+    }
+    Ok(far)
 }
 
 /// Starts opening the connections `objects` in flight will use (up to `count`), when they are
@@ -256,7 +256,9 @@ pub async fn download_prefix(
     let near_or_chosen = async {
         match many.objects {
             Some(n) => Ok::<_, TransferError>(Some(n)),
-            None => Ok(far_away(&client, bucket, 0).await?.then_some(FAR_OBJECTS)),
+            None => Ok(far_away(&client, bucket, || {})
+                .await?
+                .then_some(FAR_OBJECTS)),
         }
     };
     let all_pages = async {

@@ -18,12 +18,9 @@ use slipstream_s3::pattern::Filters;
 use tokio::sync::mpsc;
 
 use crate::copy::{copy_object, CopySettings, CopySource};
-use crate::cut::LONG_PATH;
 use crate::download::download_listed;
 use crate::flight::Flight;
-use crate::many::{
-    first_answer, local_path, objects_for, open_ahead, with_part_budget, FAR_OBJECTS,
-};
+use crate::many::{far_away, local_path, open_ahead, with_part_budget, FAR_OBJECTS, NEAR_OBJECTS};
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
 use crate::through::copy_through;
@@ -283,45 +280,39 @@ pub async fn sync(
     let mut source = Cursor::new(entries(&reader, from, &options.filters, &local, None), from);
     let mut destination = Cursor::new(entries(&client, to, &options.filters, &local, None), to);
     // Far away, a long S3 listing is mostly TCP slow start: it starts over in ranges cut at
-    // the local side's names, side by side (`ranges.rs`). Nearby the server's CPU is the
-    // limit, and one listing costs it least. A HeadBucket still unanswered after LONG_PATH
-    // says "far" without waiting for it.
-    let head = first_answer(&client, bucket);
-    tokio::pin!(head);
-    let (far, answered) = match tokio::time::timeout(LONG_PATH, &mut head).await {
-        Ok(answer) => {
-            let answer = answer?;
-            (answer >= LONG_PATH, Some(answer))
+    // the local side's names, side by side (`ranges.rs`), and the objects' connections start
+    // opening, both as soon as HeadBucket says "far" (before its answer). Nearby the server's
+    // CPU is the limit, and one listing costs it least.
+    let far = far_away(&client, bucket, || {
+        open_ahead(
+            &client,
+            bucket,
+            options.objects.unwrap_or(FAR_OBJECTS),
+            usize::MAX,
+        );
+        if worth_cutting(local.len()) {
+            match direction {
+                Direction::Upload => {
+                    destination = Cursor::new(
+                        entries(&client, to, &options.filters, &local, Some(&local)),
+                        to,
+                    );
+                }
+                Direction::Download => {
+                    source = Cursor::new(
+                        entries(&reader, from, &options.filters, &local, Some(&local)),
+                        from,
+                    );
+                }
+                Direction::Copy => {}
+            }
         }
-        Err(_) => (true, None),
-    };
-    // Unanswered after LONG_PATH, the answer will be long: the objects are known now, and
-    // their connections start opening while the ranges are listed.
+    })
+    .await?;
     let objects = options
         .objects
-        .unwrap_or_else(|| answered.map_or(FAR_OBJECTS, objects_for));
+        .unwrap_or(if far { FAR_OBJECTS } else { NEAR_OBJECTS });
     open_ahead(&client, bucket, objects, usize::MAX);
-    if far && worth_cutting(local.len()) {
-        match direction {
-            Direction::Upload => {
-                destination = Cursor::new(
-                    entries(&client, to, &options.filters, &local, Some(&local)),
-                    to,
-                );
-            }
-            Direction::Download => {
-                source = Cursor::new(
-                    entries(&reader, from, &options.filters, &local, Some(&local)),
-                    from,
-                );
-            }
-            Direction::Copy => {}
-        }
-    }
-    if answered.is_none() {
-        // A missing bucket still fails here, before anything moves.
-        head.await?;
-    }
     let mut run = Run {
         client: Arc::clone(&client),
         direction,
