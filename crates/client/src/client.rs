@@ -120,6 +120,14 @@ impl S3Client {
         }
     }
 
+    /// The shortest time a connection to `bucket`'s endpoint has taken this client to connect
+    /// (TCP, and the TLS handshake for HTTPS), if it has connected one: the network's part of
+    /// a first answer, which a busy server does not lengthen as it does the answer.
+    pub fn quickest_connect(&self, bucket: &str) -> Option<Duration> {
+        let (base, _) = self.target(bucket, None).ok()?;
+        self.warm.quickest_connect(&base.origin.parse().ok()?)
+    }
+
     /// Where `bucket` lives, and the path of `key` (or of the bucket itself).
     fn target(&self, bucket: &str, key: Option<&str>) -> Result<(UrlBase, String), ClientError> {
         let base = slipstream_s3::resolve(

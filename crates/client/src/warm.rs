@@ -38,12 +38,13 @@ pub(crate) struct Warm<C: Service<Uri>> {
     opened: Arc<Notify>,
 }
 
-/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause, and how
-/// many of [`Warm::open`]'s are still connecting.
+/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause, how many
+/// of [`Warm::open`]'s are still connecting, and the quickest that any connection to it took.
 struct Dials {
     last: Instant,
     count: usize,
     connecting: usize,
+    quickest: Option<Duration>,
 }
 
 impl<C: Service<Uri> + Clone> Clone for Warm<C> {
@@ -95,7 +96,11 @@ where
                 origin.clone(),
             );
             tokio::spawn(async move {
+                let started = Instant::now();
                 let connected = inner.call(uri).await;
+                if connected.is_ok() {
+                    this.connected_in(&origin, started.elapsed());
+                }
                 if let (Ok(connection), Ok(mut shelf)) = (connected, this.shelf.lock()) {
                     shelf.push(Shelved {
                         origin: origin.clone(),
@@ -125,6 +130,7 @@ where
             last: now,
             count: 0,
             connecting: 0,
+            quickest: None,
         });
         let more = match recent {
             Some(recent) => {
@@ -140,6 +146,23 @@ where
         dials.count += more;
         dials.last = now;
         more
+    }
+
+    /// Keeps `took`, the time one connection to `origin` took to connect, if the quickest.
+    fn connected_in(&self, origin: &str, took: Duration) {
+        if let Ok(mut d) = self.dialled.lock() {
+            if let Some(dials) = d.get_mut(origin) {
+                dials.quickest = Some(dials.quickest.map_or(took, |q| q.min(took)));
+            }
+        }
+    }
+
+    /// The shortest time a connection to `uri`'s origin took to connect (TCP, and TLS over it
+    /// for HTTPS) since this connector was made, if one has: how far the network path is,
+    /// apart from how busy the server is (the kernel answers a TCP handshake).
+    pub(crate) fn quickest_connect(&self, uri: &Uri) -> Option<Duration> {
+        let d = self.dialled.lock().ok()?;
+        d.get(&origin(uri))?.quickest
     }
 
     /// Whether [`Warm::open`] is still connecting some connections to `origin`.
@@ -200,7 +223,12 @@ where
                 if !this.connecting(&origin) {
                     this.count_dials(&origin, None, 1);
                     let mut inner = this.inner.clone();
-                    return inner.call(uri).await;
+                    let started = Instant::now();
+                    let connected = inner.call(uri).await;
+                    if connected.is_ok() {
+                        this.connected_in(&origin, started.elapsed());
+                    }
+                    return connected;
                 }
                 opened.await;
             }
@@ -300,6 +328,29 @@ mod tests {
         warm.open(&down, 2, Duration::from_secs(15));
         assert!(warm.call(down.clone()).await.is_err());
         assert_eq!(dials.0.load(Ordering::SeqCst), 7);
+    }
+
+    #[tokio::test]
+    async fn the_quickest_connect_is_kept_per_origin_and_failures_do_not_count() {
+        let mut warm = Warm::new(Counting::default());
+        let (a, down): (Uri, Uri) = (
+            "https://a.example/k".parse().unwrap(),
+            "https://down.example/k".parse().unwrap(),
+        );
+        assert_eq!(warm.quickest_connect(&a), None);
+        warm.call(a.clone()).await.unwrap();
+        let first = warm.quickest_connect(&a).expect("a connect time");
+        warm.open(&a, 3, Duration::ZERO);
+        while warm.shelf.lock().unwrap().len() < 3 {
+            tokio::task::yield_now().await;
+        }
+        assert!(warm.quickest_connect(&a).unwrap() <= first);
+        assert!(warm.call(down.clone()).await.is_err());
+        assert_eq!(warm.quickest_connect(&down), None);
+        assert_eq!(
+            warm.quickest_connect(&"http://a.example/".parse().unwrap()),
+            None
+        );
     }
 
     #[test]

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
@@ -71,15 +70,6 @@ pub const NEAR_LARGE_OBJECTS: usize = 16;
 /// The mean size from which a download's objects count as large.
 pub const LARGE_OBJECT: u64 = 256 << 10;
 
-/// The objects in flight for a first answer that took `first_answer`.
-pub(crate) fn objects_for(first_answer: Duration) -> usize {
-    if first_answer >= LONG_PATH {
-        FAR_OBJECTS
-    } else {
-        NEAR_OBJECTS
-    }
-}
-
 /// `chosen`, or the objects in flight for how far the server is: whether one `HeadBucket` of
 /// `bucket` (a request the server answers without work, unlike a listing page, whose 1,000
 /// keys took versitygw over 20 ms on loopback) takes 20 ms or more (`far_away`); with many,
@@ -105,28 +95,48 @@ pub async fn objects_in_flight(
     Ok(objects)
 }
 
-/// Whether `bucket`'s server is far ([`objects_for`]: one `HeadBucket` takes [`LONG_PATH`] or
-/// more). That is known once it is unanswered after `LONG_PATH`, before the answer (on a new
-/// connection two round trips away), and `when_far` runs then: the caller starts what a far
-/// server needs (opening its objects' connections, listing in ranges). The answer is still
+/// Whether `bucket`'s server is far: one `HeadBucket` takes [`LONG_PATH`] or more. That is known once it is unanswered after `LONG_PATH` and no connection to the
+/// server has connected within `LONG_PATH` either (on a new connection the answer is two round
+/// trips away): `when_far` runs then, and the caller starts what a far server needs (opening
+/// its objects' connections, listing in ranges). A server that connects quickly but answers
+/// slowly is either busy (a loaded one on this machine: versitygw after a 1 GiB upload took
+/// over 20 ms for one `HeadBucket`, and 256 objects in flight then cost 3x the memory and more
+/// time) or behind a proxy with a far origin; a second `HeadBucket` on the connection now warm
+/// tells them apart, and only a second slow answer makes it far. The first answer is always
 /// awaited: a missing bucket fails here, before any work.
 pub(crate) async fn far_away(
     client: &S3Client,
     bucket: &str,
     when_far: impl FnOnce(),
 ) -> Result<bool, TransferError> {
-    let asked = Instant::now();
     let head = client.head_bucket(bucket);
     tokio::pin!(head);
-    let answered = tokio::time::timeout(LONG_PATH, &mut head).await;
-    let far = answered.is_err() || objects_for(asked.elapsed()) == FAR_OBJECTS;
-    if far {
+    if let Ok(answer) = tokio::time::timeout(LONG_PATH, &mut head).await {
+        answer?;
+        return Ok(false);
+    }
+    let near_network = client
+        .quickest_connect(bucket)
+        .is_some_and(|took| took < LONG_PATH);
+    if !near_network {
         when_far();
+        head.await?;
+        return Ok(true);
     }
-    match answered {
-        Ok(answer) => answer?,
-        Err(_) => head.await?,
-    }
+    head.await?;
+    let again = client.head_bucket(bucket);
+    tokio::pin!(again);
+    let far = match tokio::time::timeout(LONG_PATH, &mut again).await {
+        Ok(answer) => {
+            answer?;
+            false
+        }
+        Err(_) => {
+            when_far();
+            again.await?;
+            true
+        }
+    };
     Ok(far)
 }
 
@@ -408,10 +418,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_path_chooses_the_objects_and_parts_share_one_budget() {
-        assert_eq!(objects_for(Duration::from_millis(1)), NEAR_OBJECTS);
-        assert_eq!(objects_for(LONG_PATH), FAR_OBJECTS);
-        assert_eq!(objects_for(Duration::from_millis(100)), FAR_OBJECTS);
+    fn the_parts_of_many_objects_share_one_budget() {
         let opts = with_part_budget(TransferOptions {
             concurrency: 16,
             ..TransferOptions::default()

@@ -1,7 +1,7 @@
 //! Faults between the engine and versitygw, injected by a proxy (tests/proxy): a connection
 //! reset in the middle of a part, a 503 storm, a stalled body, a flipped bit, the object
-//! replaced during a download. The outcome is always a complete, verified file or an error with nothing left
-//! that looks complete.
+//! replaced during a download, a slow answer. The outcome is always a complete, verified file
+//! or an error with nothing left that looks complete.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,8 +16,8 @@ use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
-    download_prefix, download_to_file, download_to_memory, download_to_writer, upload_file,
-    ManyOptions, Selection, TransferOptions, MIN_PART_SIZE,
+    download_prefix, download_to_file, download_to_memory, download_to_writer, objects_in_flight,
+    upload_file, ManyOptions, Selection, TransferOptions, FAR_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
 use common::server;
@@ -693,4 +693,47 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
         "{err}"
     );
     assert!(!dir.path().join("s4").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too() {
+    let direct = client_for(&server());
+    let bucket = common::bucket(&direct, "path").await;
+    let slow = |first_only: bool| -> Arc<proxy::Rule> {
+        Arc::new(move |s: &Seen| {
+            if s.method == "HEAD" && (s.index == 0 || !first_only) {
+                Action::Delay(Duration::from_millis(60))
+            } else {
+                Action::Forward
+            }
+        })
+    };
+    // A busy server: its first HeadBucket answer is slow, the next is not.
+    let p = proxy::start(&server(), slow(true));
+    let busy = client_for(&p.endpoint);
+    let objects = objects_in_flight(&busy, &bucket, None, 8).await.unwrap();
+    assert_eq!(
+        (objects, p.requests.load(Ordering::SeqCst)),
+        (NEAR_OBJECTS, 2)
+    );
+    // A far origin behind a near proxy: every answer is slow.
+    let p = proxy::start(&server(), slow(false));
+    let proxied = client_for(&p.endpoint);
+    let objects = objects_in_flight(&proxied, &bucket, None, 8).await.unwrap();
+    assert_eq!(objects, FAR_OBJECTS);
+    // Quick answers: near after one request; a choice is taken as it is.
+    let p = proxy::start(&server(), Arc::new(|_: &Seen| Action::Forward));
+    let quick = client_for(&p.endpoint);
+    let objects = objects_in_flight(&quick, &bucket, None, 8).await.unwrap();
+    assert_eq!(
+        (objects, p.requests.load(Ordering::SeqCst)),
+        (NEAR_OBJECTS, 1)
+    );
+    let objects = objects_in_flight(&quick, &bucket, Some(64), 8)
+        .await
+        .unwrap();
+    assert_eq!((objects, p.requests.load(Ordering::SeqCst)), (64, 1));
+    // A missing bucket fails, slow or not.
+    let missing = objects_in_flight(&busy, "no-such-bucket-here", None, 8).await;
+    assert!(missing.is_err(), "{missing:?}");
 }

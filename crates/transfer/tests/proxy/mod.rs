@@ -1,6 +1,6 @@
 //! A fault-injecting HTTP/1.1 proxy between the client and versitygw, for tests: it relays
 //! requests and responses and, per request, may reset the connection partway through a body,
-//! stall it, flip a bit of it, answer 503 itself, or answer nothing at all.
+//! stall it, delay it, flip a bit of it, answer 503 itself, or answer nothing at all.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -24,6 +24,9 @@ pub enum Action {
     /// Take the request and answer nothing for the duration, then drop the connection: a
     /// server that froze (a stopped process keeps its sockets open and sends nothing).
     Hang(Duration),
+    /// Relay it after holding it for the duration: a slow answer on a connection made at once
+    /// (a busy server, or one behind a proxy whose origin is far).
+    Delay(Duration),
     /// Relay it all, with one bit of the body byte at this offset flipped (what TCP's checksum
     /// can miss, or a broken middlebox or server could do).
     Corrupt(usize),
@@ -145,6 +148,9 @@ fn serve(
         if let Action::Hang(d) = action {
             thread::sleep(d);
             return Ok(());
+        }
+        if let Action::Delay(d) = action {
+            thread::sleep(d);
         }
         for line in &head {
             write!(to_server, "{line}\r\n")?;
