@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures_util::FutureExt;
+
 use slipstream_client::{ChecksumAlgorithm, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
@@ -180,13 +182,18 @@ async fn write_part(
         .await
 }
 
-/// Bytes gathered from frames before one positioned write: few enough system calls and
+/// The most bytes gathered from frames for one positioned write: few enough system calls and
 /// blocking-pool hand-offs (a thousand per GiB), small enough to stay in the CPU's cache.
 const WRITE_BATCH: usize = 1 << 20;
+/// The fewest: a write goes as soon as this much has come and the socket has nothing more
+/// ready. A slow body (one of 256 objects sharing a long link) is not held until it makes a
+/// whole batch: 256 objects of 1 MiB each held to the end took 858 MiB.
+const WRITE_AT_LEAST: usize = 64 << 10;
 
-/// Writes a GET's body of `want` bytes into `file` from offset `start`, a batch of frames at a
-/// time off the runtime's threads (which keep serving the sockets); returns the CRC of the
-/// bytes, fed in order. A retry rewrites the same range, so a broken body leaves nothing wrong.
+/// Writes a GET's body of `want` bytes into `file` from offset `start`, the frames that have
+/// arrived at a time (from [`WRITE_AT_LEAST`] to [`WRITE_BATCH`] bytes) off the runtime's
+/// threads (which keep serving the sockets); returns the CRC of the bytes, fed in order. A
+/// retry rewrites the same range, so a broken body leaves nothing wrong.
 async fn write_body(
     mut body: ObjectStream,
     start: u64,
@@ -197,14 +204,28 @@ async fn write_body(
     let mut crc = algorithm.map(ChecksumAlgorithm::start);
     let (mut batch, mut batched) = (Vec::new(), 0);
     let (mut got, mut written) = (0, 0);
-    loop {
-        let chunk = next_chunk(&mut body, &mut got, (start, want)).await?;
-        let end = chunk.is_none();
-        if let Some(chunk) = chunk {
-            batched += chunk.len();
-            batch.push(chunk);
+    let mut end = false;
+    while !end {
+        // Wait for one frame, then take those already there (a pending read is dropped
+        // before it takes anything: the body's frames are cancel-safe).
+        let mut next = Some(next_chunk(&mut body, &mut got, (start, want)).await?);
+        while let Some(chunk) = next {
+            match chunk {
+                Some(chunk) => {
+                    batched += chunk.len();
+                    batch.push(chunk);
+                }
+                None => end = true,
+            }
+            next = if end || batched >= WRITE_BATCH {
+                None
+            } else {
+                next_chunk(&mut body, &mut got, (start, want))
+                    .now_or_never()
+                    .transpose()?
+            };
         }
-        if batched >= WRITE_BATCH || (end && batched > 0) {
+        if batched >= WRITE_AT_LEAST || (end && batched > 0) {
             let (file, frames, at) = (
                 Arc::clone(file),
                 std::mem::take(&mut batch),
@@ -217,9 +238,6 @@ async fn write_body(
             .map_err(TransferError::from)??;
             written += batched as u64;
             batched = 0;
-        }
-        if end {
-            break;
         }
     }
     if got != want {
