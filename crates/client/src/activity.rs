@@ -8,15 +8,17 @@
 //! runs from the last byte sent, and the engine's stall watchdog (`slipstream-transfer`) ends a
 //! transfer after a given time without a byte moving on any of the client's connections.
 
-use std::convert::Infallible;
+use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
+
+use crate::payload::{FileSlices, Payload};
 
 /// The most of a body handed to the connection at once: a fraction of hyper's write buffer,
 /// so a slice is taken only once the socket has drained the one before.
@@ -84,39 +86,64 @@ impl Activity {
     }
 }
 
-/// A request body handed out in slices of at most 256 KiB (zero-copy views of one buffer), each
-/// slice noted on the given clocks as it is taken.
+/// A request body handed out in slices (zero-copy views of bytes in memory, at most 256 KiB;
+/// or a file's range read a slice at a time: `payload.rs`), each slice noted on the given
+/// clocks as it is taken.
 pub(crate) struct Sending {
-    data: Bytes,
+    source: Source,
     clocks: Vec<Arc<Activity>>,
 }
 
+enum Source {
+    Memory(Bytes),
+    File(FileSlices),
+}
+
 impl Sending {
-    /// `data`, noting its progress on `clocks`.
-    pub(crate) fn new(data: Bytes, clocks: Vec<Arc<Activity>>) -> Self {
-        Self { data, clocks }
+    /// `payload`, noting its progress on `clocks`.
+    pub(crate) fn new(payload: Payload, clocks: Vec<Arc<Activity>>) -> Self {
+        let source = match payload {
+            Payload::Bytes(data) => Source::Memory(data),
+            Payload::File(range) => Source::File(FileSlices::new(range)),
+        };
+        Self { source, clocks }
+    }
+
+    fn left(&self) -> u64 {
+        match &self.source {
+            Source::Memory(data) => data.len() as u64,
+            Source::File(slices) => slices.left(),
+        }
     }
 }
 
 impl From<Bytes> for Sending {
     fn from(data: Bytes) -> Self {
-        Self::new(data, Vec::new())
+        Self::new(Payload::Bytes(data), Vec::new())
     }
 }
 
 impl Body for Sending {
     type Data = Bytes;
-    type Error = Infallible;
+    /// A file that could not be read (the request fails and may be retried).
+    type Error = io::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if self.data.is_empty() {
-            return Poll::Ready(None);
-        }
-        let n = self.data.len().min(SLICE);
-        let slice = self.data.split_to(n);
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let slice = match &mut self.source {
+            Source::Memory(data) if data.is_empty() => return Poll::Ready(None),
+            Source::Memory(data) => {
+                let n = data.len().min(SLICE);
+                data.split_to(n)
+            }
+            Source::File(slices) => match ready!(slices.poll_slice(cx)) {
+                Some(Ok(slice)) => slice,
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => return Poll::Ready(None),
+            },
+        };
         for clock in &self.clocks {
             clock.touch();
         }
@@ -124,11 +151,11 @@ impl Body for Sending {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.data.is_empty()
+        self.left() == 0
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.data.len() as u64)
+        SizeHint::with_exact(self.left())
     }
 }
 
@@ -143,7 +170,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         assert!(clock.idle_for() >= Duration::from_millis(20));
         let data = Bytes::from(vec![7u8; SLICE * 2 + 5]);
-        let mut body = Sending::new(data.clone(), vec![Arc::clone(&clock)]);
+        let mut body = Sending::new(data.clone().into(), vec![Arc::clone(&clock)]);
         assert_eq!(body.size_hint().exact(), Some(data.len() as u64));
         let mut lens = Vec::new();
         let mut joined = Vec::new();

@@ -18,7 +18,7 @@ use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBas
 use crate::activity::{Activity, Sending};
 use crate::credentials::CredentialCache;
 use crate::transport::{connection_error, pool, Connector, Http};
-use crate::{xml, ClientError, ClientOptions, Resolved};
+use crate::{xml, ClientError, ClientOptions, Payload, Resolved};
 
 /// A request before signing: bucket-relative, so addressing is applied in one place.
 pub(crate) struct Call<'a> {
@@ -31,7 +31,7 @@ pub(crate) struct Call<'a> {
     /// Headers to send and sign (lowercase names), besides `host` and the signer's own. Most
     /// names are constants; a copy's `x-amz-meta-*` come from the source object.
     pub headers: Vec<(Cow<'static, str>, String)>,
-    pub body: Bytes,
+    pub body: Payload,
 }
 
 impl<'a> Call<'a> {
@@ -43,7 +43,7 @@ impl<'a> Call<'a> {
             key,
             query: String::new(),
             headers: Vec::new(),
-            body: Bytes::new(),
+            body: Payload::Bytes(Bytes::new()),
         }
     }
 }

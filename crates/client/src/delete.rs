@@ -23,7 +23,7 @@ impl S3Client {
         let call = Call {
             query: "delete=".into(),
             headers: vec![(algorithm.header().into(), algorithm.base64_of(&body))],
-            body,
+            body: body.into(),
             ..Call::new(Method::POST, bucket, None)
         };
         self.send_and_read(&call, |answer| Ok(delete_result(answer)?.errors))

@@ -30,6 +30,7 @@ mod ini;
 mod object;
 mod ops;
 mod options;
+mod payload;
 mod read_ahead;
 pub mod tls;
 mod transport;
@@ -46,6 +47,7 @@ pub use error::{describe, ClientError};
 pub use object::ObjectStream;
 pub use ops::{CompletedPart, ListFrom, ObjectInfo};
 pub use options::ClientOptions;
+pub use payload::{FileRange, Payload};
 pub use slipstream_s3::copy::Copied;
 pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};
 /// S3's XML, read sans-IO by `slipstream-s3` (listings, errors, upload IDs).

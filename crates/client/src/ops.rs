@@ -14,7 +14,7 @@ use crate::checksum::{Checksum, ChecksumAlgorithm};
 use crate::client::Call;
 use crate::object::ObjectStream;
 use crate::xml::{self, ListPage};
-use crate::{ClientError, S3Client};
+use crate::{ClientError, FileRange, Payload, S3Client};
 
 /// What `HeadObject` says about an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -221,9 +221,44 @@ impl S3Client {
         key: &str,
         body: Bytes,
         algorithm: ChecksumAlgorithm,
+        headers: Vec<(Cow<'static, str>, String)>,
+    ) -> Result<String, ClientError> {
+        let checksum = algorithm.base64_of(&body);
+        self.put(bucket, key, body.into(), (algorithm, checksum), headers)
+            .await
+    }
+
+    /// [`S3Client::put_object_with`] of a file's range, read as it is sent (twice: once for the
+    /// checksum first), so memory holds a slice of it, not all of it.
+    pub async fn put_file(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: FileRange,
+        algorithm: ChecksumAlgorithm,
+        headers: Vec<(Cow<'static, str>, String)>,
+    ) -> Result<String, ClientError> {
+        let checksum = algorithm.encode(body.checksum(algorithm).await?);
+        self.put(
+            bucket,
+            key,
+            Payload::File(body),
+            (algorithm, checksum),
+            headers,
+        )
+        .await
+    }
+
+    /// `PutObject` of `body` with its checksum header.
+    async fn put(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: Payload,
+        (algorithm, checksum): (ChecksumAlgorithm, String),
         mut headers: Vec<(Cow<'static, str>, String)>,
     ) -> Result<String, ClientError> {
-        headers.push((algorithm.header().into(), algorithm.base64_of(&body)));
+        headers.push((algorithm.header().into(), checksum));
         let r = self
             .send(&Call {
                 headers,
@@ -277,7 +312,7 @@ impl S3Client {
             .send(&Call {
                 query: format!("partNumber={number}&uploadId={}", encode_query(upload_id)),
                 headers: vec![(algorithm.header().into(), algorithm.encode(crc))],
-                body,
+                body: body.into(),
                 ..Call::new(Method::PUT, bucket, Some(key))
             })
             .await?;
@@ -322,7 +357,7 @@ impl S3Client {
             .send(&Call {
                 query: format!("uploadId={}", encode_query(upload_id)),
                 headers,
-                body: Bytes::from(xml::complete_body(list)),
+                body: Bytes::from(xml::complete_body(list)).into(),
                 ..Call::new(Method::POST, bucket, Some(key))
             })
             .await?;

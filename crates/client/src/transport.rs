@@ -36,6 +36,12 @@ pub(crate) fn http_client(
     pool(options, ca_bundle).map(|(http, _)| http)
 }
 
+/// The most a connection buffers in user space each way: request bytes queued behind a full
+/// socket, and one read of a response. hyper's default (400 KiB) times the hundreds of
+/// connections of many objects in flight over a long link is memory the kernel's socket
+/// buffers already cover: 256 uploads of 1 MiB files held about 100 MiB of it.
+const CONNECTION_BUFFER: usize = 128 << 10;
+
 /// The pool and its connector (which shares the pool's shelf of connections opened ahead).
 pub(crate) fn pool(
     options: &ClientOptions,
@@ -46,6 +52,7 @@ pub(crate) fn pool(
     let http = Client::builder(TokioExecutor::new())
         .pool_idle_timeout(options.idle_timeout)
         .pool_max_idle_per_host(options.max_idle_connections)
+        .http1_max_buf_size(CONNECTION_BUFFER)
         .build(warm.clone());
     Ok((http, warm))
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{CompletedPart, S3Client};
+use slipstream_client::{CompletedPart, FileRange, S3Client};
 
 use crate::cleanup::multipart_upload;
 use crate::cut::{upload_cut, LONG_PATH};
@@ -15,6 +15,12 @@ use crate::pool::{for_each_part, part_permit, BufferPool};
 use crate::stall;
 use crate::TransferError;
 use crate::{upload_ranges, TransferOptions};
+
+/// The largest file sent in one `PutObject` from memory, read whole in one go; larger ones
+/// (up to the multipart threshold) are read as the connection sends them, so hundreds of
+/// objects in flight hold a slice each rather than up to 8 MiB each (`slipstream_client`'s
+/// `payload.rs`).
+const READ_WHOLE: u64 = 256 << 10;
 
 /// What a finished upload was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,11 +57,18 @@ async fn from_file(
     let size = file.metadata()?.len();
     opts.set_total(size);
     if size < opts.multipart_threshold.max(1) {
-        let data = read_at(&file, 0, size).await?;
         let headers = opts.headers.for_key(key);
-        client
-            .put_object_with(bucket, key, data, opts.checksum, headers)
-            .await?;
+        if size <= READ_WHOLE {
+            let data = read_at(&file, 0, size).await?;
+            client
+                .put_object_with(bucket, key, data, opts.checksum, headers)
+                .await?;
+        } else {
+            let body = FileRange::new(Arc::clone(&file), 0, size);
+            client
+                .put_file(bucket, key, body, opts.checksum, headers)
+                .await?;
+        }
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
@@ -105,13 +118,14 @@ async fn read_into(
     mut buf: BytesMut,
 ) -> Result<Bytes, TransferError> {
     let file = Arc::clone(file);
-    let data = tokio::task::spawn_blocking(move || {
-        buf.clear();
-        buf.resize(len as usize, 0);
-        file.read_exact_at(&mut buf, start).map(|()| buf)
-    })
-    .await
-    .map_err(TransferError::from)??;
+    // Sized on this thread: memory a blocking-pool thread allocates stays with its heap when
+    // another thread frees it (the client's `payload.rs`).
+    buf.clear();
+    buf.resize(len as usize, 0);
+    let data =
+        tokio::task::spawn_blocking(move || file.read_exact_at(&mut buf, start).map(|()| buf))
+            .await
+            .map_err(TransferError::from)??;
     Ok(data.freeze())
 }
 

@@ -737,3 +737,37 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     let missing = objects_in_flight(&busy, "no-such-bucket-here", None, 8).await;
     assert!(missing.is_err(), "{missing:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_sent_as_it_is_read_is_sent_whole_again_on_a_retry() {
+    let (bucket, _) = object("other").await;
+    // A file between one read and the multipart threshold goes in one PUT, read as it is
+    // sent; the first attempt is refused after the server took the whole body.
+    let puts = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&puts);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "PUT" && seen.fetch_add(1, Ordering::SeqCst) == 0 {
+                Action::SlowDown
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let body = data(MIN_PART_SIZE as usize / 2 + 3);
+    std::fs::write(&src, &body).unwrap();
+    let client = client_for(&p.endpoint);
+    let sent = upload_file(client, &src, &bucket, "streamed", opts())
+        .await
+        .unwrap();
+    assert_eq!((sent.size, sent.parts), (body.len() as u64, 0));
+    assert_eq!(puts.load(Ordering::SeqCst), 2);
+    let got = client_for(&server())
+        .get_bytes(&bucket, "streamed", None)
+        .await
+        .unwrap();
+    assert!(got == body, "the object differs from the file");
+}
