@@ -30,7 +30,9 @@ def test_upload_list_head_download_remove(slipstream_bin, server, tmp_path):
     src.write_bytes(data)
     up = cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/dir/", "--part-size", "5MiB", "--json")
     summary = json.loads(up.stdout)
-    assert summary["operation"] == "upload" and summary["bytes"] == len(data) and summary["parts"] == 3
+    # 5 MiB parts nearby; 10 MiB parts (the far cut, README) when CreateMultipartUpload took
+    # 20 ms or more, which a server busy with the rest of the test run can take on loopback.
+    assert summary["operation"] == "upload" and summary["bytes"] == len(data) and summary["parts"] in (3, 2)
     head = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/dir/big.bin").stdout)
     assert head["size"] == len(data) and head["etag"]
     listing = cli(slipstream_bin, server, "ls", f"s3://{bucket}/").stdout.decode()

@@ -95,9 +95,10 @@ pub async fn objects_in_flight(
     Ok(objects)
 }
 
-/// Whether `bucket`'s server is far: one `HeadBucket` takes [`LONG_PATH`] or more. That is known once it is unanswered after `LONG_PATH` and no connection to the
-/// server has connected within `LONG_PATH` either (on a new connection the answer is two round
-/// trips away): `when_far` runs then, and the caller starts what a far server needs (opening
+/// Whether `bucket`'s server is far: one `HeadBucket` takes [`LONG_PATH`] or more. That is
+/// known once it is unanswered after `LONG_PATH` and no connection to the server has
+/// connected within `LONG_PATH` either (on a new connection the answer is two round trips
+/// away): `when_far` runs then, and the caller starts what a far server needs (opening
 /// its objects' connections, listing in ranges). A server that connects quickly but answers
 /// slowly is either busy (a loaded one on this machine: versitygw after a 1 GiB upload took
 /// over 20 ms for one `HeadBucket`, and 256 objects in flight then cost 3x the memory and more
