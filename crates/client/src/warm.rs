@@ -96,11 +96,7 @@ where
                 origin.clone(),
             );
             tokio::spawn(async move {
-                let started = Instant::now();
-                let connected = inner.call(uri).await;
-                if connected.is_ok() {
-                    this.connected_in(&origin, started.elapsed());
-                }
+                let connected = timed_dial(&mut inner, uri, &origin, &this.dialled).await;
                 if let (Ok(connection), Ok(mut shelf)) = (connected, this.shelf.lock()) {
                     shelf.push(Shelved {
                         origin: origin.clone(),
@@ -148,15 +144,6 @@ where
         more
     }
 
-    /// Keeps `took`, the time one connection to `origin` took to connect, if the quickest.
-    fn connected_in(&self, origin: &str, took: Duration) {
-        if let Ok(mut d) = self.dialled.lock() {
-            if let Some(dials) = d.get_mut(origin) {
-                dials.quickest = Some(dials.quickest.map_or(took, |q| q.min(took)));
-            }
-        }
-    }
-
     /// The shortest time a connection to `uri`'s origin took to connect (TCP, and TLS over it
     /// for HTTPS) since this connector was made, if one has: how far the network path is,
     /// apart from how busy the server is (the kernel answers a TCP handshake).
@@ -180,6 +167,23 @@ where
         let i = shelf.iter().position(|s| s.origin == origin)?;
         Some(shelf.swap_remove(i).connection)
     }
+}
+
+/// Dials `uri` with `inner`; the time a connection took is kept in `dialled` if it is the
+/// quickest to `origin` (failures do not count).
+async fn timed_dial<C: Service<Uri>>(
+    inner: &mut C,
+    uri: Uri,
+    origin: &str,
+    dialled: &Mutex<HashMap<String, Dials>>,
+) -> Result<C::Response, C::Error> {
+    let started = Instant::now();
+    let connected = inner.call(uri).await?;
+    let took = started.elapsed();
+    if let Some(dials) = dialled.lock().ok().as_mut().and_then(|d| d.get_mut(origin)) {
+        dials.quickest = Some(dials.quickest.map_or(took, |q| q.min(took)));
+    }
+    Ok(connected)
 }
 
 /// `scheme://host:port`, what makes two connections interchangeable.
@@ -223,12 +227,7 @@ where
                 if !this.connecting(&origin) {
                     this.count_dials(&origin, None, 1);
                     let mut inner = this.inner.clone();
-                    let started = Instant::now();
-                    let connected = inner.call(uri).await;
-                    if connected.is_ok() {
-                        this.connected_in(&origin, started.elapsed());
-                    }
-                    return connected;
+                    return timed_dial(&mut inner, uri, &origin, &this.dialled).await;
                 }
                 opened.await;
             }

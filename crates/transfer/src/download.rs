@@ -204,28 +204,26 @@ async fn write_body(
     let mut crc = algorithm.map(ChecksumAlgorithm::start);
     let (mut batch, mut batched) = (Vec::new(), 0);
     let (mut got, mut written) = (0, 0);
-    let mut end = false;
-    while !end {
-        // Wait for one frame, then take those already there (a pending read is dropped
-        // before it takes anything: the body's frames are cancel-safe).
-        let mut next = Some(next_chunk(&mut body, &mut got, (start, want)).await?);
-        while let Some(chunk) = next {
-            match chunk {
-                Some(chunk) => {
-                    batched += chunk.len();
-                    batch.push(chunk);
-                }
-                None => end = true,
+    loop {
+        // Under WRITE_AT_LEAST, wait for the next frame; past it, take only a frame already
+        // there (a pending read is dropped before it takes anything: frames are cancel-safe),
+        // and write once none is.
+        let next = if batched < WRITE_AT_LEAST {
+            Some(next_chunk(&mut body, &mut got, (start, want)).await?)
+        } else {
+            next_chunk(&mut body, &mut got, (start, want))
+                .now_or_never()
+                .transpose()?
+        };
+        let end = matches!(next, Some(None));
+        if let Some(Some(chunk)) = next {
+            batched += chunk.len();
+            batch.push(chunk);
+            if batched < WRITE_BATCH {
+                continue;
             }
-            next = if end || batched >= WRITE_BATCH {
-                None
-            } else {
-                next_chunk(&mut body, &mut got, (start, want))
-                    .now_or_never()
-                    .transpose()?
-            };
         }
-        if batched >= WRITE_AT_LEAST || (end && batched > 0) {
+        if batched > 0 {
             let (file, frames, at) = (
                 Arc::clone(file),
                 std::mem::take(&mut batch),
@@ -238,6 +236,9 @@ async fn write_body(
             .map_err(TransferError::from)??;
             written += batched as u64;
             batched = 0;
+        }
+        if end {
+            break;
         }
     }
     if got != want {

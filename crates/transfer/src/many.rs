@@ -110,35 +110,25 @@ pub(crate) async fn far_away(
     bucket: &str,
     when_far: impl FnOnce(),
 ) -> Result<bool, TransferError> {
-    let head = client.head_bucket(bucket);
-    tokio::pin!(head);
-    if let Ok(answer) = tokio::time::timeout(LONG_PATH, &mut head).await {
-        answer?;
-        return Ok(false);
-    }
-    let near_network = client
-        .quickest_connect(bucket)
-        .is_some_and(|took| took < LONG_PATH);
-    if !near_network {
-        when_far();
-        head.await?;
-        return Ok(true);
-    }
-    head.await?;
-    let again = client.head_bucket(bucket);
-    tokio::pin!(again);
-    let far = match tokio::time::timeout(LONG_PATH, &mut again).await {
-        Ok(answer) => {
+    let mut second = false;
+    loop {
+        let head = client.head_bucket(bucket);
+        tokio::pin!(head);
+        if let Ok(answer) = tokio::time::timeout(LONG_PATH, &mut head).await {
             answer?;
-            false
+            return Ok(false);
         }
-        Err(_) => {
+        let near_network = client
+            .quickest_connect(bucket)
+            .is_some_and(|took| took < LONG_PATH);
+        if second || !near_network {
             when_far();
-            again.await?;
-            true
+            head.await?;
+            return Ok(true);
         }
-    };
-    Ok(far)
+        head.await?;
+        second = true;
+    }
 }
 
 /// Starts opening the connections `objects` in flight will use (up to `count`), when they are
