@@ -17,7 +17,7 @@ use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBas
 
 use crate::activity::{Activity, Sending};
 use crate::credentials::CredentialCache;
-use crate::transport::{connection_error, pool, Connector, Http};
+use crate::transport::{connection_error, pools, Connector, Http};
 use crate::{xml, ClientError, ClientOptions, Payload, Resolved};
 
 /// A request before signing: bucket-relative, so addressing is applied in one place.
@@ -32,6 +32,8 @@ pub(crate) struct Call<'a> {
     /// names are constants; a copy's `x-amz-meta-*` come from the source object.
     pub headers: Vec<(Cow<'static, str>, String)>,
     pub body: Payload,
+    /// A listing page: sent over the listings' own connections (`transport::Pools`).
+    pub listing: bool,
 }
 
 impl<'a> Call<'a> {
@@ -44,6 +46,7 @@ impl<'a> Call<'a> {
             query: String::new(),
             headers: Vec::new(),
             body: Payload::Bytes(Bytes::new()),
+            listing: false,
         }
     }
 }
@@ -53,6 +56,8 @@ pub struct S3Client {
     http: Http,
     /// The pool's connector, for [`S3Client::preconnect`].
     warm: Connector,
+    /// Listing pages' own pool (see `transport::Pools`).
+    listing: Http,
     credentials: CredentialCache,
     region: String,
     endpoint: Option<Endpoint>,
@@ -78,10 +83,11 @@ impl S3Client {
     /// A client for the configuration the AWS chain resolved.
     pub fn new(config: &Resolved, options: ClientOptions) -> Result<Self, ClientError> {
         let credentials = CredentialCache::new(config.credentials.clone(), &config.region)?;
-        let (http, warm) = pool(&options, config.ca_bundle.as_deref())?;
+        let pools = pools(&options, config.ca_bundle.as_deref())?;
         Ok(Self {
-            http,
-            warm,
+            http: pools.http,
+            warm: pools.warm,
+            listing: pools.listing,
             credentials,
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
@@ -271,8 +277,13 @@ impl S3Client {
             .body(body)
             .map_err(|e| ClientError::Request(e.to_string()))?;
         let timeout = self.options.response_timeout;
+        let pool = if call.listing {
+            &self.listing
+        } else {
+            &self.http
+        };
         let response = sent
-            .until_idle(timeout, self.http.request(request))
+            .until_idle(timeout, pool.request(request))
             .await
             .ok_or_else(|| {
                 ClientError::Network(format!(

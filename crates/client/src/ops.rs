@@ -435,6 +435,7 @@ impl S3Client {
         let r = self
             .send(&Call {
                 query,
+                listing: true,
                 ..Call::new(Method::GET, bucket, None)
             })
             .await?;

@@ -33,7 +33,8 @@ pub(crate) fn http_client(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
 ) -> Result<Http, ClientError> {
-    pool(options, ca_bundle).map(|(http, _)| http)
+    let https = crate::dial::https(options, ca_bundle, false)?;
+    Ok(pool_over(options, Warm::new(https)))
 }
 
 /// The most a connection buffers in user space each way: request bytes queued behind a full
@@ -42,19 +43,40 @@ pub(crate) fn http_client(
 /// buffers already cover: 256 uploads of 1 MiB files held about 100 MiB of it.
 const CONNECTION_BUFFER: usize = 128 << 10;
 
-/// The pool and its connector (which shares the pool's shelf of connections opened ahead).
-pub(crate) fn pool(
+/// The client's pools: one for every request, one for listings.
+pub(crate) struct Pools {
+    pub http: Http,
+    /// The main pool's connector, which shares its shelf of connections opened ahead.
+    pub warm: Connector,
+    /// Listing pages only, over connections of their own that nothing opens ahead. A listing
+    /// of several pages sends each on the connection the last one came on, whose congestion
+    /// window has grown on it; in the main pool its next page could be handed a connection
+    /// just opened for the objects (a shelved connection is ready at once, before the last
+    /// page's connection is back), which starts its 300 KB page in slow start again.
+    pub listing: Http,
+}
+
+/// The client's pools (see [`Pools`]).
+pub(crate) fn pools(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
-) -> Result<(Http, Connector), ClientError> {
+) -> Result<Pools, ClientError> {
     let https = crate::dial::https(options, ca_bundle, false)?;
-    let warm = Warm::new(https);
-    let http = Client::builder(TokioExecutor::new())
+    let warm = Warm::new(https.clone());
+    Ok(Pools {
+        http: pool_over(options, warm.clone()),
+        warm,
+        listing: pool_over(options, Warm::new(https)),
+    })
+}
+
+/// A connection pool over `connector`.
+fn pool_over(options: &ClientOptions, connector: Connector) -> Http {
+    Client::builder(TokioExecutor::new())
         .pool_idle_timeout(options.idle_timeout)
         .pool_max_idle_per_host(options.max_idle_connections)
         .http1_max_buf_size(CONNECTION_BUFFER)
-        .build(warm.clone());
-    Ok((http, warm))
+        .build(connector)
 }
 
 /// A failed connection: a refused TLS certificate will be refused again (not retried, and

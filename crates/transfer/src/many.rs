@@ -251,9 +251,8 @@ pub async fn download_prefix(
     );
     // HeadBucket goes beside the listing, not after it: far away a listing of 1,000 keys
     // takes several round trips (its 300 KB in a new connection's slow start). The objects'
-    // connections open only once the listing is in: opened during it, a ready connection wins
-    // the pool's race for the next page's request against the listing's own warm one, and
-    // that page starts over in slow start (10,000 objects at 100 ms: 8.65 -> 9.23 s).
+    // connections open once the listing is in: opened during it (the listing keeping its own
+    // connection), they gained nothing measurable (docs/BENCHMARKS.md).
     let near_or_chosen = async {
         match many.objects {
             Some(n) => Ok::<_, TransferError>(Some(n)),

@@ -738,6 +738,78 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     assert!(missing.is_err(), "{missing:?}");
 }
 
+/// A listing's pages go on connections of their own: a page sent on a connection opened ahead
+/// for the objects would start its (300 KB) answer in slow start on a cold connection, where
+/// the listing's own had grown its window (docs/BENCHMARKS.md, "Deleting a prefix").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_takes_none_of_the_connections_opened_for_the_objects() {
+    let (bucket, _) = object("l/0").await;
+    let direct = client_for(&server());
+    for key in ["l/1", "l/2"] {
+        direct
+            .put_object(
+                &bucket,
+                key,
+                bytes::Bytes::from_static(b"x"),
+                Default::default(),
+            )
+            .await
+            .unwrap();
+    }
+    let on = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&on);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            let what = if s.target.contains("list-type=2") {
+                "list"
+            } else {
+                "other"
+            };
+            seen.lock().unwrap().push((what, s.connection));
+            Action::Forward
+        }),
+    );
+    let client = client_for(&p.endpoint);
+    client.preconnect(&bucket, 4);
+    while p.connections.load(Ordering::SeqCst) < 4 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Three pages of one key each.
+    let (mut keys, mut token) = (Vec::new(), None::<String>);
+    loop {
+        let from = slipstream_client::ListFrom {
+            continuation: token.as_deref(),
+            max_keys: Some(1),
+            ..Default::default()
+        };
+        let page = client
+            .list_objects_v2_from(&bucket, "l/", &from)
+            .await
+            .unwrap();
+        keys.extend(page.objects.into_iter().map(|o| o.key));
+        match page.continuation {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    assert_eq!(keys, ["l/0", "l/1", "l/2"]);
+    // An object's request takes one of the connections opened ahead.
+    client.head_object(&bucket, "l/1").await.unwrap();
+    let on = on.lock().unwrap().clone();
+    let lists: Vec<usize> = on
+        .iter()
+        .filter(|(w, _)| *w == "list")
+        .map(|(_, c)| *c)
+        .collect();
+    assert_eq!(lists.len(), 3, "{on:?}");
+    assert!(
+        lists.iter().all(|&c| c >= 4),
+        "a page took an opened connection: {on:?}"
+    );
+    assert!(on.iter().any(|&(w, c)| w == "other" && c < 4), "{on:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_sent_as_it_is_read_is_sent_whole_again_on_a_retry() {
     let (bucket, _) = object("other").await;

@@ -36,6 +36,8 @@ pub enum Action {
 pub struct Seen {
     /// 0 for the first request through the proxy.
     pub index: usize,
+    /// 0 for the first connection the proxy accepted.
+    pub connection: usize,
     pub method: String,
     pub target: String,
     /// The `Range` header, if any.
@@ -48,6 +50,8 @@ pub struct Proxy {
     pub endpoint: String,
     stop: Arc<AtomicBool>,
     pub requests: Arc<AtomicUsize>,
+    /// Connections accepted so far.
+    pub connections: Arc<AtomicUsize>,
 }
 
 impl Drop for Proxy {
@@ -65,17 +69,23 @@ pub fn start(upstream: &str, rule: Arc<Rule>) -> Proxy {
     let upstream = upstream.trim_start_matches("http://").to_owned();
     let stop = Arc::new(AtomicBool::new(false));
     let requests = Arc::new(AtomicUsize::new(0));
-    let (stop2, requests2) = (Arc::clone(&stop), Arc::clone(&requests));
+    let connections = Arc::new(AtomicUsize::new(0));
+    let (stop2, requests2, connections2) = (
+        Arc::clone(&stop),
+        Arc::clone(&requests),
+        Arc::clone(&connections),
+    );
     thread::spawn(move || {
         for conn in listener.incoming() {
             if stop2.load(Ordering::SeqCst) {
                 return;
             }
             let Ok(conn) = conn else { continue };
+            let connection = connections2.fetch_add(1, Ordering::SeqCst);
             let (upstream, rule, requests) =
                 (upstream.clone(), Arc::clone(&rule), Arc::clone(&requests2));
             thread::spawn(move || {
-                let _ = serve(conn, &upstream, &*rule, &requests);
+                let _ = serve(conn, connection, &upstream, &*rule, &requests);
             });
         }
     });
@@ -83,6 +93,7 @@ pub fn start(upstream: &str, rule: Arc<Rule>) -> Proxy {
         endpoint,
         stop,
         requests,
+        connections,
     }
 }
 
@@ -110,6 +121,7 @@ fn header<'a>(head: &'a [String], name: &str) -> Option<&'a str> {
 
 fn serve(
     client: TcpStream,
+    connection: usize,
     upstream: &str,
     rule: &Rule,
     count: &AtomicUsize,
@@ -133,6 +145,7 @@ fn serve(
         let mut parts = head[0].split(' ');
         let seen = Seen {
             index: count.fetch_add(1, Ordering::SeqCst),
+            connection,
             method: parts.next().unwrap_or("").to_owned(),
             target: parts.next().unwrap_or("").to_owned(),
             range: header(&head, "range").map(str::to_owned),
