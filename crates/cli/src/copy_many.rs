@@ -9,8 +9,8 @@ use std::sync::Arc;
 use slipstream_client::xml::Object;
 use slipstream_client::S3Client;
 use slipstream_transfer::{
-    copy_listed, copy_listed_through, delete_listed, download_prefix, list_selected,
-    upload_directory, walk_files, ManyOptions, Selection, TransferError, TransferOptions,
+    copy_listed, copy_listed_through, delete_listed, download_prefix, list_selected, list_spread,
+    upload_directory, walk_files, ManyOptions, Selection, Spread, TransferError, TransferOptions,
 };
 
 use crate::copying::{source_client, Plan};
@@ -166,12 +166,13 @@ pub(crate) async fn cp_many(
                 );
                 send_deleted(&tx, from);
             }));
-            let listed = list_selected(
+            let listed = list_spread(
                 Arc::clone(&lister),
                 &src.bucket,
                 selection.clone(),
                 plan.filters.clone(),
                 4,
+                Spread::WhenFar,
             );
             let (from, to) = (
                 (src.bucket.as_str(), &selection),

@@ -8,7 +8,9 @@ use clap::Args;
 use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::S3Uri;
-use slipstream_transfer::{delete_listed, list_selected, DeleteReport, Selection};
+use slipstream_transfer::{
+    delete_listed, list_selected, list_spread, DeleteReport, Selection, Spread,
+};
 
 use crate::actions::Printer;
 use crate::flags::{Connection, Transport};
@@ -153,7 +155,20 @@ async fn remove(
         return Ok(0);
     }
     let wildcard = matches!(selection, Selection::Pattern(_));
-    let listed = list_selected(Arc::clone(client), &target.bucket, selection, filters, 4);
+    // Deletes take the keys in any order; a dry run prints them in the listing's.
+    let listed = if a.dryrun {
+        list_selected(Arc::clone(client), &target.bucket, selection, filters, 4)
+    } else {
+        let spread = Spread::WhenFar;
+        list_spread(
+            Arc::clone(client),
+            &target.bucket,
+            selection,
+            filters,
+            4,
+            spread,
+        )
+    };
     let seen = Arc::new(AtomicUsize::new(0));
     let failures = if a.dryrun {
         let mut listed = listed;
@@ -212,12 +227,13 @@ pub fn rb(a: &RbArgs) -> Result<(), Failure> {
     runtime()?.block_on(interruptible(async {
         if a.force {
             let everything = Selection::Prefix(String::new());
-            let listed = list_selected(
+            let listed = list_spread(
                 Arc::clone(&client),
                 &target.bucket,
                 everything,
                 Filters::new(),
                 4,
+                Spread::WhenFar,
             );
             let (p, bucket) = (Arc::clone(&printer), target.bucket.clone());
             let report: DeleteReport = Arc::new(move |r| match r {

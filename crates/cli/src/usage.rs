@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use slipstream_s3::pattern::{Filters, Pattern};
-use slipstream_transfer::{list_selected, Selection};
+use slipstream_transfer::{list_spread, Selection, Spread};
 
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, failed, runtime, s3};
@@ -63,7 +63,15 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
     let base = selection.base().to_owned();
     let client = client(&a.connection, &a.transport)?;
     let (total, groups) = runtime()?.block_on(async {
-        let mut listed = list_selected(Arc::clone(&client), &target.bucket, selection, filters, 4);
+        let spread = Spread::WhenFar;
+        let mut listed = list_spread(
+            Arc::clone(&client),
+            &target.bucket,
+            selection,
+            filters,
+            4,
+            spread,
+        );
         let (mut total, mut groups) = (Count::default(), BTreeMap::<String, Count>::new());
         while let Some(page) = listed.recv().await {
             for o in page.map_err(failed)? {

@@ -56,8 +56,9 @@ pub struct S3Client {
     http: Http,
     /// The pool's connector, for [`S3Client::preconnect`].
     warm: Connector,
-    /// Listing pages' own pool (see `transport::Pools`).
+    /// Listing pages' own pool (see `transport::Pools`), and its connector.
     listing: Http,
+    listing_warm: Connector,
     credentials: CredentialCache,
     region: String,
     endpoint: Option<Endpoint>,
@@ -88,6 +89,7 @@ impl S3Client {
             http: pools.http,
             warm: pools.warm,
             listing: pools.listing,
+            listing_warm: pools.listing_warm,
             credentials,
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
@@ -127,11 +129,17 @@ impl S3Client {
     }
 
     /// The shortest time a connection to `bucket`'s endpoint has taken this client to connect
-    /// (TCP, and the TLS handshake for HTTPS), if it has connected one: the network's part of
-    /// a first answer, which a busy server does not lengthen as it does the answer.
+    /// (TCP, and the TLS handshake for HTTPS), if it has connected one (for requests or for
+    /// listings): the network's part of a first answer, which a busy server does not lengthen
+    /// as it does the answer.
     pub fn quickest_connect(&self, bucket: &str) -> Option<Duration> {
         let (base, _) = self.target(bucket, None).ok()?;
-        self.warm.quickest_connect(&base.origin.parse().ok()?)
+        let uri = base.origin.parse().ok()?;
+        let (a, b) = (
+            self.warm.quickest_connect(&uri),
+            self.listing_warm.quickest_connect(&uri),
+        );
+        a.into_iter().chain(b).min()
     }
 
     /// Where `bucket` lives, and the path of `key` (or of the bucket itself).

@@ -54,6 +54,8 @@ pub(crate) struct Pools {
     /// just opened for the objects (a shelved connection is ready at once, before the last
     /// page's connection is back), which starts its 300 KB page in slow start again.
     pub listing: Http,
+    /// The listings' connector: how quickly their connections connected.
+    pub listing_warm: Connector,
 }
 
 /// The client's pools (see [`Pools`]).
@@ -63,10 +65,12 @@ pub(crate) fn pools(
 ) -> Result<Pools, ClientError> {
     let https = crate::dial::https(options, ca_bundle, false)?;
     let warm = Warm::new(https.clone());
+    let listing_warm = Warm::new(https);
     Ok(Pools {
         http: pool_over(options, warm.clone()),
         warm,
-        listing: pool_over(options, Warm::new(https)),
+        listing: pool_over(options, listing_warm.clone()),
+        listing_warm,
     })
 }
 

@@ -38,6 +38,7 @@ mod ranges;
 mod select;
 mod sides;
 mod source;
+mod spread;
 mod stall;
 mod stream;
 mod sync;
@@ -57,6 +58,7 @@ pub use many::{
 pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};
 pub use select::{list_selected, Selection};
+pub use spread::{list_spread, Spread};
 pub use stream::{download_to_writer, upload_from_reader};
 pub use sync::{
     differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,

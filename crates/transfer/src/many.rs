@@ -242,12 +242,13 @@ pub async fn download_prefix(
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
     let prefix = selection.base().to_owned();
-    let mut pages = crate::select::list_selected(
+    let mut pages = crate::spread::list_spread(
         Arc::clone(&client),
         bucket,
         selection,
         many.filters.clone(),
         4,
+        crate::spread::Spread::WhenFar,
     );
     // HeadBucket goes beside the listing, not after it: far away a listing of 1,000 keys
     // takes several round trips (its 300 KB in a new connection's slow start). The objects'

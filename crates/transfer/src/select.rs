@@ -68,7 +68,7 @@ impl Selection {
         key.strip_prefix(self.base()).unwrap_or(key)
     }
 
-    fn list_prefix(&self) -> String {
+    pub(crate) fn list_prefix(&self) -> String {
         match self {
             Selection::Object(key) => key.clone(),
             Selection::Prefix(prefix) => prefix.clone(),

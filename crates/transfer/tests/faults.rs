@@ -14,10 +14,12 @@ use std::time::Duration;
 
 use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
+use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
-    download_prefix, download_to_file, download_to_memory, download_to_writer, objects_in_flight,
-    upload_file, ManyOptions, Selection, TransferOptions, FAR_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
+    download_prefix, download_to_file, download_to_memory, download_to_writer, list_spread,
+    objects_in_flight, upload_file, ManyOptions, Selection, Spread, TransferOptions, FAR_OBJECTS,
+    MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
 use common::server;
@@ -808,6 +810,110 @@ async fn a_listing_takes_none_of_the_connections_opened_for_the_objects() {
         "a page took an opened connection: {on:?}"
     );
     assert!(on.iter().any(|&(w, c)| w == "other" && c < 4), "{on:?}");
+}
+
+/// A listing spread over guessed ranges finds every key once, whatever the guess: here the
+/// first page's keys suggest cuts that leave one range a full page, which is cut again, and
+/// keys nobody would guess sit among them. Near (this server), `WhenFar` lists page by page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
+    let (bucket, _) = object("p/k00000").await;
+    let direct = client_for(&server());
+    let mut present: Vec<String> = (1..2100).map(|i| format!("p/k{i:05}")).collect();
+    for odd in [
+        "p/k00500 space",
+        "p/k01000+plus",
+        "p/ü/ä",
+        "p/zz/é",
+        "p/dir/",
+        "q/outside",
+    ] {
+        present.push(odd.to_owned());
+    }
+    let permits = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut puts = tokio::task::JoinSet::new();
+    for key in present.clone() {
+        let (client, bucket, permits) = (Arc::clone(&direct), bucket.clone(), Arc::clone(&permits));
+        puts.spawn(async move {
+            let _permit = permits.acquire().await.unwrap();
+            // A "directory" marker must be empty on a posix backend.
+            let body = if key.ends_with('/') { "" } else { "k" };
+            client
+                .put_object(&bucket, &key, bytes::Bytes::from(body), Default::default())
+                .await
+        });
+    }
+    while let Some(done) = puts.join_next().await {
+        done.unwrap().unwrap();
+    }
+    let ranged = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&ranged);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.target.contains("list-type=2") && s.target.contains("start-after") {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+            Action::Forward
+        }),
+    );
+    let client = client_for(&p.endpoint);
+    let list = |spread| {
+        let pages = list_spread(
+            Arc::clone(&client),
+            &bucket,
+            Selection::Prefix("p/".into()),
+            Filters::new(),
+            4,
+            spread,
+        );
+        async move {
+            let mut pages = pages;
+            let mut keys = Vec::new();
+            while let Some(page) = pages.recv().await {
+                keys.extend(page.unwrap().into_iter().map(|o| o.key));
+            }
+            keys
+        }
+    };
+    let mut want: Vec<String> = present
+        .into_iter()
+        .filter(|k| k.starts_with("p/") && !k.ends_with('/'))
+        .collect();
+    want.push("p/k00000".into());
+    want.sort();
+    let mut spread = list(Spread::Always).await;
+    let cut = ranged.swap(0, Ordering::SeqCst);
+    spread.sort();
+    assert_eq!(spread, want, "every key once");
+    assert!(
+        cut >= 3,
+        "the listing was cut into ranges ({cut} ranged requests)"
+    );
+    let near = list(Spread::WhenFar).await;
+    assert_eq!(near, want, "in key order, page by page");
+    assert_eq!(ranged.load(Ordering::SeqCst), 0);
+    // A selection and a filter apply to every range.
+    let mut filters = Filters::new();
+    filters.push(Rule::Exclude, "*5").unwrap();
+    let mut pages = list_spread(
+        Arc::clone(&client),
+        &bucket,
+        Selection::parse("p/k01*", false).unwrap(),
+        filters,
+        4,
+        Spread::Always,
+    );
+    let mut some = Vec::new();
+    while let Some(page) = pages.recv().await {
+        some.extend(page.unwrap().into_iter().map(|o| o.key));
+    }
+    some.sort();
+    let want: Vec<&String> = want
+        .iter()
+        .filter(|k| k.starts_with("p/k01") && !k.ends_with('5'))
+        .collect();
+    assert_eq!(some.iter().collect::<Vec<_>>(), want);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,269 @@
+//! A long listing over a long path, cut into key ranges guessed from its first page and listed
+//! side by side.
+//!
+//! A listing is a page at a time: each page of 1,000 keys (about 300 KB of XML) is a round trip
+//! plus its transfer, so far away 10,000 keys take ten in a row and a million take minutes. A
+//! download, copy or delete of a prefix takes its objects in any order (only sync needs key
+//! order, and cuts at the keys it expects: `ranges.rs`), so once the first page is in and the
+//! server is far, the rest of the key space is cut at keys guessed from that page and each
+//! range is listed on a connection of its own.
+//!
+//! The guess: at each position of the page's last key, from the end of the prefix to the first
+//! position where the page's first and last keys differ, the last key up to there followed by
+//! each character that the page's keys use and that sorts after the last key's own there
+//! (`d09/f0009` gives `d0d`, `d1`, `d2`, ..., `d9`, `f`). Range `i` holds the keys after cut
+//! `i - 1` up to and including cut `i`, so every key falls in exactly one range whatever the
+//! guess: a wrong guess only makes ranges uneven, and a range whose first page is full is cut
+//! again the same way.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use slipstream_client::xml::Object;
+use slipstream_client::{ListFrom, S3Client};
+use slipstream_s3::pattern::Filters;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::cut::LONG_PATH;
+use crate::select::{taken, Selection};
+use crate::TransferError;
+
+/// When a listing is cut into ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spread {
+    /// When its first page has more to come and the server is far: a listing connection took
+    /// 20 ms or more to connect (near, the pages come quickly and one connection is cheaper for
+    /// the server, which walks its keys again from each range's start).
+    WhenFar,
+    /// Whenever the first page has more to come (tests; a caller that knows the path).
+    Always,
+}
+
+/// Listing requests in flight at most, over all ranges: connections opened for one listing.
+const IN_FLIGHT: usize = 32;
+/// Cuts made from one page at most (the coarsest kept: a range left long is cut again).
+const MAX_CUTS: usize = 32;
+/// How many times a range is cut again at most.
+const MAX_DEPTH: usize = 4;
+
+/// The objects of `bucket` that `selection` and `filters` take, as
+/// [`crate::list_selected`] lists them but in no particular order: pages go into the returned
+/// channel as they arrive, up to `ahead` waiting. With `spread` the listing is cut into ranges
+/// after its first page (see the module's doc). A listing error ends the stream with that
+/// error; the other ranges stop.
+pub fn list_spread(
+    client: Arc<S3Client>,
+    bucket: &str,
+    selection: Selection,
+    filters: Filters,
+    ahead: usize,
+    spread: Spread,
+) -> mpsc::Receiver<Result<Vec<Object>, TransferError>> {
+    let (tx, rx) = mpsc::channel(ahead.max(1));
+    let lister = Arc::new(Lister {
+        prefix: selection.list_prefix(),
+        client,
+        bucket: bucket.to_owned(),
+        selection,
+        filters,
+        tx: tx.clone(),
+        permits: Semaphore::new(IN_FLIGHT),
+        spread,
+    });
+    tokio::spawn(async move {
+        if let Err(e) = lister.range(None, None, 0).await {
+            let _ = tx.send(Err(e)).await;
+        }
+    });
+    rx
+}
+
+/// What every range of one listing shares.
+struct Lister {
+    client: Arc<S3Client>,
+    bucket: String,
+    prefix: String,
+    selection: Selection,
+    filters: Filters,
+    tx: mpsc::Sender<Result<Vec<Object>, TransferError>>,
+    permits: Semaphore,
+    spread: Spread,
+}
+
+type Listed = Pin<Box<dyn Future<Output = Result<(), TransferError>> + Send>>;
+
+impl Lister {
+    /// Lists the keys after `after` up to and including `upto` (open ends for `None`); its
+    /// first page full, cuts the rest into ranges listed side by side (`depth` cuts so far).
+    /// `Ok` also when nobody reads on.
+    fn range(self: Arc<Self>, after: Option<String>, upto: Option<String>, depth: usize) -> Listed {
+        Box::pin(async move {
+            let mut token: Option<String> = None;
+            loop {
+                let permit = self
+                    .permits
+                    .acquire()
+                    .await
+                    .map_err(|e| TransferError::Io(std::io::Error::other(e)))?;
+                let from = ListFrom {
+                    continuation: token.as_deref(),
+                    // A continuation token carries the position; S3 ignores start-after beside it.
+                    start_after: if token.is_none() {
+                        after.as_deref()
+                    } else {
+                        None
+                    },
+                    ..ListFrom::default()
+                };
+                let page = self
+                    .client
+                    .list_objects_v2_from(&self.bucket, &self.prefix, &from)
+                    .await?;
+                let mut objects = page.objects;
+                let mut ended = page.continuation.is_none();
+                if let Some(u) = upto.as_deref() {
+                    if let Some(i) = objects.iter().position(|o| o.key.as_str() > u) {
+                        objects.truncate(i);
+                        ended = true;
+                    }
+                }
+                let cuts = if !ended && token.is_none() && depth < MAX_DEPTH && self.worth_it() {
+                    let keys: Vec<&str> = objects.iter().map(|o| o.key.as_str()).collect();
+                    guess_cuts(&self.prefix, &keys, upto.as_deref())
+                } else {
+                    Vec::new()
+                };
+                let last = objects.last().map(|o| o.key.clone());
+                let objects = taken(&self.selection, &self.filters, objects);
+                // The permit is held until the page is taken: pages waiting are bounded too.
+                if !objects.is_empty() && self.tx.send(Ok(objects)).await.is_err() {
+                    return Ok(());
+                }
+                drop(permit);
+                if ended {
+                    return Ok(());
+                }
+                match (cuts.is_empty(), last) {
+                    (false, Some(last)) => return self.split(last, cuts, upto, depth).await,
+                    _ => token = page.continuation,
+                }
+            }
+        })
+    }
+
+    /// Lists the keys after `last` up to `upto` in the ranges `cuts` make, side by side; the
+    /// first error stops the others.
+    async fn split(
+        self: Arc<Self>,
+        last: String,
+        cuts: Vec<String>,
+        upto: Option<String>,
+        depth: usize,
+    ) -> Result<(), TransferError> {
+        let mut ranges = JoinSet::new();
+        let starts: Vec<String> = std::iter::once(last).chain(cuts.iter().cloned()).collect();
+        let ends = cuts.into_iter().map(Some).chain(std::iter::once(upto));
+        for (after, upto) in starts.into_iter().zip(ends) {
+            ranges.spawn(Arc::clone(&self).range(Some(after), upto, depth + 1));
+        }
+        while let Some(done) = ranges.join_next().await {
+            done.map_err(|e| TransferError::Io(std::io::Error::other(e)))??;
+        }
+        Ok(())
+    }
+
+    /// Whether this listing is cut into ranges (asked once its first page is in, so a
+    /// listing connection has connected).
+    fn worth_it(&self) -> bool {
+        match self.spread {
+            Spread::Always => true,
+            Spread::WhenFar => self
+                .client
+                .quickest_connect(&self.bucket)
+                .is_some_and(|took| took >= LONG_PATH),
+        }
+    }
+}
+
+/// Where to cut the keys after the last of `keys` (a page in key order, under `prefix`) and
+/// up to `upto`: see the module's doc. Sorted, each after the last key and before `upto`.
+fn guess_cuts(prefix: &str, keys: &[&str], upto: Option<&str>) -> Vec<String> {
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return Vec::new();
+    };
+    let start = prefix.len();
+    if !last.starts_with(prefix) || last.len() <= start {
+        return Vec::new();
+    }
+    let mut alphabet = [false; 128];
+    for key in keys {
+        for &b in key.as_bytes().get(start..).unwrap_or_default() {
+            if let Some(seen) = alphabet.get_mut(usize::from(b)) {
+                *seen = true;
+            }
+        }
+    }
+    let differ = first
+        .bytes()
+        .zip(last.bytes())
+        .skip(start)
+        .position(|(a, b)| a != b)
+        .map_or(first.len().min(last.len()), |i| i + start)
+        .min(last.len() - 1);
+    let mut cuts = Vec::new();
+    for q in start..=differ {
+        if !last.is_char_boundary(q) {
+            continue;
+        }
+        let here = last.as_bytes()[q];
+        for c in (here.saturating_add(1)..128).filter(|&c| alphabet[usize::from(c)]) {
+            let mut cut = String::with_capacity(q + 1);
+            cut.push_str(&last[..q]);
+            cut.push(char::from(c));
+            if upto.map_or(true, |u| cut.as_str() < u) && cuts.len() < MAX_CUTS {
+                cuts.push(cut);
+            }
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_follow_the_characters_the_page_uses_after_its_last_key() {
+        // The first page of 10,000 keys in 100 directories of 100.
+        let page: Vec<String> = (0..1000)
+            .map(|i| format!("seed/d{:02}/f{:07}", i / 100, i % 100))
+            .collect();
+        let keys: Vec<&str> = page.iter().map(String::as_str).collect();
+        let cuts = guess_cuts("seed/", &keys, None);
+        assert!(cuts.iter().all(|c| c.as_str() > keys[999]), "{cuts:?}");
+        assert!(cuts.windows(2).all(|w| w[0] < w[1]));
+        for want in ["seed/d1", "seed/d5", "seed/d9", "seed/f"] {
+            assert!(cuts.iter().any(|c| c == want), "{want} in {cuts:?}");
+        }
+        // Within a range, no cut reaches its end.
+        let cuts = guess_cuts("seed/", &keys, Some("seed/d1"));
+        assert!(cuts.iter().all(|c| c.as_str() < "seed/d1"), "{cuts:?}");
+        // Nothing to cut by: one key, or keys outside the prefix.
+        assert!(guess_cuts("seed/", &["seed/"], None).is_empty());
+        assert!(guess_cuts("other/", &keys, None).is_empty());
+        assert!(guess_cuts("seed/", &[], None).is_empty());
+        // Random hex names: cut at the next hex digits of the first position.
+        let hex = ["p/00a1", "p/03f2", "p/0c7e"];
+        let cuts = guess_cuts("p/", &hex, None);
+        assert!(cuts.contains(&"p/1".to_owned()) && cuts.contains(&"p/f".to_owned()));
+        assert!(cuts.len() <= MAX_CUTS);
+        // A key with characters beyond ASCII: cuts stay valid UTF-8 and after it.
+        let odd = ["p/ä/1", "p/é/2"];
+        let cuts = guess_cuts("p/", &odd, None);
+        assert!(cuts.iter().all(|c| c.as_str() > "p/é/2"), "{cuts:?}");
+    }
+}
