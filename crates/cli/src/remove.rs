@@ -159,14 +159,13 @@ async fn remove(
     let listed = if a.dryrun {
         list_selected(Arc::clone(client), &target.bucket, selection, filters, 4)
     } else {
-        let spread = Spread::WhenFar;
         list_spread(
             Arc::clone(client),
             &target.bucket,
             selection,
             filters,
             4,
-            spread,
+            Spread::WhenFar,
         )
     };
     let seen = Arc::new(AtomicUsize::new(0));

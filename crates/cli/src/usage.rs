@@ -63,14 +63,13 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
     let base = selection.base().to_owned();
     let client = client(&a.connection, &a.transport)?;
     let (total, groups) = runtime()?.block_on(async {
-        let spread = Spread::WhenFar;
         let mut listed = list_spread(
             Arc::clone(&client),
             &target.bucket,
             selection,
             filters,
             4,
-            spread,
+            Spread::WhenFar,
         );
         let (mut total, mut groups) = (Count::default(), BTreeMap::<String, Count>::new());
         while let Some(page) = listed.recv().await {

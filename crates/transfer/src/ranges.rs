@@ -98,17 +98,8 @@ async fn list_range(
     let mut out = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let page = ListFrom {
-            continuation: token.as_deref(),
-            // A continuation token carries the position; S3 ignores start-after beside it.
-            start_after: if token.is_none() {
-                after.as_deref()
-            } else {
-                None
-            },
-            max_keys: Some(if token.is_none() { FIRST_PAGE } else { 1000 }),
-            ..ListFrom::default()
-        };
+        let first = if token.is_none() { FIRST_PAGE } else { 1000 };
+        let page = range_page(after.as_deref(), token.as_deref(), Some(first));
         let page = client.list_objects_v2_from(bucket, prefix, &page).await?;
         for o in page.objects {
             if upto.as_deref().is_some_and(|u| o.key.as_str() > u) {
@@ -120,6 +111,21 @@ async fn list_range(
             Some(t) => token = Some(t),
             None => return Ok(out),
         }
+    }
+}
+
+/// The request for a range's next page: after `after` at first, then from the last page's
+/// `token` (which carries the position: S3 ignores start-after beside it).
+pub(crate) fn range_page<'a>(
+    after: Option<&'a str>,
+    token: Option<&'a str>,
+    max_keys: Option<usize>,
+) -> ListFrom<'a> {
+    ListFrom {
+        continuation: token,
+        start_after: if token.is_none() { after } else { None },
+        max_keys,
+        ..ListFrom::default()
     }
 }
 

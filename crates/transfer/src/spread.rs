@@ -21,12 +21,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use slipstream_client::xml::Object;
-use slipstream_client::{ListFrom, S3Client};
+use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::cut::LONG_PATH;
+use crate::ranges::range_page;
 use crate::select::{taken, Selection};
 use crate::TransferError;
 
@@ -107,16 +108,7 @@ impl Lister {
                     .acquire()
                     .await
                     .map_err(|e| TransferError::Io(std::io::Error::other(e)))?;
-                let from = ListFrom {
-                    continuation: token.as_deref(),
-                    // A continuation token carries the position; S3 ignores start-after beside it.
-                    start_after: if token.is_none() {
-                        after.as_deref()
-                    } else {
-                        None
-                    },
-                    ..ListFrom::default()
-                };
+                let from = range_page(after.as_deref(), token.as_deref(), None);
                 let page = self
                     .client
                     .list_objects_v2_from(&self.bucket, &self.prefix, &from)
