@@ -103,6 +103,10 @@ impl Lister {
         Box::pin(async move {
             let mut token: Option<String> = None;
             loop {
+                // Nobody reads on (the command failed or stopped): no more requests.
+                if self.tx.is_closed() {
+                    return Ok(());
+                }
                 let permit = self
                     .permits
                     .acquire()
