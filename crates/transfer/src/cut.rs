@@ -9,6 +9,15 @@ use crate::{TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 /// A first answer slower than this means a path where parts take many round trips.
 pub(crate) const LONG_PATH: Duration = Duration::from_millis(20);
 
+/// Whether the network to `bucket`'s server is a long path: the quickest connection the client
+/// made to it took [`LONG_PATH`] or more (`None` before any connected). A connect time is the
+/// network's alone: the kernel answers a handshake however busy the server is.
+pub(crate) fn far_network(client: &slipstream_client::S3Client, bucket: &str) -> Option<bool> {
+    client
+        .quickest_connect(bucket)
+        .map(|took| took >= LONG_PATH)
+}
+
 /// Part size and connections for a file or memory download, given how long the first answer
 /// took. A long path needs `concurrency` connections to fill it. On a short one a few
 /// connections already move data as fast as the CPUs copy it, and each request and connection

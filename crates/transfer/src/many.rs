@@ -9,7 +9,7 @@ use std::sync::Arc;
 use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
 
-use crate::cut::LONG_PATH;
+use crate::cut::{far_network, LONG_PATH};
 use crate::download::download_listed;
 use crate::pool::for_each_part;
 use crate::select::Selection;
@@ -118,9 +118,7 @@ pub(crate) async fn far_away(
             answer?;
             return Ok(false);
         }
-        let near_network = client
-            .quickest_connect(bucket)
-            .is_some_and(|took| took < LONG_PATH);
+        let near_network = far_network(client, bucket) == Some(false);
         if second || !near_network {
             when_far();
             head.await?;

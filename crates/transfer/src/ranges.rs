@@ -101,17 +101,24 @@ async fn list_range(
         let first = if token.is_none() { FIRST_PAGE } else { 1000 };
         let page = range_page(after.as_deref(), token.as_deref(), Some(first));
         let page = client.list_objects_v2_from(bucket, prefix, &page).await?;
-        for o in page.objects {
-            if upto.as_deref().is_some_and(|u| o.key.as_str() > u) {
-                return Ok(out);
-            }
-            out.push(o);
-        }
+        let mut objects = page.objects;
+        let past_end = cut_at(&mut objects, upto.as_deref());
+        out.extend(objects);
         match page.continuation {
-            Some(t) => token = Some(t),
-            None => return Ok(out),
+            Some(t) if !past_end => token = Some(t),
+            _ => return Ok(out),
         }
     }
+}
+
+/// Leaves out of a range's page (in key order) the keys after `upto`; whether there were any
+/// (the range ends there).
+pub(crate) fn cut_at(objects: &mut Vec<Object>, upto: Option<&str>) -> bool {
+    let past = upto.and_then(|u| objects.iter().position(|o| o.key.as_str() > u));
+    if let Some(i) = past {
+        objects.truncate(i);
+    }
+    past.is_some()
 }
 
 /// The request for a range's next page: after `after` at first, then from the last page's

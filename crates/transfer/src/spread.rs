@@ -26,8 +26,8 @@ use slipstream_s3::pattern::Filters;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::cut::LONG_PATH;
-use crate::ranges::range_page;
+use crate::cut::far_network;
+use crate::ranges::{cut_at, range_page};
 use crate::select::{taken, Selection};
 use crate::TransferError;
 
@@ -118,20 +118,17 @@ impl Lister {
                     .list_objects_v2_from(&self.bucket, &self.prefix, &from)
                     .await?;
                 let mut objects = page.objects;
-                let mut ended = page.continuation.is_none();
-                if let Some(u) = upto.as_deref() {
-                    if let Some(i) = objects.iter().position(|o| o.key.as_str() > u) {
-                        objects.truncate(i);
-                        ended = true;
-                    }
-                }
-                let cuts = if !ended && token.is_none() && depth < MAX_DEPTH && self.worth_it() {
+                let ended = cut_at(&mut objects, upto.as_deref()) || page.continuation.is_none();
+                // A range's first page, full: the rest is cut after its last key.
+                let split = if !ended && token.is_none() && depth < MAX_DEPTH && self.worth_it() {
                     let keys: Vec<&str> = objects.iter().map(|o| o.key.as_str()).collect();
-                    guess_cuts(&self.prefix, &keys, upto.as_deref())
+                    let cuts = guess_cuts(&self.prefix, &keys, upto.as_deref());
+                    keys.last()
+                        .filter(|_| !cuts.is_empty())
+                        .map(|last| (last.to_string(), cuts))
                 } else {
-                    Vec::new()
+                    None
                 };
-                let last = objects.last().map(|o| o.key.clone());
                 let objects = taken(&self.selection, &self.filters, objects);
                 // The permit is held until the page is taken: pages waiting are bounded too.
                 if !objects.is_empty() && self.tx.send(Ok(objects)).await.is_err() {
@@ -141,10 +138,10 @@ impl Lister {
                 if ended {
                     return Ok(());
                 }
-                match (cuts.is_empty(), last) {
-                    (false, Some(last)) => return self.split(last, cuts, upto, depth).await,
-                    _ => token = page.continuation,
+                if let Some((last, cuts)) = split {
+                    return self.split(last, cuts, upto, depth).await;
                 }
+                token = page.continuation;
             }
         })
     }
@@ -175,10 +172,7 @@ impl Lister {
     fn worth_it(&self) -> bool {
         match self.spread {
             Spread::Always => true,
-            Spread::WhenFar => self
-                .client
-                .quickest_connect(&self.bucket)
-                .is_some_and(|took| took >= LONG_PATH),
+            Spread::WhenFar => far_network(&self.client, &self.bucket) == Some(true),
         }
     }
 }

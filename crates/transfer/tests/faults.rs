@@ -858,23 +858,10 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
         }),
     );
     let client = client_for(&p.endpoint);
-    let list = |spread| {
-        let pages = list_spread(
-            Arc::clone(&client),
-            &bucket,
-            Selection::Prefix("p/".into()),
-            Filters::new(),
-            4,
-            spread,
-        );
-        async move {
-            let mut pages = pages;
-            let mut keys = Vec::new();
-            while let Some(page) = pages.recv().await {
-                keys.extend(page.unwrap().into_iter().map(|o| o.key));
-            }
-            keys
-        }
+    let list = |selection: &str, filters: Filters, spread| {
+        let selection = Selection::parse(selection, true).unwrap();
+        let pages = list_spread(Arc::clone(&client), &bucket, selection, filters, 4, spread);
+        common::keys_of(pages)
     };
     let mut want: Vec<String> = present
         .into_iter()
@@ -882,7 +869,7 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
         .collect();
     want.push("p/k00000".into());
     want.sort();
-    let mut spread = list(Spread::Always).await;
+    let mut spread = list("p/", Filters::new(), Spread::Always).await;
     let cut = ranged.swap(0, Ordering::SeqCst);
     spread.sort();
     assert_eq!(spread, want, "every key once");
@@ -890,24 +877,13 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
         cut >= 3,
         "the listing was cut into ranges ({cut} ranged requests)"
     );
-    let near = list(Spread::WhenFar).await;
+    let near = list("p/", Filters::new(), Spread::WhenFar).await;
     assert_eq!(near, want, "in key order, page by page");
     assert_eq!(ranged.load(Ordering::SeqCst), 0);
     // A selection and a filter apply to every range.
     let mut filters = Filters::new();
     filters.push(Rule::Exclude, "*5").unwrap();
-    let mut pages = list_spread(
-        Arc::clone(&client),
-        &bucket,
-        Selection::parse("p/k01*", false).unwrap(),
-        filters,
-        4,
-        Spread::Always,
-    );
-    let mut some = Vec::new();
-    while let Some(page) = pages.recv().await {
-        some.extend(page.unwrap().into_iter().map(|o| o.key));
-    }
+    let mut some = list("p/k01*", filters, Spread::Always).await;
     some.sort();
     let want: Vec<&String> = want
         .iter()

@@ -210,16 +210,6 @@ async fn keys_xml_cannot_carry_are_deleted_one_by_one() {
 }
 
 /// Every key of a listing's pages, in the order they came.
-async fn keys_of(
-    mut pages: tokio::sync::mpsc::Receiver<Result<Vec<Object>, TransferError>>,
-) -> Vec<String> {
-    let mut keys = Vec::new();
-    while let Some(page) = pages.recv().await {
-        keys.extend(page.unwrap().into_iter().map(|o| o.key));
-    }
-    keys
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_cut_into_ranges_finds_every_key_once_in_order() {
     let client = common::client();
@@ -262,7 +252,7 @@ async fn a_listing_cut_into_ranges_finds_every_key_once_in_order() {
     while let Some(done) = puts.join_next().await {
         done.unwrap().unwrap();
     }
-    let ranged = keys_of(list_ranges(
+    let ranged = common::keys_of(list_ranges(
         Arc::clone(&client),
         &bucket,
         "p/",
@@ -270,7 +260,7 @@ async fn a_listing_cut_into_ranges_finds_every_key_once_in_order() {
         Filters::new(),
     ))
     .await;
-    let plain = keys_of(list_selected(
+    let plain = common::keys_of(list_selected(
         Arc::clone(&client),
         &bucket,
         Selection::Prefix("p/".into()),

@@ -57,3 +57,16 @@ pub async fn bucket(client: &S3Client, kind: &str) -> String {
     client.create_bucket(&name).await.unwrap();
     name
 }
+
+/// The keys of every page a listing sends, in the order they come; a listing error fails.
+pub async fn keys_of(
+    mut pages: tokio::sync::mpsc::Receiver<
+        Result<Vec<slipstream_client::xml::Object>, slipstream_transfer::TransferError>,
+    >,
+) -> Vec<String> {
+    let mut keys = Vec::new();
+    while let Some(page) = pages.recv().await {
+        keys.extend(page.unwrap().into_iter().map(|o| o.key));
+    }
+    keys
+}
