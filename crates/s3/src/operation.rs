@@ -239,8 +239,9 @@ pub fn operation(
     let has = |n: &str| names.iter().any(|q| q == n);
     let versioned = has("versionId");
     let resource = match (&bucket, &key) {
-        (Some(b), Some(k)) => format!("arn:aws:s3:::{b}/{k}"),
-        (Some(b), None) => format!("arn:aws:s3:::{b}"),
+        // `concat` sizes the string once (`format!` grows it; this runs per request).
+        (Some(b), Some(k)) => ["arn:aws:s3:::", b, "/", k].concat(),
+        (Some(b), None) => ["arn:aws:s3:::", b].concat(),
         _ => "*".to_owned(),
     };
     let mut op = Operation {
@@ -450,7 +451,7 @@ fn copy_source(value: &str) -> Result<(String, bool), OperationError> {
         .filter(|(b, k)| !b.is_empty() && !k.is_empty())
         .ok_or_else(|| OperationError::InvalidUri("x-amz-copy-source is not bucket/key".into()))?;
     let versioned = query.split('&').any(|p| p.starts_with("versionId="));
-    Ok((format!("arn:aws:s3:::{bucket}/{key}"), versioned))
+    Ok((["arn:aws:s3:::", bucket, "/", key].concat(), versioned))
 }
 
 /// `%XY` decoded once; a `%` without two hex digits, or bytes that are not UTF-8, are refused.

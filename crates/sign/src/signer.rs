@@ -186,7 +186,9 @@ impl Signer {
         }
         let amz_date = time.amz_date();
         let scope = self.algorithm.scope(time, &self.service)?;
-        let mut added: Vec<(&'static str, String)> = vec![("x-amz-date", amz_date.clone())];
+        // Room for all five: this runs per request at the edge.
+        let mut added: Vec<(&'static str, String)> = Vec::with_capacity(5);
+        added.push(("x-amz-date", amz_date.clone()));
         if let Some(set) = self.algorithm.region_set() {
             added.push(("x-amz-region-set", set.to_owned()));
         }

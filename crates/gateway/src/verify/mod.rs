@@ -42,6 +42,7 @@ use hyper::{Request, StatusCode};
 use sha2::{Digest, Sha256};
 use slipstream_client::RefreshingSigner;
 use slipstream_s3::operation::{operation, Check, OperationError};
+use slipstream_sign::encode::{cut, fields};
 use slipstream_sign::verify::{ChunkedBody, Verified, Verifier, VerifyError, PRESIGN_PARAMS};
 use slipstream_sign::{PayloadHash, SigningTime};
 use tokio::sync::oneshot;
@@ -318,7 +319,7 @@ impl Verify {
         let key = keys
             .get(&verified.access_key_id)
             .ok_or_else(|| refuse(VerifyError::InvalidAccessKeyId))?;
-        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let (path, query) = cut(target, b'?').unwrap_or((target, ""));
         let host = header_list
             .iter()
             .find(|(n, _)| *n == "host")
@@ -352,9 +353,7 @@ impl Verify {
 
         let upstream_query = strip_query_auth(query);
         let path_and_query = upstream_target(host_bucket, path, &upstream_query);
-        let upstream_path = path_and_query
-            .split_once('?')
-            .map_or(path_and_query.as_str(), |(p, _)| p);
+        let upstream_path = cut(&path_and_query, b'?').map_or(path_and_query.as_str(), |(p, _)| p);
         let verified = Arc::new(verified);
         let mut headers = upstream_headers(&parts.headers);
 
@@ -600,8 +599,8 @@ fn session_token(headers: &[(&str, &str)], pairs: &[(&str, &str)]) -> Option<Str
 /// The query without the presigned URL's auth parameters, the rest byte for byte in order.
 fn strip_query_auth(query: &str) -> String {
     let mut kept = String::with_capacity(query.len());
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let name = pair.split_once('=').map_or(pair, |(n, _)| n);
+    for pair in fields(query, b'&').filter(|p| !p.is_empty()) {
+        let name = cut(pair, b'=').map_or(pair, |(n, _)| n);
         // The verifier's auth parameters, and the token it leaves to the caller.
         if PRESIGN_PARAMS.contains(&name) || name == "X-Amz-Security-Token" {
             continue;

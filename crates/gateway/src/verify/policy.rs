@@ -200,6 +200,9 @@ fn wildcard(pattern: &[u8], text: &[u8], ignore_case: bool) -> bool {
     let mut star: Option<(usize, usize)> = None;
     while t < text.len() {
         match pattern.get(p) {
+            // A trailing star takes whatever is left (`bucket/prefix*`, `s3:*`, `*`: most
+            // patterns), without stepping through it.
+            Some(b'*') if p + 1 == pattern.len() => return true,
             Some(b'*') => {
                 star = Some((p, t));
                 p += 1;
@@ -246,6 +249,20 @@ mod tests {
             false
         ));
         assert!(wildcard(b"*", b"", false));
+        // A trailing star after a prefix, and stars before others.
+        assert!(wildcard(
+            b"arn:aws:s3:::b/pre*",
+            b"arn:aws:s3:::b/prefix/x",
+            false
+        ));
+        assert!(!wildcard(
+            b"arn:aws:s3:::b/pre*",
+            b"arn:aws:s3:::b/pr",
+            false
+        ));
+        assert!(!wildcard(b"arn:aws:s3:::c/*", b"arn:aws:s3:::b/k", false));
+        assert!(wildcard(b"a*c*", b"abcd", false));
+        assert!(!wildcard(b"a*c*", b"abd", false));
         assert!(wildcard(b"a*b*c", b"aXXbYYc", false));
         assert!(!wildcard(b"a*b*c", b"aXXbYY", false));
         assert!(wildcard(b"arn:aws:s3:::b/*", b"arn:aws:s3:::b/", false));

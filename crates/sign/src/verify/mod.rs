@@ -310,7 +310,7 @@ impl Verifier {
         keys: &impl KeySource,
         now: SigningTime,
     ) -> Result<Verified, VerifyError> {
-        let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
+        let (path, query) = crate::encode::cut(req.target, b'?').unwrap_or((req.target, ""));
         // The query is split once; detection, claims and the canonical query all use the pairs.
         let pairs: Vec<(&str, &str)> = split_query(query).collect();
         let (mut claims, presigned) = steps::claims(req, &pairs)?;
