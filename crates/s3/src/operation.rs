@@ -244,10 +244,11 @@ pub fn operation(
         (Some(b), None) => ["arn:aws:s3:::", b].concat(),
         _ => "*".to_owned(),
     };
+    let shape = (bucket.is_some(), key.is_some());
     let mut op = Operation {
-        bucket: bucket.clone(),
-        key: key.clone(),
-        checks: Vec::new(),
+        bucket,
+        key,
+        checks: Vec::with_capacity(1),
         batch_delete: false,
     };
     let mut need = |action: &'static str, resource: &str| {
@@ -257,7 +258,7 @@ pub fn operation(
         })
     };
     let unknown = |what: String| Err(OperationError::Unknown(what));
-    match (bucket.is_some(), key.is_some()) {
+    match shape {
         (false, _) => match method {
             "GET" => need("s3:ListAllMyBuckets", "*"),
             _ => return unknown(format!("{method} / is not an S3 operation the edge knows")),

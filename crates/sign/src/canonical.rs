@@ -186,13 +186,19 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
     // signer and the verifier call this per request, and names usually arrive lowercase.
     let mut merged: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::with_capacity(headers.len());
     for &(name, value) in headers {
+        // Most names are lowercase letters, digits and dashes: a branch-free pass settles them
+        // before the per-byte table.
+        let plain = name.bytes().fold(!name.is_empty(), |ok, b| {
+            ok & (b.is_ascii_lowercase() | b.is_ascii_digit() | (b == b'-'))
+        });
         let mut upper = false;
-        if name.is_empty()
-            || !name.bytes().all(|b| {
-                upper |= b.is_ascii_uppercase();
-                TOKEN[usize::from(b)]
-            })
-        {
+        let valid = plain
+            || !name.is_empty()
+                && name.bytes().all(|b| {
+                    upper |= b.is_ascii_uppercase();
+                    TOKEN[usize::from(b)]
+                });
+        if !valid {
             return Err(Error::InvalidHeader(format!(
                 "{name:?} is not a valid header name"
             )));

@@ -312,14 +312,16 @@ impl Verify {
             headers: &header_list,
             body_sha256: None,
         };
+        // The query is split once, for the verifier and for the operation and token below.
+        let (path, query) = cut(target, b'?').unwrap_or((target, ""));
+        let pairs: Vec<(&str, &str)> = slipstream_sign::canonical::split_query(query).collect();
         let verified = self
             .verifier
-            .verify(&incoming, &keys, now)
+            .verify_split(&incoming, (path, &pairs), &keys, now)
             .map_err(refuse)?;
         let key = keys
             .get(&verified.access_key_id)
             .ok_or_else(|| refuse(VerifyError::InvalidAccessKeyId))?;
-        let (path, query) = cut(target, b'?').unwrap_or((target, ""));
         let host = header_list
             .iter()
             .find(|(n, _)| *n == "host")
@@ -334,7 +336,6 @@ impl Verify {
                 ));
             }
         }
-        let pairs: Vec<(&str, &str)> = slipstream_sign::canonical::split_query(query).collect();
         let token = session_token(&header_list, &pairs);
         key.check_token(token.as_deref(), now.unix())
             .map_err(|(code, message)| (StatusCode::FORBIDDEN, code, message.to_owned()))?;
@@ -403,7 +404,9 @@ impl Verify {
             )
             .map_err(|e| internal(format!("cannot sign for the origin: {e}")))?;
         for (name, value) in signature.headers {
-            let value = HeaderValue::from_str(&value).map_err(|e| internal(e.to_string()))?;
+            // The signer's strings become the values without a copy (checked all the same).
+            let value = HeaderValue::from_maybe_shared(Bytes::from(value))
+                .map_err(|e| internal(e.to_string()))?;
             headers.insert(HeaderName::from_static(name), value);
         }
         let safe = matches!(parts.method.as_str(), "GET" | "HEAD") && body_done.is_none();
