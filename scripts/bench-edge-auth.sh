@@ -175,36 +175,6 @@ head -c 4096 /dev/urandom > "$WORK/4k"
 for i in $(seq 0 9); do
   as_client origin "${EDGE[@]}" "$BIN" cp "$WORK/4k" "s3://$BUCKET/cpu/o$i" --endpoint-url "$ORIGIN" >/dev/null
 done
-cat > "$WORK/presigned.py" <<'PY'
-"""Presigns N GET URLs for BUCKET/cpu/o0..o9 and fetches them over 4 kept-alive connections;
-prints the requests made. Fails on any status but 200."""
-import http.client, os, sys, threading, urllib.parse
-import slipstream
-
-endpoint, bucket, region, signature, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-creds = slipstream.Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
-p = slipstream.Presigner(bucket, region=region, credentials=creds, endpoint_url=endpoint, addressing="path",
-                         signature=signature)
-urls = [p.presign_get(f"cpu/o{i % 10}", expires_in=3600) for i in range(n)]
-host = urllib.parse.urlsplit(endpoint).netloc
-failed = []
-
-def fetch(part):
-    c = http.client.HTTPConnection(host, timeout=30)
-    for u in part:
-        s = urllib.parse.urlsplit(u)
-        c.request("GET", s.path + "?" + s.query)
-        r = c.getresponse()
-        body = r.read()
-        if r.status != 200 or len(body) != 4096:
-            failed.append((r.status, body[:200]))
-
-threads = [threading.Thread(target=fetch, args=(urls[i::4],)) for i in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-assert not failed, failed[:3]
-print(n)
-PY
 # cpu RUN ROW KIND: one run of CPU_COUNT requests of KIND through ROW's gateway; writes
 # "requests cpu_ns" to $WORK/cpu-KIND-ROW-RUN.
 cpu() {
@@ -219,8 +189,8 @@ cpu() {
         --count "$CPU_COUNT" --concurrency 4 --endpoint-url "$(url_of "$row")" --path-style --quiet \
         --json "$WORK/cpu-$kind-$row-$run.json" >/dev/null
       ops=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ops"])' "$WORK/cpu-$kind-$row-$run.json") ;;
-    presigned) ops=$(as_client "$row" "${EDGE[@]}" "$PY" "$WORK/presigned.py" "$(url_of "$row")" "$BUCKET" "$region" v4 "$CPU_COUNT") ;;
-    presigned-v4a) ops=$(as_client "$row" "${EDGE[@]}" "$PY" "$WORK/presigned.py" "$(url_of "$row")" "$BUCKET" "$region" v4a "$CPU_COUNT") ;;
+    presigned) ops=$(as_client "$row" "${EDGE[@]}" "$PY" "$PWD/scripts/presigned-gets.py" "$(url_of "$row")" "$BUCKET" "$region" v4 "$CPU_COUNT") ;;
+    presigned-v4a) ops=$(as_client "$row" "${EDGE[@]}" "$PY" "$PWD/scripts/presigned-gets.py" "$(url_of "$row")" "$BUCKET" "$region" v4a "$CPU_COUNT") ;;
   esac
   after=$(cpu_ns "$pid")
   echo "$ops $(( after - before ))" > "$WORK/cpu-$kind-$row-$run"

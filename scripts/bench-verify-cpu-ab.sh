@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # A/B of the verifying edge's CPU per request on loopback: for two `slipstream` binaries, a
 # pass-through gateway and a verifying one (keys file) each, in front of versitygw;
-# header-signed 4 KiB GETs (COUNT a run, 4 kept-alive connections) through each of the four in
+# 4 KiB GETs (COUNT a run, 4 kept-alive connections; KIND=header, the default: header-signed by
+# `slipstream bench get`; KIND=presigned: SigV4 URLs from the Python package, fetched by
+# scripts/presigned-gets.py, which needs `make python`) through each of the four in
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
 # (all threads) per request, and the medians and
 # verify - pass-through per binary; then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
-# cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
+# cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s (header-signed GETs) B's pass-through and
 # verifying gateways for 10 s of load each (DIR/pass.data, DIR/verify.data and the request
 # counts DIR/pass.json, DIR/verify.json): compare samples per request, symbol by symbol.
 #   scripts/with-s3-server.sh scripts/bench-verify-cpu-ab.sh BIN_A BIN_B [COUNT] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-A=$1 B=$2 COUNT=${3:-20000} ROUNDS=${4:-4}
+A=$1 B=$2 COUNT=${3:-20000} ROUNDS=${4:-4} KIND=${KIND:-header}
+PY=$PWD/.venv/bin/python
 CLIENT=$PWD/target/release/slipstream
 W=$(mktemp -d)
 pids=()
@@ -56,10 +59,20 @@ as_client() { # ROW COMMAND...: with the edge's key for verifying rows
     *) "$@" ;;
   esac
 }
-get() { # ROW JSON [bench get flags...]
+get() { # ROW JSON [bench get flags...]: header-signed GETs
   local row=$1 json=$2; shift 2
   as_client "$row" "$CLIENT" bench get --bucket "$BUCKET" --objects 10 --size 4KiB --concurrency 4 \
     --endpoint-url "http://127.0.0.1:$(cat "$W/$row.port")" --path-style --quiet --json "$json" "$@" >/dev/null
+}
+gets() { # ROW N: N GETs of KIND through ROW's gateway; prints the requests made
+  local row=$1 n=$2 region=$SLIPSTREAM_TEST_REGION
+  case $row in *verify) region=eu-edge-1 ;; esac
+  if [ "$KIND" = presigned ]; then
+    as_client "$row" "$PY" scripts/presigned-gets.py "http://127.0.0.1:$(cat "$W/$row.port")" "$BUCKET" "$region" v4 "$n"
+  else
+    get "$row" "$W/run.json" --count "$n"
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$W/run.json"
+  fi
 }
 user_ticks() { # PID: user-mode CPU time so far, in clock ticks (field 14 of /proc/PID/stat)
   sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f12
@@ -68,9 +81,8 @@ run() { # ROUND ROW: appends "ns_per_request" to $W/ROW and user-mode "ns_per_re
   local row=$2 pid before after ops ubefore uafter
   pid=$(cat "$W/$row.pid")
   before=$(cpu_ns "$pid"); ubefore=$(user_ticks "$pid")
-  get "$row" "$W/run.json" --count "$COUNT"
+  ops=$(gets "$row" "$COUNT")
   after=$(cpu_ns "$pid"); uafter=$(user_ticks "$pid")
-  ops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$W/run.json")
   echo $(( (after - before) / ops )) >> "$W/$row"
   echo $(( (uafter - ubefore) * 1000000000 / $(getconf CLK_TCK) / ops )) >> "$W/$row.user"
 }
@@ -80,18 +92,18 @@ run() { # ROUND ROW: appends "ns_per_request" to $W/ROW and user-mode "ns_per_re
 # threads and connections landed), so one process per row would bias the whole comparison.
 for r in $(seq 1 "$ROUNDS"); do
   start_gateways
-  for row in "${ROWS[@]}"; do get "$row" "$W/warm.json" --count 2000; done
+  for row in "${ROWS[@]}"; do gets "$row" 2000 >/dev/null; done
   order=("${ROWS[@]}")
   [ $(( r % 2 )) = 0 ] && order=(b-verify b-pass a-verify a-pass)
   for row in "${order[@]}"; do run "$r" "$row"; done
 done
-python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" <<'PY'
+python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$KIND" <<'PY'
 import pathlib, statistics, sys
-w, a, b, count, rounds = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+w, a, b, count, rounds, load = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 rows = ["a-pass", "a-verify", "b-pass", "b-verify"]
 for kind, suffix, what in [("all", "", "CPU (user + kernel)"), ("user", ".user", "user-mode CPU (the kernel's share, ~2/3, is the same work in both modes and its noise)")]:
     us = {row: [int(x) / 1000 for x in (w / f"{row}{suffix}").read_text().split()] for row in rows}
-    print(f"\nGateway {what} per request, 4 KiB GETs, {count} a run, {rounds} rounds (runs; median):\n")
+    print(f"\nGateway {what} per request, {load} 4 KiB GETs, {count} a run, {rounds} rounds (runs; median):\n")
     print("| binary | pass-through | verify | verify - pass-through |")
     print("|---|---|---|---:|")
     for x, path in [("a", a), ("b", b)]:

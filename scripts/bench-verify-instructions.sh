@@ -34,27 +34,6 @@ access_key_id = "AKIDEDGE"
 secret_access_key = "edge-secret"
 policy = { Statement = [{ Effect = "Allow", Action = "s3:*", Resource = "*" }] }
 K
-cat > "$W/presigned.py" <<'P'
-import http.client, os, sys, threading, urllib.parse
-import slipstream
-endpoint, bucket, region, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-creds = slipstream.Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
-p = slipstream.Presigner(bucket, region=region, credentials=creds, endpoint_url=endpoint, addressing="path")
-urls = [p.presign_get(f"cpu/o{i % 10}", expires_in=3600) for i in range(n)]
-failed = []
-def fetch(part):
-    c = http.client.HTTPConnection(urllib.parse.urlsplit(endpoint).netloc, timeout=120)
-    for u in part:
-        s = urllib.parse.urlsplit(u)
-        c.request("GET", s.path + "?" + s.query)
-        r = c.getresponse()
-        if r.status != 200 or len(r.read()) != 4096:
-            failed.append(r.status)
-threads = [threading.Thread(target=fetch, args=(urls[i::4],)) for i in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-assert not failed, failed[:3]
-P
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 BUCKET=instructions-$RANDOM$RANDOM
 "$CLIENT" mb "s3://$BUCKET" --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" >/dev/null
@@ -64,7 +43,7 @@ get() { # MODE PORT N: N GETs of KIND through the gateway on PORT
   local mode=$1 url=http://127.0.0.1:$2 n=$3 id=$AWS_ACCESS_KEY_ID secret=$AWS_SECRET_ACCESS_KEY region=$SLIPSTREAM_TEST_REGION
   [ "$mode" = verify ] && id=AKIDEDGE secret=edge-secret region=eu-edge-1
   if [ "$KIND" = presigned ]; then
-    env AWS_ACCESS_KEY_ID=$id AWS_SECRET_ACCESS_KEY=$secret "$PY" "$W/presigned.py" "$url" "$BUCKET" "$region" "$n"
+    env AWS_ACCESS_KEY_ID=$id AWS_SECRET_ACCESS_KEY=$secret "$PY" scripts/presigned-gets.py "$url" "$BUCKET" "$region" v4 "$n" >/dev/null
   else
     env AWS_ACCESS_KEY_ID=$id AWS_SECRET_ACCESS_KEY=$secret AWS_REGION=$region "$CLIENT" bench get \
       --bucket "$BUCKET" --objects 10 --size 4KiB --count "$n" --concurrency 4 --endpoint-url "$url" \
