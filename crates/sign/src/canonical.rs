@@ -145,6 +145,11 @@ fn is_canonical_component(s: &str) -> bool {
         _ => None,
     };
     let b = s.as_bytes();
+    // Most components are unreserved bytes only (a signature, a date, a name): one pass of
+    // table lookups without branches settles them before the escape-aware loop.
+    if b.iter().fold(true, |ok, &c| ok & unreserved(c)) {
+        return true;
+    }
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {

@@ -43,7 +43,7 @@ use sha2::{Digest, Sha256};
 use slipstream_client::RefreshingSigner;
 use slipstream_s3::operation::{operation, Check, OperationError};
 use slipstream_sign::encode::{cut, fields};
-use slipstream_sign::verify::{ChunkedBody, Verified, Verifier, VerifyError, PRESIGN_PARAMS};
+use slipstream_sign::verify::{presign_param, ChunkedBody, Verified, Verifier, VerifyError};
 use slipstream_sign::{PayloadHash, SigningTime};
 use tokio::sync::oneshot;
 
@@ -605,7 +605,7 @@ fn strip_query_auth(query: &str) -> String {
     for pair in fields(query, b'&').filter(|p| !p.is_empty()) {
         let name = cut(pair, b'=').map_or(pair, |(n, _)| n);
         // The verifier's auth parameters, and the token it leaves to the caller.
-        if PRESIGN_PARAMS.contains(&name) || name == "X-Amz-Security-Token" {
+        if presign_param(name).is_some() || name == "X-Amz-Security-Token" {
             continue;
         }
         if !kept.is_empty() {

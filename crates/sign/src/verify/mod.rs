@@ -24,7 +24,7 @@ use subtle::ConstantTimeEq;
 
 pub use chunked::{ChunkedBody, MAX_CHUNK};
 pub use error::VerifyError;
-pub use parse::{Algorithm, PRESIGN_PARAMS};
+pub use parse::{presign_param, Algorithm, PRESIGN_PARAMS};
 pub use post::{PostUpload, VerifiedPost};
 pub use reframe::{encoded_len, Reframer, Trailer, TrailerChecksum, REFRAMED_CHUNK};
 

@@ -247,12 +247,31 @@ pub const PRESIGN_PARAMS: [&str; 7] = [
     "X-Amz-Region-Set",
 ];
 
+/// The index in [`PRESIGN_PARAMS`] of query name `name`. Every query name of every presigned
+/// request is looked up, so most names are turned away by their first bytes and the rest
+/// compared once, not against the whole list.
+pub fn presign_param(name: &str) -> Option<usize> {
+    let rest = name.strip_prefix("X-Amz-")?;
+    let i = match rest {
+        "Algorithm" => 0,
+        "Credential" => 1,
+        "Date" => 2,
+        "Expires" => 3,
+        "SignedHeaders" => 4,
+        "Signature" => 5,
+        "Region-Set" => 6,
+        _ => return None,
+    };
+    debug_assert_eq!(PRESIGN_PARAMS[i], name);
+    Some(i)
+}
+
 /// Parses the `X-Amz-*` parameters of a presigned URL (the query's raw pairs). Each must appear once.
 pub fn query_auth(pairs: &[(&str, &str)]) -> Result<Claims, VerifyError> {
     let malformed = VerifyError::AuthorizationQueryParametersError;
     let mut found: [Option<Cow<'_, str>>; 7] = Default::default();
     for &(k, v) in pairs {
-        if let Some(i) = PRESIGN_PARAMS.iter().position(|n| *n == k) {
+        if let Some(i) = presign_param(k) {
             // Most values have no escape at all; decode only those that do.
             let v = if v.contains('%') {
                 Cow::Owned(
@@ -305,6 +324,22 @@ mod tests {
     use super::*;
 
     const SIG: &str = "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31";
+
+    #[test]
+    fn presign_params_are_found_by_name() {
+        for (i, name) in PRESIGN_PARAMS.iter().enumerate() {
+            assert_eq!(presign_param(name), Some(i));
+        }
+        for other in [
+            "X-Amz-Security-Token",
+            "x-amz-date",
+            "X-Amz-",
+            "versionId",
+            "",
+        ] {
+            assert_eq!(presign_param(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn parses_a_header() {
