@@ -8,8 +8,8 @@
 # (all threads) per request, and the medians and
 # verify - pass-through per binary; then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
-# cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s (header-signed GETs) B's pass-through and
-# verifying gateways for 10 s of load each (DIR/pass.data, DIR/verify.data and the request
+# cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
+# verifying gateways for 10 s of header-signed GETs each (DIR/pass.data, DIR/verify.data and the request
 # counts DIR/pass.json, DIR/verify.json): compare samples per request, symbol by symbol.
 #   scripts/with-s3-server.sh scripts/bench-verify-cpu-ab.sh BIN_A BIN_B [COUNT] [ROUNDS]
 set -euo pipefail

@@ -198,11 +198,11 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
         });
         let mut upper = false;
         let valid = plain
-            || !name.is_empty()
+            || (!name.is_empty()
                 && name.bytes().all(|b| {
                     upper |= b.is_ascii_uppercase();
                     TOKEN[usize::from(b)]
-                });
+                }));
         if !valid {
             return Err(Error::InvalidHeader(format!(
                 "{name:?} is not a valid header name"
@@ -252,7 +252,7 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
 fn trimmed_value(value: &str) -> Option<Cow<'_, str>> {
     let b = value.as_bytes();
     // Most values (hashes, dates, host names) have no byte at or below the space and no DEL:
-    // a pass without early exit, which the compiler vectorizes, settles them at once.
+    // a pass without early exit (which the compiler can vectorize) settles them at once.
     if b.iter().fold(true, |ok, &c| ok & (c > b' ') & (c != 0x7f)) {
         return Some(Cow::Borrowed(value));
     }

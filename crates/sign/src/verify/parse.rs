@@ -165,7 +165,7 @@ fn signature(
         Algorithm::V4 => value.len() == 64,
         Algorithm::V4a => crate::v4a::is_signature_hex_len(value.len()),
     };
-    // No early exit: the compiler vectorizes the pass (a signature is checked per request).
+    // One branch-free pass, no early exit (a signature is checked per request).
     let hex = value.bytes().fold(true, |ok, b| {
         ok & (b.is_ascii_digit() | (b'a'..=b'f').contains(&b))
     });
