@@ -127,12 +127,13 @@ pub fn hex_into(out: &mut String, bytes: &[u8]) {
     }
 }
 
-/// `s` cut at the first `sep`. The fields of a signature and a query are short, and for them
-/// an eight-bytes-a-step search costs less than `str::split_once`'s searcher, whose set-up dominates
-/// (this runs many times a request at the edge).
+/// `s` cut at the first `sep`. The fields of a signature and a query are short, and for them an
+/// eight-bytes-a-step search costs less than `str::split_once`'s searcher, whose set-up
+/// dominates (this runs many times a request at the edge).
 pub fn cut(s: &str, sep: u8) -> Option<(&str, &str)> {
+    // An ASCII `sep` never occurs inside a multi-byte character, so `i` is on a boundary.
+    debug_assert!(sep.is_ascii(), "cut splits at ASCII separators");
     let i = find_byte(s.as_bytes(), sep)?;
-    // `sep` is ASCII (callers pass separators), so `i` is on a character boundary.
     Some((s.get(..i)?, s.get(i + 1..)?))
 }
 

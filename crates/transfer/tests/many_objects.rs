@@ -209,7 +209,6 @@ async fn keys_xml_cannot_carry_are_deleted_one_by_one() {
     }
 }
 
-/// Every key of a listing's pages, in the order they came.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_cut_into_ranges_finds_every_key_once_in_order() {
     let client = common::client();

@@ -248,22 +248,12 @@ pub const PRESIGN_PARAMS: [&str; 7] = [
 ];
 
 /// The index in [`PRESIGN_PARAMS`] of query name `name`. Every query name of every presigned
-/// request is looked up, so most names are turned away by their first bytes and the rest
-/// compared once, not against the whole list.
+/// request is looked up, so names without the `X-Amz-` prefix are turned away before the list.
 pub fn presign_param(name: &str) -> Option<usize> {
-    let rest = name.strip_prefix("X-Amz-")?;
-    let i = match rest {
-        "Algorithm" => 0,
-        "Credential" => 1,
-        "Date" => 2,
-        "Expires" => 3,
-        "SignedHeaders" => 4,
-        "Signature" => 5,
-        "Region-Set" => 6,
-        _ => return None,
-    };
-    debug_assert_eq!(PRESIGN_PARAMS[i], name);
-    Some(i)
+    if !name.starts_with("X-Amz-") {
+        return None;
+    }
+    PRESIGN_PARAMS.iter().position(|p| *p == name)
 }
 
 /// Parses the `X-Amz-*` parameters of a presigned URL (the query's raw pairs). Each must appear once.
