@@ -145,9 +145,7 @@ impl Client {
             ..ClientOptions::default()
         };
         let inner = S3Client::new(&config, options).map_err(to_py)?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
+        let runtime = slipstream_transfer::io_runtime()
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O runtime: {e}")))?;
         Ok(Self {
             inner: Arc::new(inner),

@@ -31,9 +31,7 @@ pub(crate) fn client_for(
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
+    slipstream_transfer::io_runtime()
         .map_err(|e| Failure::input(format!("cannot start the I/O runtime: {e}")))
 }
 

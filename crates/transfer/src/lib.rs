@@ -35,6 +35,7 @@ mod memory;
 mod offset_writer;
 mod pool;
 mod ranges;
+mod runtime;
 mod select;
 mod sides;
 mod source;
@@ -57,6 +58,7 @@ pub use many::{
 };
 pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};
+pub use runtime::{blocking_threads, io_runtime};
 pub use select::{list_selected, Selection};
 pub use spread::{list_spread, Spread};
 pub use stream::{download_to_writer, upload_from_reader};
