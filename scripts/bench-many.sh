@@ -9,6 +9,8 @@
 # environment: python3 -m venv .tools/awscli-venv && .tools/awscli-venv/bin/pip install awscli
 # (a missing anchor's rows are left out). BIN=PATH measures another slipstream build (an A/B);
 # NO_AWS_CLI=1 leaves the AWS CLI's rows out (at 10,000 objects over a long link it takes minutes a run).
+# S5_WORKERS="64 1024" adds s5cmd rows with `--numworkers` at each value beside its default of 256
+# (the anchor is s5cmd at its defaults and at its best worker count).
 # boto3 with a thread pool (scripts/boto3-many.py, BOTO3_WORKERS threads, 64 by default) is measured
 # for upload, download, copy and rm when the project's .venv has boto3 (NO_BOTO3=1 leaves it out). ROWS="up down copy rm sync run" (the default) chooses the
 # workloads; sync uploads a tree of which 1% changed size since the last sync (a different 1%
@@ -102,6 +104,9 @@ for objects in ${OBJECTS:-4 64}; do
     "$BIN" cp --recursive "$WORK/src" "$UP" "${S3ARGS[@]}" --quiet --objects "$objects"
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd upload (256 workers, its default)" "empty up" "$UP" "${S5[@]}" cp "$WORK/src/" "$UP"
+for w in ${S5_WORKERS:-}; do
+  [ ${#S5[@]} = 0 ] || measure "s5cmd upload --numworkers $w" "empty up" "$UP" "${S5[@]}" --numworkers "$w" cp "$WORK/src/" "$UP"
+done
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive upload" "empty up" "$UP" "${AWS[@]}" cp --recursive --quiet "$WORK/src" "$UP"
 [ ${#B3[@]} = 0 ] || measure "$B3NAME: upload" "empty up" "$UP" "${B3[@]}" up "$WORK/src" "$UP"
 fi
@@ -114,6 +119,9 @@ for objects in ${OBJECTS:-4 64}; do
     "$BIN" cp --recursive "s3://$BUCKET/seed/" "$WORK/down" "${S3ARGS[@]}" --quiet --objects "$objects"
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd download" clear_dir "$WORK/down" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$WORK/down/"
+for w in ${S5_WORKERS:-}; do
+  [ ${#S5[@]} = 0 ] || measure "s5cmd download --numworkers $w" clear_dir "$WORK/down" "${S5[@]}" --numworkers "$w" cp "s3://$BUCKET/seed/*" "$WORK/down/"
+done
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive download" clear_dir "$WORK/down" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$WORK/down"
 [ ${#B3[@]} = 0 ] || measure "$B3NAME: download" clear_dir "$WORK/down" "${B3[@]}" down "s3://$BUCKET/seed/" "$WORK/down"
 fi
@@ -127,6 +135,9 @@ for objects in ${OBJECTS:-4 64}; do
     "$BIN" cp --recursive "s3://$BUCKET/seed/" "$COPY" "${S3ARGS[@]}" --quiet --objects "$objects"
 done
 [ ${#S5[@]} = 0 ] || measure "s5cmd server-side copy" "empty copy" "$COPY" "${S5[@]}" cp "s3://$BUCKET/seed/*" "$COPY"
+for w in ${S5_WORKERS:-}; do
+  [ ${#S5[@]} = 0 ] || measure "s5cmd server-side copy --numworkers $w" "empty copy" "$COPY" "${S5[@]}" --numworkers "$w" cp "s3://$BUCKET/seed/*" "$COPY"
+done
 [ ${#AWS[@]} = 0 ] || measure "aws s3 cp --recursive server-side copy" "empty copy" "$COPY" "${AWS[@]}" cp --recursive --quiet "s3://$BUCKET/seed/" "$COPY"
 [ ${#B3[@]} = 0 ] || measure "$B3NAME: server-side copy" "empty copy" "$COPY" "${B3[@]}" copy "s3://$BUCKET/seed/" "$COPY"
 fi
@@ -135,6 +146,9 @@ if row rm; then
 measure "slipstream rm --recursive (8 batches in flight, the default)" to_delete gone:del/ \
   "$BIN" rm --recursive "s3://$BUCKET/del/" "${S3ARGS[@]}" --quiet
 [ ${#S5[@]} = 0 ] || measure "s5cmd rm" to_delete gone:del/ "${S5[@]}" rm "s3://$BUCKET/del/*"
+for w in ${S5_WORKERS:-}; do
+  [ ${#S5[@]} = 0 ] || measure "s5cmd rm --numworkers $w" to_delete gone:del/ "${S5[@]}" --numworkers "$w" rm "s3://$BUCKET/del/*"
+done
 [ ${#AWS[@]} = 0 ] || measure "aws s3 rm --recursive" to_delete gone:del/ "${AWS[@]}" rm --recursive --quiet "s3://$BUCKET/del/"
 [ ${#B3[@]} = 0 ] || measure "$B3NAME: delete" to_delete gone:del/ "${B3[@]}" rm "s3://$BUCKET/del/"
 fi
