@@ -7,8 +7,8 @@ use std::num::NonZeroUsize;
 /// reads and writes are CPU work, so more threads than that only wait for the cores. Tokio's
 /// default is 512, and each thread keeps its own allocator heap and stack pages, about 1 MiB of
 /// RSS: 256 objects in flight over a long link come back in bursts, each burst starts threads
-/// while the others are busy, and a download of 10,000 x 16 KiB peaked at 98 to 318 MiB
-/// (100 to 200 threads) where 8 threads held it at 69 to 75 MiB in the same time
+/// while the others are busy, and a download of 10,000 x 16 KiB peaked at 96 to 311 MiB
+/// (57 to 197 threads) where 8 threads held it at 67 to 73 MiB in the same time
 /// (docs/BENCHMARKS.md, "Many objects in flight, fewer threads").
 pub fn blocking_threads() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
