@@ -42,7 +42,7 @@ starting with # are skipped; quote with ' or \" as in a shell):
   cp --recursive s3://my-bucket/2026/ ./2026/
 
 Every line shares one connection pool and one budget of multipart parts in flight; --workers
-lines run at once (default: 4 from a server within 20 ms, 256 from a farther one, chosen by
+lines run at once (default: 4 from a server within 2 ms, 64 within 20 ms, 256 beyond, chosen by
 the first line's bucket), in no fixed order. Connection flags (--endpoint-url, --profile,
 --region...) go before or after `run`, not on the lines. A line that fails is reported with
 its number and the rest go on. Exit codes: 0 every line succeeded, 1 some line failed or could

@@ -54,7 +54,8 @@ pub use error::TransferError;
 pub use headers::ObjectHeaders;
 pub use many::{
     download_prefix, objects_in_flight, upload_directory, walk_files, Many, ManyOptions,
-    ObjectDone, FAR_OBJECTS, LARGE_OBJECT, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
+    ObjectDone, FAR_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER, MID_OBJECTS, NEAR_LARGE_OBJECTS,
+    NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};

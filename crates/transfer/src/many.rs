@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use slipstream_client::S3Client;
 use slipstream_s3::pattern::Filters;
@@ -53,10 +54,20 @@ impl Many {
 /// source (a key or a local path), its destination and its size.
 pub type ObjectDone = Arc<dyn Fn(&str, &str, u64) + Send + Sync>;
 
-/// Objects in flight when the transfer chooses, and the first answer came within
-/// `cut::LONG_PATH`: the server, not the link, is the limit there, and a few objects keep it
-/// busy (more only add contention: docs/BENCHMARKS.md, "Many small objects over loopback").
+/// Objects in flight when the transfer chooses, and `HeadBucket` came back within
+/// [`LOCAL_ANSWER`] (the same machine or its LAN): the server, not the link, is the limit
+/// there, and a few objects keep it busy (more only add contention: docs/BENCHMARKS.md, "Many
+/// small objects over loopback").
 pub const NEAR_OBJECTS: usize = 4;
+/// Objects in flight when the transfer chooses, and `HeadBucket` took [`LOCAL_ANSWER`] or
+/// more but less than 20 ms: a server a few milliseconds away, as S3 is from its own region.
+/// There each object waits a round trip or more, and 4 in flight left 2,000 x 16 KiB at a
+/// quarter of s5cmd's speed over a 10 ms link, where 64 were 1.5x it (docs/BENCHMARKS.md,
+/// "A server 10 ms away").
+pub const MID_OBJECTS: usize = 64;
+/// The longest `HeadBucket` of a server counted as local: loopback and a LAN answer in well
+/// under a millisecond.
+pub const LOCAL_ANSWER: Duration = Duration::from_millis(2);
 /// Objects in flight when the transfer chooses, over a long path: each small object costs
 /// round trips, so as many as s5cmd's workers (docs/BENCHMARKS.md, "Many small objects over a
 /// long link").
@@ -70,9 +81,10 @@ pub const NEAR_LARGE_OBJECTS: usize = 16;
 /// The mean size from which a download's objects count as large.
 pub const LARGE_OBJECT: u64 = 256 << 10;
 
-/// `chosen`, or the objects in flight for how far the server is: whether one `HeadBucket` of
-/// `bucket` (a request the server answers without work, unlike a listing page, whose 1,000
-/// keys took versitygw over 20 ms on loopback) takes 20 ms or more (`far_away`); with many,
+/// `chosen`, or the objects in flight for how far the server is: how long one `HeadBucket` of
+/// `bucket` takes (a request the server answers without work, unlike a listing page, whose
+/// 1,000 keys took versitygw over 20 ms on loopback): under 2 ms, 2 to 20 ms, or more
+/// (`far_away`); with many,
 /// their connections start opening (at most `count`, the objects there are to move).
 pub async fn objects_in_flight(
     client: &S3Client,
@@ -82,20 +94,17 @@ pub async fn objects_in_flight(
 ) -> Result<usize, TransferError> {
     let objects = match chosen {
         Some(n) => n,
-        None if far_away(client, bucket, || {
+        None => far_away(client, bucket, || {
             open_ahead(client, bucket, FAR_OBJECTS, count);
         })
-        .await? =>
-        {
-            FAR_OBJECTS
-        }
-        None => NEAR_OBJECTS,
+        .await?
+        .objects(),
     };
     open_ahead(client, bucket, objects, count);
     Ok(objects)
 }
 
-/// Whether `bucket`'s server is far: one `HeadBucket` takes [`LONG_PATH`] or more. That is
+/// How far `bucket`'s server is. Far: one `HeadBucket` takes [`LONG_PATH`] or more. That is
 /// known once it is unanswered after `LONG_PATH` and no connection to the server has
 /// connected within `LONG_PATH` either (on a new connection the answer is two round trips
 /// away): `when_far` runs then, and the caller starts what a far server needs (opening
@@ -104,28 +113,56 @@ pub async fn objects_in_flight(
 /// over 20 ms for one `HeadBucket`, and 256 objects in flight then cost 3x the memory and more
 /// time) or behind a proxy with a far origin; a second `HeadBucket` on the connection now warm
 /// tells them apart, and only a second slow answer makes it far. The first answer is always
-/// awaited: a missing bucket fails here, before any work.
+/// awaited: a missing bucket fails here, before any work. An answer within `LONG_PATH` is
+/// [`Distance::Local`] under [`LOCAL_ANSWER`], else [`Distance::Mid`].
 pub(crate) async fn far_away(
     client: &S3Client,
     bucket: &str,
     when_far: impl FnOnce(),
-) -> Result<bool, TransferError> {
+) -> Result<Distance, TransferError> {
     let mut second = false;
     loop {
+        let asked = Instant::now();
         let head = client.head_bucket(bucket);
         tokio::pin!(head);
         if let Ok(answer) = tokio::time::timeout(LONG_PATH, &mut head).await {
             answer?;
-            return Ok(false);
+            return Ok(if asked.elapsed() < LOCAL_ANSWER {
+                Distance::Local
+            } else {
+                Distance::Mid
+            });
         }
         let near_network = far_network(client, bucket) == Some(false);
         if second || !near_network {
             when_far();
             head.await?;
-            return Ok(true);
+            return Ok(Distance::Far);
         }
         head.await?;
         second = true;
+    }
+}
+
+/// How far a server is, by how long one `HeadBucket` took ([`far_away`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Distance {
+    /// Under [`LOCAL_ANSWER`].
+    Local,
+    /// From [`LOCAL_ANSWER`] to `LONG_PATH`.
+    Mid,
+    /// `LONG_PATH` or more, twice if the network itself is near.
+    Far,
+}
+
+impl Distance {
+    /// Objects in flight at this distance when the caller does not choose.
+    pub(crate) fn objects(self) -> usize {
+        match self {
+            Distance::Local => NEAR_OBJECTS,
+            Distance::Mid => MID_OBJECTS,
+            Distance::Far => FAR_OBJECTS,
+        }
     }
 }
 
@@ -255,9 +292,10 @@ pub async fn download_prefix(
     let near_or_chosen = async {
         match many.objects {
             Some(n) => Ok::<_, TransferError>(Some(n)),
-            None => Ok(far_away(&client, bucket, || {})
-                .await?
-                .then_some(FAR_OBJECTS)),
+            None => Ok(match far_away(&client, bucket, || {}).await? {
+                Distance::Local => None,
+                far => Some(far.objects()),
+            }),
         }
     };
     let all_pages = async {

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::download::download_listed;
 use crate::flight::Flight;
-use crate::many::{far_away, local_path, open_ahead, with_part_budget, FAR_OBJECTS, NEAR_OBJECTS};
+use crate::many::{far_away, local_path, open_ahead, with_part_budget, FAR_OBJECTS};
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
 use crate::through::copy_through;
@@ -309,9 +309,7 @@ pub async fn sync(
         }
     })
     .await?;
-    let objects = options
-        .objects
-        .unwrap_or(if far { FAR_OBJECTS } else { NEAR_OBJECTS });
+    let objects = options.objects.unwrap_or(far.objects());
     open_ahead(&client, bucket, objects, usize::MAX);
     let mut run = Run {
         client: Arc::clone(&client),

@@ -19,7 +19,7 @@ use slipstream_transfer::TransferError;
 use slipstream_transfer::{
     download_prefix, download_to_file, download_to_memory, download_to_writer, list_spread,
     objects_in_flight, upload_file, ManyOptions, Selection, Spread, TransferOptions, FAR_OBJECTS,
-    MIN_PART_SIZE, NEAR_OBJECTS,
+    MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
 use common::server;
@@ -701,36 +701,40 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
 async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too() {
     let direct = client_for(&server());
     let bucket = common::bucket(&direct, "path").await;
-    let slow = |first_only: bool| -> Arc<proxy::Rule> {
+    let slow = |first_only: bool, ms: u64| -> Arc<proxy::Rule> {
         Arc::new(move |s: &Seen| {
             if s.method == "HEAD" && (s.index == 0 || !first_only) {
-                Action::Delay(Duration::from_millis(60))
+                Action::Delay(Duration::from_millis(ms))
             } else {
                 Action::Forward
             }
         })
     };
+    // Whether a quick answer came within LOCAL_ANSWER (2 ms) depends on this machine's load
+    // (a proxy's hop on a busy CI machine can take longer): near is either of the two.
+    let near = [NEAR_OBJECTS, MID_OBJECTS];
     // A busy server: its first HeadBucket answer is slow, the next is not.
-    let p = proxy::start(&server(), slow(true));
+    let p = proxy::start(&server(), slow(true, 60));
     let busy = client_for(&p.endpoint);
     let objects = objects_in_flight(&busy, &bucket, None, 8).await.unwrap();
-    assert_eq!(
-        (objects, p.requests.load(Ordering::SeqCst)),
-        (NEAR_OBJECTS, 2)
-    );
+    assert!(near.contains(&objects), "{objects}");
+    assert_eq!(p.requests.load(Ordering::SeqCst), 2);
     // A far origin behind a near proxy: every answer is slow.
-    let p = proxy::start(&server(), slow(false));
+    let p = proxy::start(&server(), slow(false, 60));
     let proxied = client_for(&p.endpoint);
     let objects = objects_in_flight(&proxied, &bucket, None, 8).await.unwrap();
     assert_eq!(objects, FAR_OBJECTS);
+    // A server some milliseconds away (S3 from its own region): more objects than nearby.
+    let p = proxy::start(&server(), slow(false, 6));
+    let region = client_for(&p.endpoint);
+    let objects = objects_in_flight(&region, &bucket, None, 8).await.unwrap();
+    assert_eq!(objects, MID_OBJECTS);
     // Quick answers: near after one request; a choice is taken as it is.
     let p = proxy::start(&server(), Arc::new(|_: &Seen| Action::Forward));
     let quick = client_for(&p.endpoint);
     let objects = objects_in_flight(&quick, &bucket, None, 8).await.unwrap();
-    assert_eq!(
-        (objects, p.requests.load(Ordering::SeqCst)),
-        (NEAR_OBJECTS, 1)
-    );
+    assert!(near.contains(&objects), "{objects}");
+    assert_eq!(p.requests.load(Ordering::SeqCst), 1);
     let objects = objects_in_flight(&quick, &bucket, Some(64), 8)
         .await
         .unwrap();
