@@ -84,8 +84,8 @@ pub const LARGE_OBJECT: u64 = 256 << 10;
 /// `chosen`, or the objects in flight for how far the server is: how long one `HeadBucket` of
 /// `bucket` takes (a request the server answers without work, unlike a listing page, whose
 /// 1,000 keys took versitygw over 20 ms on loopback): under 2 ms, 2 to 20 ms, or more
-/// (`far_away`); with many,
-/// their connections start opening (at most `count`, the objects there are to move).
+/// (`far_away`); with many, their connections start opening (at most `count`, the objects
+/// there are to move).
 pub async fn objects_in_flight(
     client: &S3Client,
     bucket: &str,
