@@ -283,7 +283,7 @@ pub async fn sync(
     // the local side's names, side by side (`ranges.rs`), and the objects' connections start
     // opening, both as soon as HeadBucket says "far" (before its answer). Nearby the server's
     // CPU is the limit, and one listing costs it least.
-    let far = far_away(&client, bucket, || {
+    let distance = far_away(&client, bucket, || {
         open_ahead(
             &client,
             bucket,
@@ -309,7 +309,7 @@ pub async fn sync(
         }
     })
     .await?;
-    let objects = options.objects.unwrap_or(far.objects());
+    let objects = options.objects.unwrap_or(distance.objects());
     open_ahead(&client, bucket, objects, usize::MAX);
     let mut run = Run {
         client: Arc::clone(&client),

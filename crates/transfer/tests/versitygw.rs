@@ -73,11 +73,11 @@ async fn round_trips_around_the_part_size() {
             .unwrap();
         assert_eq!(up.size, len as u64);
         let cuts = if len < part {
-            [0, 0]
+            vec![0]
         } else if large {
-            [len.div_ceil(part), len.div_ceil(2 * part)]
+            vec![len.div_ceil(part), len.div_ceil(2 * part)]
         } else {
-            [len.div_ceil(part); 2]
+            vec![len.div_ceil(part)]
         };
         assert!(cuts.contains(&up.parts), "{len}: {} parts", up.parts);
         let info = client.head_object(&bucket, &key).await.unwrap();
