@@ -9,8 +9,10 @@
 # verify - pass-through per binary; then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
 # cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
-# verifying gateways for 10 s of header-signed GETs each (DIR/pass.data, DIR/verify.data and the request
-# counts DIR/pass.json, DIR/verify.json): compare samples per request, symbol by symbol.
+# verifying gateways for 10 s of header-signed GETs each (KIND=presigned: COUNT presigned
+# GETs) into DIR/pass.data and DIR/verify.data, the request counts in DIR/pass.ops and
+# DIR/verify.ops (PERF_FLAGS replaces `-F 4000`, e.g. with `-F 1000 --call-graph dwarf`):
+# compare samples per request, symbol by symbol.
 #   scripts/with-s3-server.sh scripts/bench-verify-cpu-ab.sh BIN_A BIN_B [COUNT] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,10 +117,15 @@ PY
 if [ -n "${PERF_DIR:-}" ]; then
   for row in b-pass b-verify; do
     name=${row#b-}
-    perf record -F 4000 -o "$PERF_DIR/$name.data" -p "$(cat "$W/$row.pid")" 2>/dev/null &
+    perf record ${PERF_FLAGS:--F 4000} -o "$PERF_DIR/$name.data" -p "$(cat "$W/$row.pid")" 2>/dev/null &
     rec=$!
     sleep 0.5
-    get "$row" "$PERF_DIR/$name.json" --duration 10s
+    if [ "$KIND" = presigned ]; then
+      gets "$row" "$COUNT" > "$PERF_DIR/$name.ops"
+    else
+      get "$row" "$PERF_DIR/$name.json" --duration 10s
+      python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$PERF_DIR/$name.json" > "$PERF_DIR/$name.ops"
+    fi
     kill -INT "$rec"; wait "$rec" || true
   done
 fi

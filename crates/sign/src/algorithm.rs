@@ -58,9 +58,12 @@ impl Algorithm {
 
     /// `date/region/service/aws4_request`, or for SigV4A `date/service/aws4_request`.
     pub(crate) fn scope(&self, time: SigningTime, service: &str) -> Result<String, Error> {
+        let date = time.date_stamp_bytes();
+        // Digits only: never fails.
+        let date = std::str::from_utf8(&date).unwrap_or_default();
         match self {
-            Algorithm::V4 { region, .. } => scope(&time.date_stamp(), region, service),
-            Algorithm::V4a { .. } => Ok(scope_v4a(&time.date_stamp(), service)),
+            Algorithm::V4 { region, .. } => scope(date, region, service),
+            Algorithm::V4a { .. } => Ok(scope_v4a(date, service)),
         }
     }
 

@@ -5,6 +5,9 @@
 //! property test holds the two together.
 
 use std::borrow::Cow;
+use std::ops::Range;
+
+use smallvec::SmallVec;
 
 use crate::encode::{cut, encode_path_into, encode_query_into, fields, percent_decode, QUERY_SAFE};
 use crate::Error;
@@ -103,7 +106,20 @@ pub fn canonical_query_pairs<'a>(
     raw: impl Iterator<Item = (&'a str, &'a str)>,
     extra: &'a [(String, String)],
 ) -> String {
-    let mut pairs: Vec<(Cow<'a, str>, Cow<'a, str>)> = raw
+    let mut out = String::new();
+    push_canonical_query(&mut out, raw, extra);
+    out
+}
+
+/// Appends [`canonical_query_pairs`] to `out`: the signer and the verifier build the whole
+/// canonical request in one string. Up to 16 pairs (a presigned URL has 7 or 8) are sorted
+/// on the stack.
+pub(crate) fn push_canonical_query<'a>(
+    out: &mut String,
+    raw: impl Iterator<Item = (&'a str, &'a str)>,
+    extra: &'a [(String, String)],
+) {
+    let mut pairs: SmallVec<[(Cow<'a, str>, Cow<'a, str>); 16]> = raw
         .map(|(k, v)| (reencode(k), reencode(v)))
         .chain(
             extra
@@ -112,7 +128,7 @@ pub fn canonical_query_pairs<'a>(
         )
         .collect();
     pairs.sort_unstable();
-    let mut out = String::with_capacity(pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
+    out.reserve(pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum());
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push('&');
@@ -121,7 +137,6 @@ pub fn canonical_query_pairs<'a>(
         out.push('=');
         out.push_str(v);
     }
-    out
 }
 
 /// `s` in canonical form; borrowed when it already is (the common case: what signers send), so
@@ -187,9 +202,25 @@ const UNSIGNABLE: &[&str] = &[
 /// Names are lowercased; values are trimmed and inner runs of whitespace (folded lines included)
 /// become one space; repeated names are joined with `,` in the order received.
 pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), Error> {
-    // Names and values are borrowed unless lowercasing, tidying or merging changes them: the
-    // signer and the verifier call this per request, and names usually arrive lowercase.
-    let mut merged: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::with_capacity(headers.len());
+    let mut canonical = String::new();
+    let signed = push_canonical_headers(&mut canonical, headers)?;
+    let list = canonical[signed.clone()].to_owned();
+    // What precedes the list is the headers and the blank line that ends them.
+    canonical.truncate(signed.start - 1);
+    Ok((canonical, list))
+}
+
+/// Appends the canonical headers, the blank line after them and the signed-headers list to
+/// `out` (the middle of a canonical request); returns where the list is in `out`, for the
+/// `Authorization` header. Up to 16 headers are merged and sorted on the stack: the signer and
+/// the verifier call this per request.
+pub(crate) fn push_canonical_headers(
+    out: &mut String,
+    headers: &[(&str, &str)],
+) -> Result<Range<usize>, Error> {
+    // Names and values are borrowed unless lowercasing, tidying or merging changes them: names
+    // usually arrive lowercase.
+    let mut merged: SmallVec<[(Cow<'_, str>, Cow<'_, str>); 16]> = SmallVec::new();
     for &(name, value) in headers {
         // Most names are lowercase letters, digits and dashes: a branch-free pass settles them
         // before the per-byte table.
@@ -229,20 +260,28 @@ pub fn canonical_headers(headers: &[(&str, &str)]) -> Result<(String, String), E
         }
     }
     merged.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut canonical =
-        String::with_capacity(merged.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
-    let mut signed = String::with_capacity(merged.iter().map(|(n, _)| n.len() + 1).sum());
+    out.reserve(
+        merged
+            .iter()
+            .map(|(n, v)| 2 * n.len() + v.len() + 3)
+            .sum::<usize>()
+            + 1,
+    );
     for (name, value) in &merged {
-        canonical.push_str(name);
-        canonical.push(':');
-        canonical.push_str(value);
-        canonical.push('\n');
-        if !signed.is_empty() {
-            signed.push(';');
-        }
-        signed.push_str(name);
+        out.push_str(name);
+        out.push(':');
+        out.push_str(value);
+        out.push('\n');
     }
-    Ok((canonical, signed))
+    out.push('\n');
+    let start = out.len();
+    for (i, (name, _)) in merged.iter().enumerate() {
+        if i > 0 {
+            out.push(';');
+        }
+        out.push_str(name);
+    }
+    Ok(start..out.len())
 }
 
 /// The value trimmed, inner runs of whitespace as one space; borrowed when nothing changes.

@@ -4,15 +4,23 @@
 //! [`crate::Presigner`], which builds the same canonical request from precomputed parts.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
+
+use smallvec::SmallVec;
 
 use crate::algorithm::Algorithm;
 use crate::canonical::{
-    canonical_headers, canonical_query, canonical_request, canonical_uri, PathEncoding, Request,
+    canonical_headers, canonical_uri, push_canonical_headers, push_canonical_query, split_query,
+    PathEncoding, Request,
 };
 use crate::encode::encode_query;
 use crate::string_to_sign::string_to_sign;
 use crate::{ChunkSigner, Credentials, Error, PayloadHash, SigningKey, SigningTime};
+
+/// Room for a canonical request's headers and payload hash (and for a presigned query's own
+/// parameters): most fit, so the canonical request is allocated once.
+const CANONICAL_ROOM: usize = 256;
 
 /// Longest presigned-URL lifetime S3 accepts: 7 days.
 pub const MAX_EXPIRES: u64 = 604_800;
@@ -186,37 +194,58 @@ impl Signer {
         }
         let amz_date = time.amz_date();
         let scope = self.algorithm.scope(time, &self.service)?;
-        // Room for all five: this runs per request at the edge.
-        let mut added: Vec<(&'static str, String)> = Vec::with_capacity(5);
-        added.push(("x-amz-date", amz_date.clone()));
-        if let Some(set) = self.algorithm.region_set() {
-            added.push(("x-amz-region-set", set.to_owned()));
-        }
+        let region_set = self.algorithm.region_set();
         let token = self.credentials.session_token();
-        if let (Some(t), SessionTokenMode::Signed) = (token, self.settings.session_token) {
-            added.push(("x-amz-security-token", t.to_owned()));
-        }
-        if self.settings.content_sha256_header {
-            added.push(("x-amz-content-sha256", payload.as_str().to_owned()));
-        }
-        let mut all: Vec<(&str, &str)> = req
+        let signed_token =
+            token.filter(|_| self.settings.session_token == SessionTokenMode::Signed);
+        let content_sha256 = self.settings.content_sha256_header;
+        // The request's own values of the headers the signer sets are replaced, not repeated.
+        let replaced = |n: &str| {
+            n.eq_ignore_ascii_case("x-amz-date")
+                || (region_set.is_some() && n.eq_ignore_ascii_case("x-amz-region-set"))
+                || (signed_token.is_some() && n.eq_ignore_ascii_case("x-amz-security-token"))
+                || (content_sha256 && n.eq_ignore_ascii_case("x-amz-content-sha256"))
+        };
+        // On the stack: this runs per request at the edge and in the client.
+        let mut all: SmallVec<[(&str, &str); 16]> = req
             .headers
             .iter()
-            .filter(|(n, _)| !added.iter().any(|(a, _)| n.eq_ignore_ascii_case(a)))
+            .filter(|(n, _)| !replaced(n))
             .copied()
             .collect();
-        all.extend(added.iter().map(|(n, v)| (*n, v.as_str())));
-        let (headers, signed) = canonical_headers(&all)?;
-        let (cr, sts, signature) = self.sign_parts(
+        all.push(("x-amz-date", &amz_date));
+        if let Some(set) = region_set {
+            all.push(("x-amz-region-set", set));
+        }
+        if let Some(t) = signed_token {
+            all.push(("x-amz-security-token", t));
+        }
+        if content_sha256 {
+            all.push(("x-amz-content-sha256", payload.as_str()));
+        }
+        let (cr, signed, sts, signature) = self.sign_parts(
             req,
             &[],
-            &headers,
-            &signed,
+            |out| push_canonical_headers(out, &all),
             payload,
             time,
             &amz_date,
             &scope,
         )?;
+        // `all` borrows `amz_date`, which moves into the headers.
+        drop(all);
+        // Room for all five: this runs per request at the edge.
+        let mut added: Vec<(&'static str, String)> = Vec::with_capacity(5);
+        added.push(("x-amz-date", amz_date));
+        if let Some(set) = region_set {
+            added.push(("x-amz-region-set", set.to_owned()));
+        }
+        if let Some(t) = signed_token {
+            added.push(("x-amz-security-token", t.to_owned()));
+        }
+        if content_sha256 {
+            added.push(("x-amz-content-sha256", payload.as_str().to_owned()));
+        }
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             added.push(("x-amz-security-token", t.to_owned()));
@@ -229,7 +258,7 @@ impl Signer {
             "/",
             &scope,
             ", SignedHeaders=",
-            &signed,
+            &cr[signed],
             ", Signature=",
             &signature,
         ]
@@ -276,8 +305,21 @@ impl Signer {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect();
-        let (cr, sts, signature) = self.sign_parts(
-            req, &extra, &headers, &signed, payload, time, &amz_date, &scope,
+        let (cr, _, sts, signature) = self.sign_parts(
+            req,
+            &extra,
+            |out| {
+                for part in [&*headers, "\n"] {
+                    out.push_str(part);
+                }
+                let start = out.len();
+                out.push_str(&signed);
+                Ok(start..out.len())
+            },
+            payload,
+            time,
+            &amz_date,
+            &scope,
         )?;
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
@@ -293,26 +335,36 @@ impl Signer {
     }
 
     /// Canonical request from its parts, string to sign, signature: the steps both forms share.
+    /// `headers` appends the canonical headers and the signed-headers list to the canonical
+    /// request (the one string it is built in) and says where the list is.
     #[allow(clippy::too_many_arguments)]
     fn sign_parts(
         &self,
         req: &Request<'_>,
         extra_query: &[(String, String)],
-        headers: &str,
-        signed: &str,
+        headers: impl FnOnce(&mut String) -> Result<Range<usize>, Error>,
         payload: &PayloadHash,
         time: SigningTime,
         amz_date: &str,
         scope: &str,
-    ) -> Result<(String, String, String), Error> {
+    ) -> Result<(String, Range<usize>, String, String), Error> {
         let uri = canonical_uri(req.path, self.settings.path);
-        let query = canonical_query(req.query, extra_query);
-        let cr = canonical_request(req.method, &uri, &query, headers, signed, payload.as_str());
+        let mut cr = String::with_capacity(
+            req.method.len() + uri.len() + req.query.len() + 2 * CANONICAL_ROOM,
+        );
+        for part in [req.method, "\n", &uri, "\n"] {
+            cr.push_str(part);
+        }
+        push_canonical_query(&mut cr, split_query(req.query), extra_query);
+        cr.push('\n');
+        let signed = headers(&mut cr)?;
+        cr.push('\n');
+        cr.push_str(payload.as_str());
         let sts = string_to_sign(self.algorithm.name(), amz_date, scope, &cr);
         let mut signature = String::with_capacity(144);
         self.algorithm
             .sign_into(&self.credentials, time, &self.service, &sts, &mut signature)?;
-        Ok((cr, sts, signature))
+        Ok((cr, signed, sts, signature))
     }
 }
 

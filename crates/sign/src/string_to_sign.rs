@@ -11,6 +11,18 @@ pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
 /// `date/region/service/aws4_request`. Region and service must be non-empty and free of `/`
 /// and whitespace, or the scope would not parse back on the server.
 pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Error> {
+    let mut out = String::new();
+    push_scope(&mut out, date_stamp, region, service)?;
+    Ok(out)
+}
+
+/// Appends [`scope`] to `out` (the verifier writes it straight into its string to sign).
+pub(crate) fn push_scope(
+    out: &mut String,
+    date_stamp: &str,
+    region: &str,
+    service: &str,
+) -> Result<(), Error> {
     for (what, v) in [("region", region), ("service", service)] {
         if v.is_empty() || !v.bytes().all(|b| b.is_ascii_graphic() && b != b'/') {
             return Err(Error::InvalidScope(format!(
@@ -18,8 +30,11 @@ pub fn scope(date_stamp: &str, region: &str, service: &str) -> Result<String, Er
             )));
         }
     }
-    // `join` sizes the string once (`format!` grows it as it goes; a scope is built per request).
-    Ok([date_stamp, region, service, "aws4_request"].join("/"))
+    out.reserve(date_stamp.len() + region.len() + service.len() + 15);
+    for part in [date_stamp, "/", region, "/", service, "/aws4_request"] {
+        out.push_str(part);
+    }
+    Ok(())
 }
 
 /// The SigV4A scope, `date/service/aws4_request`: no region, the region set is signed instead.

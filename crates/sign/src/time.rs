@@ -139,9 +139,14 @@ impl SigningTime {
 
     /// `YYYYMMDD`, the date in the credential scope.
     pub fn date_stamp(self) -> String {
+        ascii(&self.date_stamp_bytes())
+    }
+
+    /// [`SigningTime::date_stamp`] on the stack, for the signer's scope (built per request).
+    pub(crate) fn date_stamp_bytes(self) -> [u8; 8] {
         let mut b = *b"00000000";
         self.write_date(&mut b);
-        ascii(&b)
+        b
     }
 
     /// `YYYYMMDD` into the first 8 bytes of `b` (a year is 4 digits: the range is 1970..=9999).

@@ -139,6 +139,50 @@ fn valid_header_and_presigned_requests_verify() {
     assert_eq!(v.expires_at, Some(t0().plus(3600)));
 }
 
+/// More signed headers and query parameters than the signer and the verifier sort on the stack
+/// (16 each): the spilled path signs and verifies the same bytes, and the verified list of
+/// signed headers is the sorted one.
+#[test]
+fn requests_with_many_headers_and_parameters_verify() {
+    let names: Vec<String> = (0..20)
+        .rev()
+        .map(|i| format!("x-amz-meta-h{i:02}"))
+        .collect();
+    let extra: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "v")).collect();
+    let signer = v4();
+    let (target, headers) = header_signed(&signer, &extra, t0());
+    let v = verify("GET", &target, &headers, t0().plus(60)).unwrap();
+    let signed: Vec<&str> = v.signed_header_names().collect();
+    assert_eq!(signed.len(), 23, "{signed:?}");
+    assert_eq!(signed[..2], ["host", "x-amz-content-sha256"]);
+    assert_eq!(signed[3], "x-amz-meta-h00");
+    assert!(signed.windows(2).all(|w| w[0] < w[1]), "{signed:?}");
+
+    let query: String = (0..20).rev().map(|i| format!("p{i:02}=x&")).collect();
+    let req = Request {
+        method: "GET",
+        path: "/k",
+        query: query.trim_end_matches('&'),
+        headers: &[("host", HOST)],
+    };
+    let sig = signer
+        .sign_headers(&req, &PayloadHash::Unsigned, t0())
+        .unwrap();
+    let want: String = (0..20)
+        .map(|i| format!("p{i:02}=x"))
+        .collect::<Vec<_>>()
+        .join("&");
+    assert_eq!(sig.canonical_request.lines().nth(2), Some(want.as_str()));
+    let mut all = vec![("host".to_owned(), HOST.to_owned())];
+    all.extend(
+        sig.headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), v.clone())),
+    );
+    let target = format!("/k?{}", req.query);
+    assert!(verify("GET", &target, &all, t0().plus(60)).is_ok());
+}
+
 #[test]
 fn fabricated_and_one_character_changed_signatures() {
     let (target, mut headers) = header_signed(&v4(), &[], t0());

@@ -314,7 +314,10 @@ impl Verify {
         };
         // The query is split once, for the verifier and for the operation and token below.
         let (path, query) = cut(target, b'?').unwrap_or((target, ""));
-        let pairs: Vec<(&str, &str)> = slipstream_sign::canonical::split_query(query).collect();
+        // Sized for a presigned URL's eight parameters and a few more: collecting the filtered
+        // split alone would allocate and then grow.
+        let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(12);
+        pairs.extend(slipstream_sign::canonical::split_query(query));
         let verified = self
             .verifier
             .verify_split(&incoming, (path, &pairs), &keys, now)
@@ -382,7 +385,8 @@ impl Verify {
         };
 
         let signer = self.origin_signer().await?;
-        let mut to_sign: Vec<(&str, &str)> = vec![("host", &self.origin_host)];
+        let mut to_sign: Vec<(&str, &str)> = Vec::with_capacity(headers.len() + 1);
+        to_sign.push(("host", &self.origin_host));
         for (name, value) in &headers {
             let n = name.as_str();
             if n.starts_with("x-amz-") || n == "content-md5" {
@@ -601,14 +605,17 @@ fn session_token(headers: &[(&str, &str)], pairs: &[(&str, &str)]) -> Option<Str
 
 /// The query without the presigned URL's auth parameters, the rest byte for byte in order.
 fn strip_query_auth(query: &str) -> String {
-    let mut kept = String::with_capacity(query.len());
+    // Allocated at the first pair kept: a presigned GET usually keeps none.
+    let mut kept = String::new();
     for pair in fields(query, b'&').filter(|p| !p.is_empty()) {
         let name = cut(pair, b'=').map_or(pair, |(n, _)| n);
         // The verifier's auth parameters, and the token it leaves to the caller.
         if presign_param(name).is_some() || name == "X-Amz-Security-Token" {
             continue;
         }
-        if !kept.is_empty() {
+        if kept.is_empty() {
+            kept.reserve(query.len());
+        } else {
             kept.push('&');
         }
         kept.push_str(pair);

@@ -143,8 +143,9 @@ pub struct Verified {
     pub presigned: bool,
     /// How the body is covered: check a hash with [`Verified::check_body`].
     pub payload: PayloadHash,
-    /// The signed headers, lowercase and sorted.
-    pub signed_headers: Vec<String>,
+    /// The signed headers as signed, `a;b;c`: lowercase and sorted (one string rather than a
+    /// string per name: verified per request). [`Verified::signed_header_names`] splits it.
+    pub signed_headers: String,
     /// The scope's date, `YYYYMMDD`.
     pub date_stamp: String,
     /// SigV4: the scope's region; SigV4A: the signed region set.
@@ -160,6 +161,11 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// The names in [`Verified::signed_headers`].
+    pub fn signed_header_names(&self) -> impl Iterator<Item = &str> {
+        parse::signed_names(&self.signed_headers)
+    }
+
     /// For a body whose hash was signed: errors unless `body_sha256` (raw) is that hash.
     pub fn check_body(&self, body_sha256: &[u8; 32]) -> Result<(), VerifyError> {
         self.check_body_hex(&crate::encode::hex(body_sha256))

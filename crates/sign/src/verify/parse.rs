@@ -25,7 +25,8 @@ pub struct Claims {
     /// SigV4 only.
     pub region: Option<String>,
     pub service: String,
-    pub signed_headers: Vec<String>,
+    /// `a;b;c` as sent: lowercase, sorted, without repeats (checked), `host` among them.
+    pub signed_headers: String,
     pub signature: String,
     /// Presigned URLs only: `X-Amz-Date`, `X-Amz-Expires`, `X-Amz-Region-Set`.
     pub amz_date: Option<String>,
@@ -134,26 +135,38 @@ pub(super) fn scope(
 }
 
 /// `a;b;c`, lowercase, sorted, no duplicates, `host` among them.
+/// The list checked and kept as one string (its names are read with [`signed_names`]): one
+/// allocation per request rather than one per name.
 fn signed_headers(
     value: &str,
     malformed: fn(String) -> VerifyError,
-) -> Result<Vec<String>, VerifyError> {
-    let names: Vec<String> = fields(value, b';').map(str::to_owned).collect();
-    let valid = names.iter().all(|n| {
+) -> Result<String, VerifyError> {
+    let valid_name = |n: &str| {
         !n.is_empty()
             && n.bytes().all(|b| {
                 b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.!#$%&'*+^`|~".contains(&b)
             })
-    });
-    if !valid || names.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(malformed(format!(
-            "SignedHeaders {value:?} must be lowercase names, sorted, without repeats"
-        )));
+    };
+    let mut previous: Option<&str> = None;
+    let mut host = false;
+    for name in fields(value, b';') {
+        if !valid_name(name) || previous.is_some_and(|p| p >= name) {
+            return Err(malformed(format!(
+                "SignedHeaders {value:?} must be lowercase names, sorted, without repeats"
+            )));
+        }
+        host |= name == "host";
+        previous = Some(name);
     }
-    if !names.iter().any(|n| n == "host") {
+    if !host {
         return Err(malformed("host must be a signed header".into()));
     }
-    Ok(names)
+    Ok(value.to_owned())
+}
+
+/// The names of a signed-headers list (`a;b;c`) that [`signed_headers`] accepted.
+pub(crate) fn signed_names(list: &str) -> impl Iterator<Item = &str> {
+    fields(list, b';')
 }
 
 fn signature(
@@ -184,7 +197,7 @@ fn empty_claims(algorithm: Algorithm) -> Claims {
         date_stamp: String::new(),
         region: None,
         service: String::new(),
-        signed_headers: Vec::new(),
+        signed_headers: String::new(),
         signature: String::new(),
         amz_date: None,
         expires: None,
@@ -345,7 +358,7 @@ mod tests {
             ),
             ("AKID", Some("us-east-1"), "s3")
         );
-        assert_eq!(c.signed_headers, ["host", "x-amz-date"]);
+        assert_eq!(c.signed_headers, "host;x-amz-date");
     }
 
     #[test]

@@ -4,16 +4,20 @@
 use std::sync::OnceLock;
 
 use hmac::Mac;
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::parse::{self, Claims};
+use super::parse::{self, signed_names, Claims};
 use super::{Algorithm, Incoming, KeySource, Verifier, VerifyError, UNSIGNED_OK_PRESIGNED};
-use crate::canonical::{
-    canonical_headers, canonical_query_pairs, canonical_request, canonical_uri,
-};
-use crate::string_to_sign::{scope, scope_v4a, string_to_sign};
+use crate::canonical::{canonical_uri, push_canonical_headers, push_canonical_query};
+use crate::encode::hex_into;
+use crate::string_to_sign::push_scope;
 use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
 use crate::{Credentials, PayloadHash, SessionTokenMode, SigningKey, SigningTime, ALGORITHM};
+
+/// Room for the headers and payload hash of a canonical request, and for a string to sign:
+/// most fit, so each string is allocated once.
+const CANONICAL_ROOM: usize = 256;
 
 /// The signing time as the request states it.
 pub(super) struct Time {
@@ -137,10 +141,7 @@ impl Verifier {
                 }
                 .ok_or_else(|| malformed("a SigV4A request needs a region set".into()))?;
                 if !presigned
-                    && !claims
-                        .signed_headers
-                        .iter()
-                        .any(|h| h == "x-amz-region-set")
+                    && !signed_names(&claims.signed_headers).any(|h| h == "x-amz-region-set")
                 {
                     return Err(malformed("x-amz-region-set must be signed".into()));
                 }
@@ -163,16 +164,12 @@ impl Verifier {
         req: &Incoming<'r>,
         presigned: bool,
     ) -> Result<Vec<(&'r str, &'r str)>, VerifyError> {
-        if !presigned && !claims.signed_headers.iter().any(|h| h == "x-amz-date") {
+        if !presigned && !signed_names(&claims.signed_headers).any(|h| h == "x-amz-date") {
             return Err(malformed(presigned, "x-amz-date must be signed".into()));
         }
         for (name, _) in req.headers {
             let is_amz = name.len() > 6 && name.as_bytes()[..6].eq_ignore_ascii_case(b"x-amz-");
-            if !is_amz
-                || claims
-                    .signed_headers
-                    .iter()
-                    .any(|h| h.eq_ignore_ascii_case(name))
+            if !is_amz || signed_names(&claims.signed_headers).any(|h| h.eq_ignore_ascii_case(name))
             {
                 continue;
             }
@@ -189,14 +186,15 @@ impl Verifier {
                 )));
             }
         }
-        let mut signed_values: Vec<(&str, &str)> = Vec::with_capacity(claims.signed_headers.len());
-        for name in &claims.signed_headers {
+        let count = signed_names(&claims.signed_headers).count();
+        let mut signed_values: Vec<(&str, &str)> = Vec::with_capacity(count);
+        for name in signed_names(&claims.signed_headers) {
             let before = signed_values.len();
             signed_values.extend(
                 req.headers
                     .iter()
                     .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| (name.as_str(), *v)),
+                    .map(|(_, v)| (name, *v)),
             );
             if signed_values.len() == before {
                 return Err(malformed(
@@ -221,32 +219,44 @@ impl Verifier {
         region: &str,
         amz_date: &str,
     ) -> Result<(String, String), VerifyError> {
-        let (canonical_hdrs, signed_list) =
-            canonical_headers(signed_values).map_err(|e| malformed(presigned, e.to_string()))?;
+        // The canonical request and the string to sign are each built in one string (this
+        // runs per request at the edge); they are kept for the error that shows them.
         let token_unsigned = self.token == SessionTokenMode::AddedAfterSigning;
         let signed_pairs = pairs.iter().copied().filter(|(k, _)| {
             *k != "X-Amz-Signature" && (!token_unsigned || *k != "X-Amz-Security-Token")
         });
-        let cr = canonical_request(
-            req.method,
-            &canonical_uri(path, self.path),
-            &canonical_query_pairs(signed_pairs, &[]),
-            &canonical_hdrs,
-            &signed_list,
-            payload.as_str(),
-        );
-        let (algorithm_name, scope) = match claims.algorithm {
-            Algorithm::V4 => (
-                ALGORITHM,
-                scope(&claims.date_stamp, region, &claims.service)
-                    .map_err(|e| malformed(presigned, e.to_string()))?,
-            ),
-            Algorithm::V4a => (
-                ALGORITHM_V4A,
-                scope_v4a(&claims.date_stamp, &claims.service),
-            ),
+        let uri = canonical_uri(path, self.path);
+        let query_len: usize = pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        let mut cr =
+            String::with_capacity(req.method.len() + uri.len() + query_len + CANONICAL_ROOM);
+        for part in [req.method, "\n", &uri, "\n"] {
+            cr.push_str(part);
+        }
+        push_canonical_query(&mut cr, signed_pairs, &[]);
+        cr.push('\n');
+        push_canonical_headers(&mut cr, signed_values)
+            .map_err(|e| malformed(presigned, e.to_string()))?;
+        cr.push('\n');
+        cr.push_str(payload.as_str());
+        let algorithm_name = match claims.algorithm {
+            Algorithm::V4 => ALGORITHM,
+            Algorithm::V4a => ALGORITHM_V4A,
         };
-        let sts = string_to_sign(algorithm_name, amz_date, &scope, &cr);
+        let mut sts = String::with_capacity(CANONICAL_ROOM);
+        for part in [algorithm_name, "\n", amz_date, "\n"] {
+            sts.push_str(part);
+        }
+        match claims.algorithm {
+            Algorithm::V4 => push_scope(&mut sts, &claims.date_stamp, region, &claims.service)
+                .map_err(|e| malformed(presigned, e.to_string()))?,
+            Algorithm::V4a => {
+                for part in [&claims.date_stamp, "/", &claims.service, "/aws4_request"] {
+                    sts.push_str(part);
+                }
+            }
+        }
+        sts.push('\n');
+        hex_into(&mut sts, &Sha256::digest(cr.as_bytes()));
         Ok((cr, sts))
     }
 }
