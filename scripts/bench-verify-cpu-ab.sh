@@ -13,6 +13,9 @@
 # GETs) into DIR/pass.data and DIR/verify.data, the request counts in DIR/pass.ops and
 # DIR/verify.ops (PERF_FLAGS replaces `-F 4000`, e.g. with `-F 1000 --call-graph dwarf`):
 # compare samples per request, symbol by symbol.
+# GATEWAY_CPUS=1 pins the gateways to core 1; run the rest elsewhere to keep them apart, e.g.
+# `GATEWAY_CPUS=1 taskset -c 0 scripts/with-s3-server.sh ...` (versitygw and the client on
+# core 0): a round then varies less with where the scheduler put the three.
 #   scripts/with-s3-server.sh scripts/bench-verify-cpu-ab.sh BIN_A BIN_B [COUNT] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +38,8 @@ cpu_ns() { # PID: CPU time so far of every thread, in nanoseconds
   echo "$t"
 }
 ROWS=(a-pass a-verify b-pass b-verify)
+PIN=()
+[ -n "${GATEWAY_CPUS:-}" ] && PIN=(taskset -c "$GATEWAY_CPUS")
 start_gateways() { # a gateway per row, fresh each round: its port in $W/ROW.port, its pid in $W/ROW.pid
   local row bin mode p
   for row in "${ROWS[@]}"; do
@@ -42,7 +47,7 @@ start_gateways() { # a gateway per row, fresh each round: its port in $W/ROW.por
     bin=$A; [ "${row%%-*}" = b ] && bin=$B
     mode=(); [ "${row#*-}" = verify ] && mode=(--mode verify --keys "$W/keys.toml" --region eu-edge-1 --origin-region "$SLIPSTREAM_TEST_REGION")
     p=$(port)
-    "$bin" gateway --listen "127.0.0.1:$p" --origin "$SLIPSTREAM_TEST_ENDPOINT" "${mode[@]}" 2>"$W/$row.err" &
+    "${PIN[@]}" "$bin" gateway --listen "127.0.0.1:$p" --origin "$SLIPSTREAM_TEST_ENDPOINT" "${mode[@]}" 2>"$W/$row.err" &
     pids+=($!)
     echo $! > "$W/$row.pid"; echo "$p" > "$W/$row.port"
   done
