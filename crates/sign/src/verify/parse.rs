@@ -134,9 +134,8 @@ pub(super) fn scope(
     })
 }
 
-/// `a;b;c`, lowercase, sorted, no duplicates, `host` among them.
-/// The list checked and kept as one string (its names are read with [`signed_names`]): one
-/// allocation per request rather than one per name.
+/// `a;b;c`, lowercase, sorted, no duplicates, `host` among them; kept as the one string sent
+/// (its names are read with [`signed_names`]): one allocation per request, not one per name.
 fn signed_headers(
     value: &str,
     malformed: fn(String) -> VerifyError,
