@@ -34,7 +34,7 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use http_body::Body as _;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Empty, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_LENGTH, HOST};
 use hyper::http::request::Parts;
@@ -358,7 +358,6 @@ impl Verify {
         let upstream_query = strip_query_auth(query);
         let path_and_query = upstream_target(host_bucket, path, &upstream_query);
         let upstream_path = cut(&path_and_query, b'?').map_or(path_and_query.as_str(), |(p, _)| p);
-        let verified = Arc::new(verified);
         let mut headers = upstream_headers(&parts.headers);
 
         let (body, payload, body_done, failure) = if op.batch_delete {
@@ -378,9 +377,11 @@ impl Verify {
             (full(data), payload, None, None)
         } else if body.is_end_stream() {
             verified.check_empty_body().map_err(refuse)?;
-            (full(Bytes::new()), PayloadHash::of(b""), None, None)
+            // `Empty` is a zero-sized body: boxing it allocates nothing (GET and HEAD).
+            let empty = Empty::new().map_err(|never| match never {}).boxed();
+            (empty, PayloadHash::of(b""), None, None)
         } else {
-            self.stream(body, &verified, &keys, &header_list, &mut headers, counted)
+            self.stream(body, verified, &keys, &header_list, &mut headers, counted)
                 .await?
         };
 
@@ -440,11 +441,13 @@ impl Verify {
     }
 
     /// The body of a request that has one, by how it was signed: the upstream body, the
-    /// payload hash to sign, when it ends, and where a failure on the way is left.
+    /// payload hash to sign, when it ends, and where a failure on the way is left. `verified`
+    /// is shared (an `Arc`) only by the body that checks it as it streams: most requests
+    /// (GET, HEAD, small bodies) need no second owner.
     async fn stream(
         &self,
         body: Incoming,
-        verified: &Arc<Verified>,
+        verified: Verified,
         keys: &Held,
         header_list: &[(&str, &str)],
         headers: &mut hyper::HeaderMap,
@@ -467,23 +470,19 @@ impl Verify {
         match &verified.payload {
             PayloadHash::Sha256(_) if length.is_some_and(|l| l <= HOLD_LIMIT) => {
                 let limit = HOLD_LIMIT as usize;
-                let data = read_whole(body, verified, keys, header_list, limit, &counted).await?;
-                Ok((full(data), verified.payload.clone(), None, None))
+                let data = read_whole(body, &verified, keys, header_list, limit, &counted).await?;
+                Ok((full(data), verified.payload, None, None))
             }
             PayloadHash::Sha256(_) => {
+                let payload = verified.payload.clone();
                 let pinned = pinned::Pinned::new(
                     body,
-                    Arc::clone(verified),
+                    Arc::new(verified),
                     Arc::clone(&failure),
                     counted,
                     done_tx,
                 );
-                Ok((
-                    pinned.boxed(),
-                    verified.payload.clone(),
-                    Some(done_rx),
-                    Some(failure),
-                ))
+                Ok((pinned.boxed(), payload, Some(done_rx), Some(failure)))
             }
             PayloadHash::Unsigned => Ok((
                 Upload::new(body, counted, done_tx).boxed(),
@@ -492,7 +491,7 @@ impl Verify {
                 None,
             )),
             _ => {
-                let chunked = ChunkedBody::new(verified, keys, header_list).map_err(refuse)?;
+                let chunked = ChunkedBody::new(&verified, keys, header_list).map_err(refuse)?;
                 let client_trailer = header_list
                     .iter()
                     .find(|(n, _)| n.eq_ignore_ascii_case("x-amz-trailer"))
