@@ -11,16 +11,12 @@ use smallvec::SmallVec;
 
 use crate::algorithm::Algorithm;
 use crate::canonical::{
-    canonical_headers, canonical_uri, push_canonical_headers, push_canonical_query, split_query,
+    build_canonical_request, canonical_headers, canonical_uri, push_canonical_headers, split_query,
     PathEncoding, Request,
 };
 use crate::encode::encode_query;
 use crate::string_to_sign::string_to_sign;
 use crate::{ChunkSigner, Credentials, Error, PayloadHash, SigningKey, SigningTime};
-
-/// Room for a canonical request's headers and payload hash (and for a presigned query's own
-/// parameters): most fit, so the canonical request is allocated once.
-const CANONICAL_ROOM: usize = 256;
 
 /// Longest presigned-URL lifetime S3 accepts: 7 days.
 pub const MAX_EXPIRES: u64 = 604_800;
@@ -192,60 +188,42 @@ impl Signer {
                 self.algorithm.name()
             )));
         }
-        let amz_date = time.amz_date();
         let scope = self.algorithm.scope(time, &self.service)?;
-        let region_set = self.algorithm.region_set();
-        let token = self.credentials.session_token();
-        let signed_token =
-            token.filter(|_| self.settings.session_token == SessionTokenMode::Signed);
-        let content_sha256 = self.settings.content_sha256_header;
-        // The request's own values of the headers the signer sets are replaced, not repeated.
-        let replaced = |n: &str| {
-            n.eq_ignore_ascii_case("x-amz-date")
-                || (region_set.is_some() && n.eq_ignore_ascii_case("x-amz-region-set"))
-                || (signed_token.is_some() && n.eq_ignore_ascii_case("x-amz-security-token"))
-                || (content_sha256 && n.eq_ignore_ascii_case("x-amz-content-sha256"))
-        };
-        // On the stack: this runs per request at the edge and in the client.
-        let mut all: SmallVec<[(&str, &str); 16]> = req
-            .headers
-            .iter()
-            .filter(|(n, _)| !replaced(n))
-            .copied()
-            .collect();
-        all.push(("x-amz-date", &amz_date));
-        if let Some(set) = region_set {
-            all.push(("x-amz-region-set", set));
-        }
-        if let Some(t) = signed_token {
-            all.push(("x-amz-security-token", t));
-        }
-        if content_sha256 {
-            all.push(("x-amz-content-sha256", payload.as_str()));
-        }
-        let (cr, signed, sts, signature) = self.sign_parts(
-            req,
-            &[],
-            |out| push_canonical_headers(out, &all),
-            payload,
-            time,
-            &amz_date,
-            &scope,
-        )?;
-        // `all` borrows `amz_date`, which moves into the headers.
-        drop(all);
-        // Room for all five: this runs per request at the edge.
+        // Room for all five: this runs per request at the edge. `x-amz-date` is first, and the
+        // signature below reads it from here (no copy).
         let mut added: Vec<(&'static str, String)> = Vec::with_capacity(5);
-        added.push(("x-amz-date", amz_date));
-        if let Some(set) = region_set {
+        added.push(("x-amz-date", time.amz_date()));
+        if let Some(set) = self.algorithm.region_set() {
             added.push(("x-amz-region-set", set.to_owned()));
         }
-        if let Some(t) = signed_token {
+        let token = self.credentials.session_token();
+        if let (Some(t), SessionTokenMode::Signed) = (token, self.settings.session_token) {
             added.push(("x-amz-security-token", t.to_owned()));
         }
-        if content_sha256 {
+        if self.settings.content_sha256_header {
             added.push(("x-amz-content-sha256", payload.as_str().to_owned()));
         }
+        let (cr, signed, sts, signature) = {
+            // The request's own values of the headers added are replaced, not repeated; on the
+            // stack, as this runs per request at the edge and in the client.
+            let mut all: SmallVec<[(&str, &str); 16]> = req
+                .headers
+                .iter()
+                .filter(|(n, _)| !added.iter().any(|(a, _)| n.eq_ignore_ascii_case(a)))
+                .copied()
+                .collect();
+            all.extend(added.iter().map(|(n, v)| (*n, v.as_str())));
+            let amz_date = added.first().map_or("", |(_, date)| date.as_str());
+            self.sign_parts(
+                req,
+                &[],
+                |out| push_canonical_headers(out, &all),
+                payload,
+                time,
+                amz_date,
+                &scope,
+            )?
+        };
         if let (Some(t), SessionTokenMode::AddedAfterSigning) = (token, self.settings.session_token)
         {
             added.push(("x-amz-security-token", t.to_owned()));
@@ -349,17 +327,19 @@ impl Signer {
         scope: &str,
     ) -> Result<(String, Range<usize>, String, String), Error> {
         let uri = canonical_uri(req.path, self.settings.path);
-        let mut cr = String::with_capacity(
-            req.method.len() + uri.len() + req.query.len() + 2 * CANONICAL_ROOM,
-        );
-        for part in [req.method, "\n", &uri, "\n"] {
-            cr.push_str(part);
-        }
-        push_canonical_query(&mut cr, split_query(req.query), extra_query);
-        cr.push('\n');
-        let signed = headers(&mut cr)?;
-        cr.push('\n');
-        cr.push_str(payload.as_str());
+        let query_len = req.query.len()
+            + extra_query
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>();
+        let (cr, signed) = build_canonical_request(
+            req.method,
+            &uri,
+            (split_query(req.query), query_len),
+            extra_query,
+            headers,
+            payload.as_str(),
+        )?;
         let sts = string_to_sign(self.algorithm.name(), amz_date, scope, &cr);
         let mut signature = String::with_capacity(144);
         self.algorithm

@@ -1,23 +1,18 @@
 //! The steps of [`Verifier::verify`], in the order it takes them: read the claims, check the
 //! time, the scope and the headers, rebuild the string to sign, check the signature.
 
+use std::convert::Infallible;
 use std::sync::OnceLock;
 
 use hmac::Mac;
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::parse::{self, signed_names, Claims};
 use super::{Algorithm, Incoming, KeySource, Verifier, VerifyError, UNSIGNED_OK_PRESIGNED};
-use crate::canonical::{canonical_uri, push_canonical_headers, push_canonical_query};
-use crate::encode::hex_into;
-use crate::string_to_sign::push_scope;
+use crate::canonical::{build_canonical_request, canonical_uri, push_canonical_headers};
+use crate::string_to_sign::{push_scope, push_scope_v4a, string_to_sign_with};
 use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
 use crate::{Credentials, PayloadHash, SessionTokenMode, SigningKey, SigningTime, ALGORITHM};
-
-/// Room for the headers and payload hash of a canonical request, and for a string to sign:
-/// most fit, so each string is allocated once.
-const CANONICAL_ROOM: usize = 256;
 
 /// The signing time as the request states it.
 pub(super) struct Time {
@@ -225,38 +220,40 @@ impl Verifier {
         let signed_pairs = pairs.iter().copied().filter(|(k, _)| {
             *k != "X-Amz-Signature" && (!token_unsigned || *k != "X-Amz-Security-Token")
         });
-        let uri = canonical_uri(path, self.path);
-        let query_len: usize = pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
-        let mut cr =
-            String::with_capacity(req.method.len() + uri.len() + query_len + CANONICAL_ROOM);
-        for part in [req.method, "\n", &uri, "\n"] {
-            cr.push_str(part);
-        }
-        push_canonical_query(&mut cr, signed_pairs, &[]);
-        cr.push('\n');
-        push_canonical_headers(&mut cr, signed_values)
-            .map_err(|e| malformed(presigned, e.to_string()))?;
-        cr.push('\n');
-        cr.push_str(payload.as_str());
-        let algorithm_name = match claims.algorithm {
-            Algorithm::V4 => ALGORITHM,
-            Algorithm::V4a => ALGORITHM_V4A,
-        };
-        let mut sts = String::with_capacity(CANONICAL_ROOM);
-        for part in [algorithm_name, "\n", amz_date, "\n"] {
-            sts.push_str(part);
-        }
-        match claims.algorithm {
-            Algorithm::V4 => push_scope(&mut sts, &claims.date_stamp, region, &claims.service)
-                .map_err(|e| malformed(presigned, e.to_string()))?,
+        let query_len = pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        let (cr, _) = build_canonical_request(
+            req.method,
+            &canonical_uri(path, self.path),
+            (signed_pairs, query_len),
+            &[],
+            |out| push_canonical_headers(out, signed_values),
+            payload.as_str(),
+        )
+        .map_err(|e| malformed(presigned, e.to_string()))?;
+        let (date, service) = (claims.date_stamp.as_str(), claims.service.as_str());
+        let sts = match claims.algorithm {
+            Algorithm::V4 => string_to_sign_with(
+                ALGORITHM,
+                amz_date,
+                date.len() + region.len() + service.len() + 15,
+                |s| push_scope(s, date, region, service),
+                &cr,
+            )
+            .map_err(|e| malformed(presigned, e.to_string()))?,
             Algorithm::V4a => {
-                for part in [&claims.date_stamp, "/", &claims.service, "/aws4_request"] {
-                    sts.push_str(part);
-                }
+                let Ok(sts) = string_to_sign_with(
+                    ALGORITHM_V4A,
+                    amz_date,
+                    date.len() + service.len() + 14,
+                    |s| {
+                        push_scope_v4a(s, date, service);
+                        Ok::<(), Infallible>(())
+                    },
+                    &cr,
+                );
+                sts
             }
-        }
-        sts.push('\n');
-        hex_into(&mut sts, &Sha256::digest(cr.as_bytes()));
+        };
         Ok((cr, sts))
     }
 }
