@@ -68,7 +68,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
                 "valid: {} {} signed by {} at {}",
                 req.method,
                 host,
-                v.access_key_id,
+                v.access_key_id(),
                 v.signed_at.amz_date()
             );
             if let Some(end) = v.expires_at {

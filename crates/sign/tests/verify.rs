@@ -130,7 +130,7 @@ fn valid_header_and_presigned_requests_verify() {
     let (target, headers) = header_signed(&v4(), &[], t0());
     let v = verify("GET", &target, &headers, t0().plus(60)).unwrap();
     assert_eq!(
-        (v.access_key_id.as_str(), v.presigned, v.payload.as_str()),
+        (v.access_key_id(), v.presigned, v.payload.as_str()),
         ("AKIDEXAMPLE", false, "UNSIGNED-PAYLOAD")
     );
     let (target, headers) = presigned(&PresignOptions::get(), t0());

@@ -323,7 +323,7 @@ impl Verify {
             .verify_split(&incoming, (path, &pairs), &keys, now)
             .map_err(refuse)?;
         let key = keys
-            .get(&verified.access_key_id)
+            .get(verified.access_key_id())
             .ok_or_else(|| refuse(VerifyError::InvalidAccessKeyId))?;
         let host = header_list
             .iter()

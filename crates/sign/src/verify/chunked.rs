@@ -128,17 +128,17 @@ impl ChunkedBody {
             Some(false) => {
                 let key = keys
                     .signing_key(
-                        &verified.access_key_id,
-                        &verified.date_stamp,
-                        &verified.region,
-                        &verified.service,
+                        verified.access_key_id(),
+                        verified.date_stamp(),
+                        verified.region(),
+                        verified.service(),
                     )
                     .ok_or(VerifyError::InvalidAccessKeyId)?;
                 let signer = ChunkSigner::new(
                     &key,
                     verified.signed_at,
-                    &verified.region,
-                    &verified.service,
+                    verified.region(),
+                    verified.service(),
                     &verified.seed_signature,
                 )
                 .map_err(|e| VerifyError::InvalidRequest(e.to_string()))?;
@@ -146,13 +146,13 @@ impl ChunkedBody {
             }
             Some(true) => {
                 let public_key = keys
-                    .public_key(&verified.access_key_id)
+                    .public_key(verified.access_key_id())
                     .ok_or(VerifyError::InvalidAccessKeyId)?;
                 let chain = Chain::new(
                     true,
                     verified.signed_at,
                     "",
-                    &verified.service,
+                    verified.service(),
                     &verified.seed_signature,
                 )
                 .map_err(|e| VerifyError::InvalidRequest(e.to_string()))?;

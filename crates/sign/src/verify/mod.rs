@@ -135,8 +135,11 @@ impl DerivedKeys {
 /// What a valid signature established. Its `Debug` leaves out the seed signature.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Verified {
-    /// Who signed.
-    pub access_key_id: String,
+    /// Who signed, the date, region and service of the scope: read with
+    /// [`Verified::access_key_id`] and the like (one string, not one per part).
+    credential: parse::Credential,
+    /// SigV4A: the signed region set.
+    region_set: Option<String>,
     /// SigV4 or SigV4A.
     pub algorithm: Algorithm,
     /// Header auth (`false`) or a presigned URL (`true`).
@@ -146,12 +149,6 @@ pub struct Verified {
     /// The signed headers as signed, `a;b;c`: lowercase and sorted (one string rather than a
     /// string per name: verified per request). [`Verified::signed_header_names`] splits it.
     pub signed_headers: String,
-    /// The scope's date, `YYYYMMDD`.
-    pub date_stamp: String,
-    /// SigV4: the scope's region; SigV4A: the signed region set.
-    pub region: String,
-    /// The scope's service.
-    pub service: String,
     /// The signing time.
     pub signed_at: SigningTime,
     /// Presigned URLs: when they stop being valid.
@@ -161,6 +158,28 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// Who signed.
+    pub fn access_key_id(&self) -> &str {
+        self.credential.access_key_id()
+    }
+
+    /// The scope's date, `YYYYMMDD`.
+    pub fn date_stamp(&self) -> &str {
+        self.credential.date()
+    }
+
+    /// SigV4: the scope's region; SigV4A: the signed region set.
+    pub fn region(&self) -> &str {
+        self.region_set
+            .as_deref()
+            .unwrap_or_else(|| self.credential.region())
+    }
+
+    /// The scope's service.
+    pub fn service(&self) -> &str {
+        self.credential.service()
+    }
+
     /// The names in [`Verified::signed_headers`].
     pub fn signed_header_names(&self) -> impl Iterator<Item = &str> {
         parse::signed_names(&self.signed_headers)
@@ -206,14 +225,14 @@ pub struct Incoming<'a> {
 impl fmt::Debug for Verified {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Verified")
-            .field("access_key_id", &self.access_key_id)
+            .field("access_key_id", &self.access_key_id())
             .field("algorithm", &self.algorithm)
             .field("presigned", &self.presigned)
             .field("payload", &self.payload)
             .field("signed_headers", &self.signed_headers)
-            .field("date_stamp", &self.date_stamp)
-            .field("region", &self.region)
-            .field("service", &self.service)
+            .field("date_stamp", &self.date_stamp())
+            .field("region", &self.region())
+            .field("service", &self.service())
             .field("signed_at", &self.signed_at)
             .field("expires_at", &self.expires_at)
             .field("seed_signature", &"<redacted>")
@@ -335,7 +354,7 @@ impl Verifier {
     ) -> Result<Verified, VerifyError> {
         let (mut claims, presigned) = steps::claims(req, pairs)?;
         let time = self.check_time(&mut claims, req, presigned, now)?;
-        let region = self.check_scope(&mut claims, req, presigned)?;
+        let region_set = self.check_scope(&mut claims, req, presigned)?;
         let signed_values = self.check_headers(&claims, req, presigned)?;
         let payload = steps::payload(req, presigned)?;
         let (cr, sts) = self.string_to_sign(
@@ -345,19 +364,16 @@ impl Verifier {
             presigned,
             &signed_values,
             &payload,
-            &region,
-            &time.amz_date,
+            time.amz_date.as_str(),
         )?;
-        steps::check_signature(keys, &claims, &region, cr, sts)?;
+        steps::check_signature(keys, &claims, cr, sts)?;
         Ok(Verified {
-            access_key_id: claims.access_key_id,
+            credential: claims.credential,
+            region_set,
             algorithm: claims.algorithm,
             presigned,
             payload,
             signed_headers: claims.signed_headers,
-            date_stamp: claims.date_stamp,
-            region,
-            service: claims.service,
             signed_at: time.signed_at,
             expires_at: time.expires_at,
             seed_signature: claims.signature,

@@ -20,16 +20,12 @@ pub enum Algorithm {
 #[derive(Clone, PartialEq, Eq)]
 pub struct Claims {
     pub algorithm: Algorithm,
-    pub access_key_id: String,
-    pub date_stamp: String,
-    /// SigV4 only.
-    pub region: Option<String>,
-    pub service: String,
+    pub credential: Credential,
     /// `a;b;c` as sent: lowercase, sorted, without repeats (checked), `host` among them.
     pub signed_headers: String,
     pub signature: String,
     /// Presigned URLs only: `X-Amz-Date`, `X-Amz-Expires`, `X-Amz-Region-Set`.
-    pub amz_date: Option<String>,
+    pub amz_date: Option<AmzDate>,
     pub expires: Option<u64>,
     pub region_set: Option<String>,
 }
@@ -38,16 +34,102 @@ impl std::fmt::Debug for Claims {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Claims")
             .field("algorithm", &self.algorithm)
-            .field("access_key_id", &self.access_key_id)
-            .field("date_stamp", &self.date_stamp)
-            .field("region", &self.region)
-            .field("service", &self.service)
+            .field("credential", &self.credential)
             .field("signed_headers", &self.signed_headers)
             .field("signature", &"<redacted>")
             .field("amz_date", &self.amz_date)
             .field("expires", &self.expires)
             .field("region_set", &self.region_set)
             .finish()
+    }
+}
+
+/// A credential as sent and decoded, `AKID/DATE/REGION/SERVICE/aws4_request` (SigV4) or
+/// `AKID/DATE/SERVICE/aws4_request` (SigV4A), checked by [`scope`], in one string whose parts
+/// are read by position: the edge reads one per request, and one allocation does instead of
+/// one per part.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    text: String,
+    /// Where the access key ends; the date (8 bytes) follows its `/`.
+    key_end: usize,
+    /// The region's start and end (SigV4; empty for SigV4A), then the service's.
+    region: (usize, usize),
+    service: (usize, usize),
+}
+
+impl Credential {
+    /// `text` if [`scope`] accepts it.
+    fn new(
+        text: String,
+        alg: Algorithm,
+        malformed: fn(String) -> VerifyError,
+    ) -> Result<Self, VerifyError> {
+        let parts = scope(&text, alg, malformed)?;
+        // The parts are consecutive, one `/` apart, the date 8 bytes long (checked).
+        let key_end = parts.access_key_id.len();
+        let region_start = key_end + 10;
+        let region_end = region_start + parts.region.map_or(0, str::len);
+        let service_start = if parts.region.is_some() {
+            region_end + 1
+        } else {
+            region_start
+        };
+        let service = (service_start, service_start + parts.service.len());
+        Ok(Credential {
+            text,
+            key_end,
+            region: (region_start, region_end),
+            service,
+        })
+    }
+
+    pub fn access_key_id(&self) -> &str {
+        &self.text[..self.key_end]
+    }
+
+    /// `YYYYMMDD`.
+    pub fn date(&self) -> &str {
+        &self.text[self.key_end + 1..self.key_end + 9]
+    }
+
+    /// SigV4: the scope's region; SigV4A: empty.
+    pub fn region(&self) -> &str {
+        &self.text[self.region.0..self.region.1]
+    }
+
+    pub fn service(&self) -> &str {
+        &self.text[self.service.0..self.service.1]
+    }
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// `X-Amz-Date` as sent, `YYYYMMDDTHHMMSSZ` (16 ASCII bytes: checked before one is made), kept
+/// on the stack: it is read for every request.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct AmzDate([u8; 16]);
+
+impl AmzDate {
+    /// `value` if it is 16 ASCII bytes; [`crate::SigningTime::parse_amz`] checks the rest.
+    pub fn new(value: &str) -> Option<Self> {
+        let bytes: [u8; 16] = value.as_bytes().try_into().ok()?;
+        bytes.is_ascii().then_some(AmzDate(bytes))
+    }
+
+    pub fn as_str(&self) -> &str {
+        // 16 ASCII bytes (checked in `new`) are UTF-8.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for AmzDate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -72,23 +154,7 @@ pub(super) struct Scope<'a> {
     pub service: &'a str,
 }
 
-/// `AKID/DATE/REGION/SERVICE/aws4_request` (SigV4) or `AKID/DATE/SERVICE/aws4_request` (SigV4A),
-/// into `claims`.
-fn credential(
-    value: &str,
-    alg: Algorithm,
-    claims: &mut Claims,
-    malformed: fn(String) -> VerifyError,
-) -> Result<(), VerifyError> {
-    let scope = scope(value, alg, malformed)?;
-    claims.access_key_id = scope.access_key_id.to_owned();
-    claims.date_stamp = scope.date.to_owned();
-    claims.region = scope.region.map(str::to_owned);
-    claims.service = scope.service.to_owned();
-    Ok(())
-}
-
-/// The parts of a credential (see [`credential`]); also a POST form's `x-amz-credential`.
+/// The parts of a credential (see [`Credential`]); also a POST form's `x-amz-credential`.
 pub(super) fn scope(
     value: &str,
     alg: Algorithm,
@@ -189,28 +255,12 @@ fn signature(
     Ok(value.to_owned())
 }
 
-fn empty_claims(algorithm: Algorithm) -> Claims {
-    Claims {
-        algorithm,
-        access_key_id: String::new(),
-        date_stamp: String::new(),
-        region: None,
-        service: String::new(),
-        signed_headers: String::new(),
-        signature: String::new(),
-        amz_date: None,
-        expires: None,
-        region_set: None,
-    }
-}
-
 /// Parses `ALGORITHM Credential=…, SignedHeaders=…, Signature=…`.
 pub fn authorization_header(value: &str) -> Result<Claims, VerifyError> {
     let malformed = VerifyError::AuthorizationHeaderMalformed;
     let value = value.trim_ascii();
     let (name, rest) = cut(value, b' ').unwrap_or((value, ""));
     let alg = algorithm(name, malformed)?;
-    let mut claims = empty_claims(alg);
     let (mut cred, mut signed, mut sig) = (None, None, None);
     for part in fields(rest, b',') {
         let part = part.trim_ascii();
@@ -231,10 +281,15 @@ pub fn authorization_header(value: &str) -> Result<Claims, VerifyError> {
             "Credential, SignedHeaders and Signature are all required".into(),
         ));
     };
-    credential(cred, alg, &mut claims, malformed)?;
-    claims.signed_headers = signed_headers(signed, malformed)?;
-    claims.signature = signature(sig, alg, malformed)?;
-    Ok(claims)
+    Ok(Claims {
+        algorithm: alg,
+        credential: Credential::new(cred.to_owned(), alg, malformed)?,
+        signed_headers: signed_headers(signed, malformed)?,
+        signature: signature(sig, alg, malformed)?,
+        amz_date: None,
+        expires: None,
+        region_set: None,
+    })
 }
 
 /// Whether the query has any `X-Amz-*` auth parameter (and so claims to be presigned).
@@ -296,10 +351,10 @@ pub fn query_auth(pairs: &[(&str, &str)]) -> Result<Claims, VerifyError> {
         ));
     };
     let alg = algorithm(&alg, malformed)?;
-    let mut claims = empty_claims(alg);
-    credential(&cred, alg, &mut claims, malformed)?;
-    claims.signed_headers = signed_headers(&signed, malformed)?;
-    claims.signature = signature(&sig, alg, malformed)?;
+    // A decoded credential (the usual `%2F`) is moved in, not copied.
+    let credential = Credential::new(cred.into_owned(), alg, malformed)?;
+    let signed_headers = signed_headers(&signed, malformed)?;
+    let signature = signature(&sig, alg, malformed)?;
     let expires = expires
         .parse::<u64>()
         .ok()
@@ -309,16 +364,25 @@ pub fn query_auth(pairs: &[(&str, &str)]) -> Result<Claims, VerifyError> {
                 "X-Amz-Expires {expires:?} must be a number of seconds from 1 to 604800"
             ))
         })?;
-    claims.expires = Some(expires);
-    claims.amz_date = Some(date.into_owned());
-    if alg == Algorithm::V4a {
-        claims.region_set = Some(
+    let amz_date = AmzDate::new(&date)
+        .ok_or_else(|| malformed(format!("X-Amz-Date {date:?} is not YYYYMMDDTHHMMSSZ")))?;
+    let region_set = match alg {
+        Algorithm::V4 => None,
+        Algorithm::V4a => Some(
             region_set
                 .ok_or_else(|| malformed("a SigV4A URL needs X-Amz-Region-Set".into()))?
                 .into_owned(),
-        );
-    }
-    Ok(claims)
+        ),
+    };
+    Ok(Claims {
+        algorithm: alg,
+        credential,
+        signed_headers,
+        signature,
+        amz_date: Some(amz_date),
+        expires: Some(expires),
+        region_set,
+    })
 }
 
 #[cfg(test)]
@@ -351,11 +415,12 @@ mod tests {
         .unwrap();
         assert_eq!(
             (
-                c.access_key_id.as_str(),
-                c.region.as_deref(),
-                c.service.as_str()
+                c.credential.access_key_id(),
+                c.credential.date(),
+                c.credential.region(),
+                c.credential.service()
             ),
-            ("AKID", Some("us-east-1"), "s3")
+            ("AKID", "20150830", "us-east-1", "s3")
         );
         assert_eq!(c.signed_headers, "host;x-amz-date");
     }

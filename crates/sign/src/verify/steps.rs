@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use hmac::Mac;
 use subtle::ConstantTimeEq;
 
-use super::parse::{self, signed_names, Claims};
+use super::parse::{self, signed_names, AmzDate, Claims};
 use super::{Algorithm, Incoming, KeySource, Verifier, VerifyError, UNSIGNED_OK_PRESIGNED};
 use crate::canonical::{build_canonical_request, canonical_uri, push_canonical_headers};
 use crate::string_to_sign::{push_scope, push_scope_v4a, string_to_sign_with};
@@ -17,7 +17,7 @@ use crate::{Credentials, PayloadHash, SessionTokenMode, SigningKey, SigningTime,
 /// The signing time as the request states it.
 pub(super) struct Time {
     /// `X-Amz-Date`, as sent.
-    pub amz_date: String,
+    pub amz_date: AmzDate,
     pub signed_at: SigningTime,
     /// Presigned URLs: when they stop being valid.
     pub expires_at: Option<SigningTime>,
@@ -64,18 +64,24 @@ impl Verifier {
         now: SigningTime,
     ) -> Result<Time, VerifyError> {
         let malformed = |why| malformed(presigned, why);
-        let amz_date = if presigned {
-            claims.amz_date.take()
-        } else {
-            single_header(req.headers, "x-amz-date")?.map(str::to_owned)
+        let amz_date = match presigned {
+            true => claims.amz_date.take(),
+            false => single_header(req.headers, "x-amz-date")?
+                .map(|v| {
+                    AmzDate::new(v).ok_or_else(|| {
+                        malformed(format!("X-Amz-Date {v:?} is not YYYYMMDDTHHMMSSZ"))
+                    })
+                })
+                .transpose()?,
         }
         .ok_or_else(|| malformed("X-Amz-Date is missing".into()))?;
-        let signed_at = SigningTime::parse_amz(&amz_date)
-            .map_err(|_| malformed(format!("X-Amz-Date {amz_date:?} is not YYYYMMDDTHHMMSSZ")))?;
-        if amz_date.get(..8) != Some(claims.date_stamp.as_str()) {
+        let amz = amz_date.as_str();
+        let signed_at = SigningTime::parse_amz(amz)
+            .map_err(|_| malformed(format!("X-Amz-Date {amz:?} is not YYYYMMDDTHHMMSSZ")))?;
+        let date = claims.credential.date();
+        if amz.get(..8) != Some(date) {
             return Err(malformed(format!(
-                "the credential date {} is not the date of X-Amz-Date {amz_date}",
-                claims.date_stamp
+                "the credential date {date} is not the date of X-Amz-Date {amz}"
             )));
         }
         let expires_at = claims
@@ -102,31 +108,32 @@ impl Verifier {
         })
     }
 
-    /// Scope: this server's region (or one in the signed set) and service; returns the region
-    /// (SigV4) or the signed region set (SigV4A).
+    /// Scope: this server's region (or one in the signed set) and service; returns the signed
+    /// region set (SigV4A; SigV4's region is the credential's).
     pub(super) fn check_scope(
         &self,
         claims: &mut Claims,
         req: &Incoming<'_>,
         presigned: bool,
-    ) -> Result<String, VerifyError> {
+    ) -> Result<Option<String>, VerifyError> {
         let malformed = |why| malformed(presigned, why);
-        if claims.service != self.service {
+        let service = claims.credential.service();
+        if service != self.service {
             return Err(malformed(format!(
-                "the service {:?} is wrong; expecting {:?}",
-                claims.service, self.service
+                "the service {service:?} is wrong; expecting {:?}",
+                self.service
             )));
         }
         match claims.algorithm {
             Algorithm::V4 => {
-                let r = claims.region.take().unwrap_or_default();
+                let r = claims.credential.region();
                 if r != self.region {
                     return Err(malformed(format!(
                         "the region {r:?} is wrong; expecting {:?}",
                         self.region
                     )));
                 }
-                Ok(r)
+                Ok(None)
             }
             Algorithm::V4a => {
                 let set = if presigned {
@@ -146,7 +153,7 @@ impl Verifier {
                         self.region
                     )));
                 }
-                Ok(set)
+                Ok(Some(set))
             }
         }
     }
@@ -211,7 +218,6 @@ impl Verifier {
         presigned: bool,
         signed_values: &[(&str, &str)],
         payload: &PayloadHash,
-        region: &str,
         amz_date: &str,
     ) -> Result<(String, String), VerifyError> {
         // The canonical request and the string to sign are each built in one string (this
@@ -230,7 +236,8 @@ impl Verifier {
             payload.as_str(),
         )
         .map_err(|e| malformed(presigned, e.to_string()))?;
-        let (date, service) = (claims.date_stamp.as_str(), claims.service.as_str());
+        let c = &claims.credential;
+        let (date, region, service) = (c.date(), c.region(), c.service());
         let sts = match claims.algorithm {
             Algorithm::V4 => string_to_sign_with(
                 ALGORITHM,
@@ -285,18 +292,13 @@ pub(super) fn payload(req: &Incoming<'_>, presigned: bool) -> Result<PayloadHash
 pub(super) fn check_signature(
     keys: &impl KeySource,
     claims: &Claims,
-    region: &str,
     canonical_request: String,
     string_to_sign: String,
 ) -> Result<(), VerifyError> {
     let (known, valid) = match claims.algorithm {
         Algorithm::V4 => {
-            let key = keys.signing_key(
-                &claims.access_key_id,
-                &claims.date_stamp,
-                region,
-                &claims.service,
-            );
+            let c = &claims.credential;
+            let key = keys.signing_key(c.access_key_id(), c.date(), c.region(), c.service());
             let known = key.is_some();
             let key = key.unwrap_or_else(|| stand_in_signing_key().clone());
             let mut mac = key.mac();
@@ -308,7 +310,7 @@ pub(super) fn check_signature(
             )
         }
         Algorithm::V4a => {
-            let public = keys.public_key(&claims.access_key_id);
+            let public = keys.public_key(claims.credential.access_key_id());
             let known = public.is_some();
             let public = public.unwrap_or_else(|| stand_in_public_key().to_vec());
             (
