@@ -6,13 +6,17 @@
 # scripts/presigned-gets.py, which needs `make python`) through each of the four in
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
 # (all threads) per request, and the medians and
-# verify - pass-through per binary; then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
+# verify - pass-through per binary (and the median of each round's own difference: a round's
+# two rows run back to back, so the machine's drift between rounds cancels); then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
 # cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
 # verifying gateways for 10 s of header-signed GETs each (KIND=presigned: COUNT presigned
 # GETs) into DIR/pass.data and DIR/verify.data, the request counts in DIR/pass.ops and
 # DIR/verify.ops (PERF_FLAGS replaces `-F 4000`, e.g. with `-F 1000 --call-graph dwarf`):
 # compare samples per request, symbol by symbol.
+# INTERLEAVE=1 (presigned only): each round sends COUNT GETs through all four gateways at once,
+# request by request in turn (scripts/presigned-gets-interleaved.py), so the four rows of a
+# round see the same machine at every moment instead of one after another.
 # GATEWAY_CPUS=1 pins the gateways to core 1; run the rest elsewhere to keep them apart, e.g.
 # `GATEWAY_CPUS=1 taskset -c 0 scripts/with-s3-server.sh ...` (versitygw and the client on
 # core 0): a round then varies less with where the scheduler put the three.
@@ -97,13 +101,39 @@ run() { # ROUND ROW: appends "ns_per_request" to $W/ROW and user-mode "ns_per_re
 # came out ~5 us higher whichever build was B. Each round starts fresh gateways: two
 # processes of one build differed by up to 6 us per request for a whole run (where their
 # threads and connections landed), so one process per row would bias the whole comparison.
+interleaved() { # N: N presigned GETs through each of the four gateways at once (INTERLEAVE=1)
+  local targets=() row region who
+  for row in "${ROWS[@]}"; do
+    region=$SLIPSTREAM_TEST_REGION who=origin
+    case $row in *verify) region=eu-edge-1 who=edge ;; esac
+    targets+=("http://127.0.0.1:$(cat "$W/$row.port"),$region,$who")
+  done
+  EDGE_ACCESS_KEY_ID=AKIDEDGE EDGE_SECRET_ACCESS_KEY=edge-secret \
+    "$PY" scripts/presigned-gets-interleaved.py "$BUCKET" "$1" "${targets[@]}" >/dev/null
+}
+run_interleaved() { # as run, for the four rows measured over the same interleaved requests
+  local row before=() ubefore=() i=0
+  for row in "${ROWS[@]}"; do before+=("$(cpu_ns "$(cat "$W/$row.pid")")"); ubefore+=("$(user_ticks "$(cat "$W/$row.pid")")"); done
+  interleaved "$COUNT"
+  for row in "${ROWS[@]}"; do
+    echo $(( ($(cpu_ns "$(cat "$W/$row.pid")") - before[i]) / COUNT )) >> "$W/$row"
+    echo $(( ($(user_ticks "$(cat "$W/$row.pid")") - ubefore[i]) * 1000000000 / $(getconf CLK_TCK) / COUNT )) >> "$W/$row.user"
+    i=$(( i + 1 ))
+  done
+}
 for r in $(seq 1 "$ROUNDS"); do
   start_gateways
+  if [ -n "${INTERLEAVE:-}" ]; then
+    interleaved 2000
+    run_interleaved
+    continue
+  fi
   for row in "${ROWS[@]}"; do gets "$row" 2000 >/dev/null; done
   order=("${ROWS[@]}")
   [ $(( r % 2 )) = 0 ] && order=(b-verify b-pass a-verify a-pass)
   for row in "${order[@]}"; do run "$r" "$row"; done
 done
+[ -n "${INTERLEAVE:-}" ] && KIND="presigned (interleaved)"
 python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$KIND" <<'PY'
 import pathlib, statistics, sys
 w, a, b, count, rounds, load = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
@@ -111,13 +141,14 @@ rows = ["a-pass", "a-verify", "b-pass", "b-verify"]
 for kind, suffix, what in [("all", "", "CPU (user + kernel)"), ("user", ".user", "user-mode CPU (the kernel's share, ~2/3, is the same work in both modes and its noise)")]:
     us = {row: [int(x) / 1000 for x in (w / f"{row}{suffix}").read_text().split()] for row in rows}
     print(f"\nGateway {what} per request, {load} 4 KiB GETs, {count} a run, {rounds} rounds (runs; median):\n")
-    print("| binary | pass-through | verify | verify - pass-through |")
-    print("|---|---|---|---:|")
+    print("| binary | pass-through | verify | verify - pass-through | median of each round's difference |")
+    print("|---|---|---|---:|---:|")
     for x, path in [("a", a), ("b", b)]:
         p, v = us[f"{x}-pass"], us[f"{x}-verify"]
         mp, mv = statistics.median(p), statistics.median(v)
         runs = lambda l: " / ".join(f"{t:.1f}" for t in l)
-        print(f"| {x}: {path} | {runs(p)}; **{mp:.1f} us** | {runs(v)}; **{mv:.1f} us** | +{mv - mp:.1f} us |")
+        paired = statistics.median(b - a for a, b in zip(p, v))
+        print(f"| {x}: {path} | {runs(p)}; **{mp:.1f} us** | {runs(v)}; **{mv:.1f} us** | +{mv - mp:.1f} us | {paired:+.1f} us |")
 PY
 if [ -n "${PERF_DIR:-}" ]; then
   for row in b-pass b-verify; do

@@ -16,7 +16,8 @@
 # the TOP (default 30) functions by self cost difference (verify - pass-through).
 # Under valgrind SHA-256 runs in software (no SHA-NI), so `compress256` looks ~20x its native
 # cost: read it as a block count (about 3,200 instructions a block).
-# KEEP=DIR copies both callgrind files there (pass.cg, verify.cg) for callgrind_annotate
+# CALLGRIND_ARGS adds options to valgrind (e.g. `--dump-instr=yes`, which scripts/code-lines.py
+# reads). KEEP=DIR copies both callgrind files there (pass.cg, verify.cg) for callgrind_annotate
 # --inclusive=yes, which shows what a verify step costs with its callees.
 # Needs valgrind (Debian: apt-get install valgrind) and, for presigned, `make python`.
 set -euo pipefail
@@ -53,7 +54,7 @@ get() { # MODE PORT N: N GETs of KIND through the gateway on PORT
 for mode in pass verify; do
   args=(); [ "$mode" = verify ] && args=(--mode verify --keys "$W/keys.toml" --region eu-edge-1 --origin-region "$SLIPSTREAM_TEST_REGION")
   p=$(port)
-  valgrind --tool=callgrind --callgrind-out-file="$W/$mode.cg" \
+  valgrind --tool=callgrind --callgrind-out-file="$W/$mode.cg" ${CALLGRIND_ARGS:-} \
     "$BIN" gateway --listen "127.0.0.1:$p" --origin "$SLIPSTREAM_TEST_ENDPOINT" "${args[@]}" 2>"$W/$mode.err" &
   vpid=$!
   for _ in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
@@ -84,7 +85,7 @@ def self_costs(path):
             after_call = True
         elif line[:1].isdigit() or line[:1] in "+-*":
             if not after_call and fn:
-                costs[fn] += int(line.split()[1])
+                costs[fn] += int(line.split()[-1])  # the one event, Ir, is last
             after_call = False
     return costs
 p, v, n, top, kind = self_costs(sys.argv[1]), self_costs(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
