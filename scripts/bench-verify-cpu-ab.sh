@@ -14,7 +14,8 @@
 # GETs) into DIR/pass.data and DIR/verify.data, the request counts in DIR/pass.ops and
 # DIR/verify.ops (PERF_FLAGS replaces `-F 4000`, e.g. with `-F 1000 --call-graph dwarf`):
 # compare samples per request, symbol by symbol.
-# INTERLEAVE=1 (presigned only): each round sends COUNT GETs through all four gateways at once,
+# INTERLEAVE=1: each round sends COUNT GETs (KIND=presigned or header, signed by botocore for
+# this mode) through all four gateways at once,
 # request by request in turn (scripts/presigned-gets-interleaved.py), so the four rows of a
 # round see the same machine at every moment instead of one after another.
 # GATEWAY_CPUS=1 pins the gateways to core 1; run the rest elsewhere to keep them apart, e.g.
@@ -101,14 +102,14 @@ run() { # ROUND ROW: appends "ns_per_request" to $W/ROW and user-mode "ns_per_re
 # came out ~5 us higher whichever build was B. Each round starts fresh gateways: two
 # processes of one build differed by up to 6 us per request for a whole run (where their
 # threads and connections landed), so one process per row would bias the whole comparison.
-interleaved() { # N: N presigned GETs through each of the four gateways at once (INTERLEAVE=1)
+interleaved() { # N: N GETs of KIND through each of the four gateways at once (INTERLEAVE=1)
   local targets=() row region who
   for row in "${ROWS[@]}"; do
     region=$SLIPSTREAM_TEST_REGION who=origin
     case $row in *verify) region=eu-edge-1 who=edge ;; esac
     targets+=("http://127.0.0.1:$(cat "$W/$row.port"),$region,$who")
   done
-  EDGE_ACCESS_KEY_ID=AKIDEDGE EDGE_SECRET_ACCESS_KEY=edge-secret \
+  KIND=$KIND EDGE_ACCESS_KEY_ID=AKIDEDGE EDGE_SECRET_ACCESS_KEY=edge-secret \
     "$PY" scripts/presigned-gets-interleaved.py "$BUCKET" "$1" "${targets[@]}" >/dev/null
 }
 run_interleaved() { # as run, for the four rows measured over the same interleaved requests
@@ -133,7 +134,7 @@ for r in $(seq 1 "$ROUNDS"); do
   [ $(( r % 2 )) = 0 ] && order=(b-verify b-pass a-verify a-pass)
   for row in "${order[@]}"; do run "$r" "$row"; done
 done
-[ -n "${INTERLEAVE:-}" ] && KIND="presigned (interleaved)"
+[ -n "${INTERLEAVE:-}" ] && KIND="$KIND (interleaved)"
 python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$KIND" <<'PY'
 import pathlib, statistics, sys
 w, a, b, count, rounds, load = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
