@@ -426,6 +426,42 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_sigv4a_credential_and_a_decoded_one_by_position() {
+        let c = authorization_header(&format!(
+            "AWS4-ECDSA-P256-SHA256 Credential=AKIDV4A/20150830/s3/aws4_request, SignedHeaders=host;x-amz-date;x-amz-region-set, Signature={SIG}"
+        ))
+        .unwrap();
+        let cred = &c.credential;
+        assert_eq!(
+            (
+                cred.access_key_id(),
+                cred.date(),
+                cred.region(),
+                cred.service()
+            ),
+            ("AKIDV4A", "20150830", "", "s3")
+        );
+        let q = query_auth(&format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=A%2FB%2F20150830%2Feu-west-3%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature={SIG}"));
+        // `/` inside an access key id is refused, not misread: five parts are required.
+        assert!(q.is_err());
+        let q = query_auth(&format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=A-B%2F20150830%2Feu-west-3%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature={SIG}")).unwrap();
+        let cred = &q.credential;
+        assert_eq!(
+            (
+                cred.access_key_id(),
+                cred.date(),
+                cred.region(),
+                cred.service()
+            ),
+            ("A-B", "20150830", "eu-west-3", "s3")
+        );
+        assert_eq!(
+            q.amz_date.map(|d| d.as_str().to_owned()).as_deref(),
+            Some("20150830T123600Z")
+        );
+    }
+
+    #[test]
     fn refuses_malformed_headers() {
         for bad in [
             format!("AWS4-HMAC-SHA1 Credential=AKID/20150830/us-east-1/s3/aws4_request, SignedHeaders=host, Signature={SIG}"),
