@@ -374,7 +374,7 @@ impl Verifier {
             presigned,
             payload,
             signed_headers: claims.signed_headers,
-            signed_at: time.signed_at,
+            signed_at: time.amz_date.signed_at,
             expires_at: time.expires_at,
             seed_signature: claims.signature,
         })

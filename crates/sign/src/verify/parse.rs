@@ -47,15 +47,14 @@ impl std::fmt::Debug for Claims {
 /// A credential as sent and decoded, `AKID/DATE/REGION/SERVICE/aws4_request` (SigV4) or
 /// `AKID/DATE/SERVICE/aws4_request` (SigV4A), checked by [`scope`], in one string whose parts
 /// are read by position: the edge reads one per request, and one allocation does instead of
-/// one per part.
+/// one per part. Everything after the access key is the scope as signed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Credential {
     text: String,
     /// Where the access key ends; the date (8 bytes) follows its `/`.
     key_end: usize,
-    /// The region's start and end (SigV4; empty for SigV4A), then the service's.
-    region: (usize, usize),
-    service: (usize, usize),
+    /// Where the service starts; the region (SigV4) runs from after the date to the `/` before.
+    service_start: usize,
 }
 
 impl Credential {
@@ -68,19 +67,11 @@ impl Credential {
         let parts = scope(&text, alg, malformed)?;
         // The parts are consecutive, one `/` apart, the date 8 bytes long (checked).
         let key_end = parts.access_key_id.len();
-        let region_start = key_end + 10;
-        let region_end = region_start + parts.region.map_or(0, str::len);
-        let service_start = if parts.region.is_some() {
-            region_end + 1
-        } else {
-            region_start
-        };
-        let service = (service_start, service_start + parts.service.len());
+        let service_start = key_end + 10 + parts.region.map_or(0, |r| r.len() + 1);
         Ok(Credential {
             text,
             key_end,
-            region: (region_start, region_end),
-            service,
+            service_start,
         })
     }
 
@@ -95,11 +86,21 @@ impl Credential {
 
     /// SigV4: the scope's region; SigV4A: empty.
     pub fn region(&self) -> &str {
-        &self.text[self.region.0..self.region.1]
+        let start = self.key_end + 10;
+        match self.service_start > start {
+            true => &self.text[start..self.service_start - 1],
+            false => "",
+        }
     }
 
     pub fn service(&self) -> &str {
-        &self.text[self.service.0..self.service.1]
+        &self.text[self.service_start..self.text.len() - "/aws4_request".len()]
+    }
+
+    /// `DATE/REGION/SERVICE/aws4_request` (SigV4A without the region): what the string to
+    /// sign carries.
+    pub fn scope(&self) -> &str {
+        &self.text[self.key_end + 1..]
     }
 }
 
@@ -109,21 +110,30 @@ impl std::fmt::Debug for Credential {
     }
 }
 
-/// `X-Amz-Date` as sent, `YYYYMMDDTHHMMSSZ` (16 ASCII bytes: checked before one is made), kept
-/// on the stack: it is read for every request.
+/// `X-Amz-Date` as sent, `YYYYMMDDTHHMMSSZ`, and the time it names: parsed once, kept on the
+/// stack (it is read for every request).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct AmzDate([u8; 16]);
+pub struct AmzDate {
+    text: [u8; 16],
+    pub signed_at: crate::SigningTime,
+}
 
 impl AmzDate {
-    /// `value` if it is 16 ASCII bytes; [`crate::SigningTime::parse_amz`] checks the rest.
-    pub fn new(value: &str) -> Option<Self> {
-        let bytes: [u8; 16] = value.as_bytes().try_into().ok()?;
-        bytes.is_ascii().then_some(AmzDate(bytes))
+    /// `value` if it is a valid `X-Amz-Date`, else the error `malformed` makes of it.
+    pub fn parse(
+        value: &str,
+        malformed: impl Fn(String) -> VerifyError,
+    ) -> Result<Self, VerifyError> {
+        let bad = || malformed(format!("X-Amz-Date {value:?} is not YYYYMMDDTHHMMSSZ"));
+        // `parse_amz` accepts 16 ASCII bytes only.
+        let signed_at = crate::SigningTime::parse_amz(value).map_err(|_| bad())?;
+        let text = value.as_bytes().try_into().map_err(|_| bad())?;
+        Ok(AmzDate { text, signed_at })
     }
 
     pub fn as_str(&self) -> &str {
-        // 16 ASCII bytes (checked in `new`) are UTF-8.
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        // ASCII (checked by `parse_amz`) is UTF-8.
+        std::str::from_utf8(&self.text).unwrap_or_default()
     }
 }
 
@@ -364,8 +374,7 @@ pub fn query_auth(pairs: &[(&str, &str)]) -> Result<Claims, VerifyError> {
                 "X-Amz-Expires {expires:?} must be a number of seconds from 1 to 604800"
             ))
         })?;
-    let amz_date = AmzDate::new(&date)
-        .ok_or_else(|| malformed(format!("X-Amz-Date {date:?} is not YYYYMMDDTHHMMSSZ")))?;
+    let amz_date = AmzDate::parse(&date, malformed)?;
     let region_set = match alg {
         Algorithm::V4 => None,
         Algorithm::V4a => Some(
@@ -441,6 +450,7 @@ mod tests {
             ),
             ("AKIDV4A", "20150830", "", "s3")
         );
+        assert_eq!(cred.scope(), "20150830/s3/aws4_request");
         let q = query_auth(&format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=A%2FB%2F20150830%2Feu-west-3%2Fs3%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature={SIG}"));
         // `/` inside an access key id is refused, not misread: five parts are required.
         assert!(q.is_err());
@@ -455,6 +465,7 @@ mod tests {
             ),
             ("A-B", "20150830", "eu-west-3", "s3")
         );
+        assert_eq!(cred.scope(), "20150830/eu-west-3/s3/aws4_request");
         assert_eq!(
             q.amz_date.map(|d| d.as_str().to_owned()).as_deref(),
             Some("20150830T123600Z")

@@ -1,7 +1,6 @@
 //! The steps of [`Verifier::verify`], in the order it takes them: read the claims, check the
 //! time, the scope and the headers, rebuild the string to sign, check the signature.
 
-use std::convert::Infallible;
 use std::sync::OnceLock;
 
 use hmac::Mac;
@@ -10,15 +9,14 @@ use subtle::ConstantTimeEq;
 use super::parse::{self, signed_names, AmzDate, Claims};
 use super::{Algorithm, Incoming, KeySource, Verifier, VerifyError, UNSIGNED_OK_PRESIGNED};
 use crate::canonical::{build_canonical_request, canonical_uri, push_canonical_headers};
-use crate::string_to_sign::{push_scope, push_scope_v4a, string_to_sign_with};
+use crate::string_to_sign::string_to_sign;
 use crate::v4a::{EcdsaKey, ALGORITHM_V4A};
 use crate::{Credentials, PayloadHash, SessionTokenMode, SigningKey, SigningTime, ALGORITHM};
 
 /// The signing time as the request states it.
 pub(super) struct Time {
-    /// `X-Amz-Date`, as sent.
+    /// `X-Amz-Date`, as sent, and the signing time it names.
     pub amz_date: AmzDate,
-    pub signed_at: SigningTime,
     /// Presigned URLs: when they stop being valid.
     pub expires_at: Option<SigningTime>,
 }
@@ -67,17 +65,11 @@ impl Verifier {
         let amz_date = match presigned {
             true => claims.amz_date.take(),
             false => single_header(req.headers, "x-amz-date")?
-                .map(|v| {
-                    AmzDate::new(v).ok_or_else(|| {
-                        malformed(format!("X-Amz-Date {v:?} is not YYYYMMDDTHHMMSSZ"))
-                    })
-                })
+                .map(|v| AmzDate::parse(v, malformed))
                 .transpose()?,
         }
         .ok_or_else(|| malformed("X-Amz-Date is missing".into()))?;
-        let amz = amz_date.as_str();
-        let signed_at = SigningTime::parse_amz(amz)
-            .map_err(|_| malformed(format!("X-Amz-Date {amz:?} is not YYYYMMDDTHHMMSSZ")))?;
+        let (amz, signed_at) = (amz_date.as_str(), amz_date.signed_at);
         let date = claims.credential.date();
         if amz.get(..8) != Some(date) {
             return Err(malformed(format!(
@@ -103,7 +95,6 @@ impl Verifier {
         }
         Ok(Time {
             amz_date,
-            signed_at,
             expires_at,
         })
     }
@@ -236,31 +227,12 @@ impl Verifier {
             payload.as_str(),
         )
         .map_err(|e| malformed(presigned, e.to_string()))?;
-        let c = &claims.credential;
-        let (date, region, service) = (c.date(), c.region(), c.service());
-        let sts = match claims.algorithm {
-            Algorithm::V4 => string_to_sign_with(
-                ALGORITHM,
-                amz_date,
-                date.len() + region.len() + service.len() + 15,
-                |s| push_scope(s, date, region, service),
-                &cr,
-            )
-            .map_err(|e| malformed(presigned, e.to_string()))?,
-            Algorithm::V4a => {
-                let Ok(sts) = string_to_sign_with(
-                    ALGORITHM_V4A,
-                    amz_date,
-                    date.len() + service.len() + 14,
-                    |s| {
-                        push_scope_v4a(s, date, service);
-                        Ok::<(), Infallible>(())
-                    },
-                    &cr,
-                );
-                sts
-            }
+        let algorithm = match claims.algorithm {
+            Algorithm::V4 => ALGORITHM,
+            Algorithm::V4a => ALGORITHM_V4A,
         };
+        // The scope as sent: its date, region and service were checked against this verifier's.
+        let sts = string_to_sign(algorithm, amz_date, claims.credential.scope(), &cr);
         Ok((cr, sts))
     }
 }
