@@ -89,14 +89,22 @@ gets() { # ROW N: N GETs of KIND through ROW's gateway; prints the requests made
 user_ticks() { # PID: user-mode CPU time so far, in clock ticks (field 14 of /proc/PID/stat)
   sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f12
 }
-run() { # ROUND ROW: appends "ns_per_request" to $W/ROW and user-mode "ns_per_request" to $W/ROW.user
-  local row=$2 pid before after ops ubefore uafter
-  pid=$(cat "$W/$row.pid")
-  before=$(cpu_ns "$pid"); ubefore=$(user_ticks "$pid")
-  ops=$(gets "$row" "$COUNT")
-  after=$(cpu_ns "$pid"); uafter=$(user_ticks "$pid")
-  echo $(( (after - before) / ops )) >> "$W/$row"
-  echo $(( (uafter - ubefore) * 1000000000 / $(getconf CLK_TCK) / ops )) >> "$W/$row.user"
+mark() { # ROW: the CPU so far of ROW's gateway, "all_ns user_ticks", for record
+  local pid
+  pid=$(cat "$W/$1.pid")
+  echo "$(cpu_ns "$pid") $(user_ticks "$pid")"
+}
+record() { # ROW MARK N: appends ns per request since MARK to $W/ROW, user-mode to $W/ROW.user
+  local row=$1 n=$3 now then
+  read -r -a now <<< "$(mark "$row")"
+  read -r -a then <<< "$2"
+  echo $(( (now[0] - then[0]) / n )) >> "$W/$row"
+  echo $(( (now[1] - then[1]) * 1000000000 / $(getconf CLK_TCK) / n )) >> "$W/$row.user"
+}
+run() { # ROUND ROW: COUNT GETs through ROW's gateway alone, recorded
+  local row=$2 before
+  before=$(mark "$row")
+  record "$row" "$before" "$(gets "$row" "$COUNT")"
 }
 # Even rounds run the rows in reverse: with one order, the last row (B's verifying gateway)
 # came out ~5 us higher whichever build was B. Each round starts fresh gateways: two
@@ -113,14 +121,11 @@ interleaved() { # N: N GETs of KIND through each of the four gateways at once (I
     "$PY" scripts/presigned-gets-interleaved.py "$BUCKET" "$1" "${targets[@]}" >/dev/null
 }
 run_interleaved() { # as run, for the four rows measured over the same interleaved requests
-  local row before=() ubefore=() i=0
-  for row in "${ROWS[@]}"; do before+=("$(cpu_ns "$(cat "$W/$row.pid")")"); ubefore+=("$(user_ticks "$(cat "$W/$row.pid")")"); done
+  local row marks=()
+  for row in "${ROWS[@]}"; do marks+=("$(mark "$row")"); done
   interleaved "$COUNT"
-  for row in "${ROWS[@]}"; do
-    echo $(( ($(cpu_ns "$(cat "$W/$row.pid")") - before[i]) / COUNT )) >> "$W/$row"
-    echo $(( ($(user_ticks "$(cat "$W/$row.pid")") - ubefore[i]) * 1000000000 / $(getconf CLK_TCK) / COUNT )) >> "$W/$row.user"
-    i=$(( i + 1 ))
-  done
+  local i=0
+  for row in "${ROWS[@]}"; do record "$row" "${marks[i]}" "$COUNT"; i=$(( i + 1 )); done
 }
 for r in $(seq 1 "$ROUNDS"); do
   start_gateways
