@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of the verifying edge's CPU per request on loopback: for two `slipstream` binaries, a
 # pass-through gateway and a verifying one (keys file) each, in front of versitygw;
-# 4 KiB GETs (COUNT a run, 4 kept-alive connections; KIND=header, the default: header-signed by
+# 4 KiB GETs (COUNT a run, 4 kept-alive connections, CONCURRENCY=N for others with KIND=header; KIND=header, the default: header-signed by
 # `slipstream bench get`; KIND=presigned: SigV4 URLs from the Python package, fetched by
 # scripts/presigned-gets.py, which needs `make python`) through each of the four in
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
@@ -24,7 +24,7 @@
 #   scripts/with-s3-server.sh scripts/bench-verify-cpu-ab.sh BIN_A BIN_B [COUNT] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-A=$1 B=$2 COUNT=${3:-20000} ROUNDS=${4:-4} KIND=${KIND:-header}
+A=$1 B=$2 COUNT=${3:-20000} ROUNDS=${4:-4} KIND=${KIND:-header} CONCURRENCY=${CONCURRENCY:-4}
 PY=$PWD/.venv/bin/python
 CLIENT=$PWD/target/release/slipstream
 W=$(mktemp -d)
@@ -73,7 +73,7 @@ as_client() { # ROW COMMAND...: with the edge's key for verifying rows
 }
 get() { # ROW JSON [bench get flags...]: header-signed GETs
   local row=$1 json=$2; shift 2
-  as_client "$row" "$CLIENT" bench get --bucket "$BUCKET" --objects 10 --size 4KiB --concurrency 4 \
+  as_client "$row" "$CLIENT" bench get --bucket "$BUCKET" --objects 10 --size 4KiB --concurrency "$CONCURRENCY" \
     --endpoint-url "http://127.0.0.1:$(cat "$W/$row.port")" --path-style --quiet --json "$json" "$@" >/dev/null
 }
 gets() { # ROW N: N GETs of KIND through ROW's gateway; prints the requests made
@@ -140,6 +140,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for row in "${order[@]}"; do run "$r" "$row"; done
 done
 [ -n "${INTERLEAVE:-}" ] && KIND="$KIND (interleaved)"
+[ "$KIND" = header ] && [ "$CONCURRENCY" != 4 ] && KIND="header ($CONCURRENCY connections)"
 python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$KIND" <<'PY'
 import pathlib, statistics, sys
 w, a, b, count, rounds, load = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]

@@ -60,8 +60,18 @@ impl MemoryDownload {
         key: &str,
         opts: TransferOptions,
     ) -> Result<Self, TransferError> {
+        Self::start_listed(client, (bucket, key, None), opts).await
+    }
+
+    /// [`MemoryDownload::start`] of an object a listing named, `listed` its size there: a
+    /// small one is asked for whole, without a HeadObject beside the GET.
+    pub(crate) async fn start_listed(
+        client: Arc<S3Client>,
+        (bucket, key, listed): (&str, &str, Option<u64>),
+        opts: TransferOptions,
+    ) -> Result<Self, TransferError> {
         let asked = Instant::now();
-        let first_part = start(&client, bucket, key, first_len(opts.part_size), None);
+        let first_part = start(&client, bucket, key, first_len(opts.part_size), listed);
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first_part).await?;
         opts.set_total(info.size);
         // As for files (the object is held whole anyway, so longer parts cost no memory).
@@ -79,6 +89,11 @@ impl MemoryDownload {
     /// The object's size: what [`MemoryDownload::read_into`] needs.
     pub fn size(&self) -> u64 {
         self.info.size
+    }
+
+    /// What the first answer said of the object (its content headers and metadata among it).
+    pub(crate) fn info(&self) -> &ObjectInfo {
+        &self.info
     }
 
     /// Receives the object into `buf`, which must be exactly [`MemoryDownload::size`] long,

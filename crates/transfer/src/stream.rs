@@ -45,30 +45,29 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
     out: &mut W,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
-    download_to_writer_seen(client, bucket, key, out, opts, None).await
+    download_to_writer_seen(client, (bucket, key, None), out, opts, None).await
 }
 
 /// [`download_to_writer`], telling `seen` what the object is (size, ETag, content headers and
 /// metadata) before its first byte is written: a copy through this machine starts its upload
-/// with the source's headers.
+/// with the source's headers. `listed`: the object's size in a listing, so that a small object
+/// is asked for whole, without a HeadObject beside its GET.
 pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    bucket: &str,
-    key: &str,
+    (bucket, key, listed): (&str, &str, Option<u64>),
     out: &mut W,
     opts: TransferOptions,
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    let work = to_writer(client, bucket, key, out, opts, seen);
+    let work = to_writer(client, (bucket, key, listed), out, opts, seen);
     stall::bounded(&watched, limit, true, work).await
 }
 
 /// The transfer itself, under the stall bound of [`download_to_writer`].
 async fn to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    bucket: &str,
-    key: &str,
+    (bucket, key, listed): (&str, &str, Option<u64>),
     out: &mut W,
     opts: TransferOptions,
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
@@ -77,7 +76,7 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     let pool = Arc::new(BufferPool::default());
     let asked = Instant::now();
     // The first range fits the smallest cut; the split is chosen once it has answered.
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3), None).await?;
+    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3), listed).await?;
     if let Some(seen) = seen {
         let _ = seen.send(info.clone());
     }
@@ -184,9 +183,8 @@ async fn from_reader<R: AsyncRead + Unpin>(
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
     let part_size = opts.part_size.max(MIN_PART_SIZE) as usize;
-    let threshold = (opts.multipart_threshold as usize).clamp(1, part_size);
     let first = read_up_to(input, part_size).await?;
-    if first.len() < threshold {
+    if (first.len() as u64) < single_put_below(&opts) {
         let size = first.len() as u64;
         let headers = opts.headers.for_key(key);
         client
@@ -214,6 +212,12 @@ async fn from_reader<R: AsyncRead + Unpin>(
         size,
         parts: parts.len(),
     })
+}
+
+/// The size from which a stream is uploaded in parts: `multipart_threshold`, at most one part.
+pub(crate) fn single_put_below(opts: &TransferOptions) -> u64 {
+    opts.multipart_threshold
+        .clamp(1, opts.part_size.max(MIN_PART_SIZE))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -23,7 +23,7 @@ use crate::flight::Flight;
 use crate::many::{far_away, local_path, open_ahead, with_part_budget, FAR_OBJECTS};
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
-use crate::through::copy_through;
+use crate::through::copy_listed_object;
 use crate::{upload_file, Many, TransferError, TransferOptions};
 
 /// One side of a sync.
@@ -550,7 +550,8 @@ async fn move_entry(
             let (src_key, key) = (format!("{sp}{}", src.name), format!("{prefix}{}", src.name));
             if let Some(reader) = &options.source {
                 let reader = Arc::clone(reader);
-                copy_through(reader, client, (sb, &src_key), (bucket, &key), opts).await?;
+                let from = (sb.as_str(), src_key.as_str(), Some(src.size));
+                copy_listed_object(reader, client, from, (bucket, &key), opts).await?;
                 return Ok(());
             }
             let source = CopySource {

@@ -17,9 +17,9 @@ use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
-    download_prefix, download_to_file, download_to_memory, download_to_writer, list_spread,
-    objects_in_flight, upload_file, ManyOptions, Selection, Spread, TransferOptions, FAR_OBJECTS,
-    MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
+    copy_listed_through, download_prefix, download_to_file, download_to_memory, download_to_writer,
+    list_spread, objects_in_flight, upload_file, ManyOptions, Selection, Spread, TransferOptions,
+    FAR_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
 use common::server;
@@ -695,6 +695,102 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
         "{err}"
     );
     assert!(!dir.path().join("s4").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_copied_through_here_takes_one_whole_get_per_small_object_and_checks_it() {
+    // As the download above, for a copy between services (through this machine): a listed
+    // object below the multipart threshold is one GET (no HEAD, no range) into one buffer, its
+    // checksum checked before it is put; one that grew past a single PutObject after the
+    // listing is streamed instead, in full.
+    let (bucket, large) = object("p/large").await;
+    let small: Vec<(String, Vec<u8>)> = (0..5)
+        .map(|i| (format!("p/s{i}"), data(1000 + i * 3000)))
+        .chain([("p/empty".to_owned(), Vec::new())])
+        .chain([("p/grows".to_owned(), data(10))])
+        .collect();
+    for (key, body) in &small {
+        put_direct(&bucket, key, body.clone());
+    }
+    let grown = data(2 * MIN_PART_SIZE as usize + 7);
+    let (heads, ranged) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(Mutex::new(Vec::new())),
+    );
+    let corrupt = Arc::new(AtomicBool::new(false));
+    let (h, r, c, b, g) = (
+        Arc::clone(&heads),
+        Arc::clone(&ranged),
+        Arc::clone(&corrupt),
+        bucket.clone(),
+        grown.clone(),
+    );
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "HEAD" {
+                h.fetch_add(1, Ordering::SeqCst);
+            }
+            if s.method == "GET" && !s.target.contains('?') {
+                if s.range.is_some() {
+                    r.lock().unwrap().push(s.target.clone());
+                }
+                if s.target.ends_with("/p/grows") {
+                    put_direct(&b, "p/grows", g.clone());
+                }
+                if c.load(Ordering::SeqCst) && s.target.ends_with("/p/s4") {
+                    return Action::Corrupt(5000);
+                }
+            }
+            Action::Forward
+        }),
+    );
+    // The source through the proxy, the destination direct: two clients, as two services.
+    let (source, dest) = (client_for(&p.endpoint), client_for(&server()));
+    let many = ManyOptions::new(Some(4));
+    let copy = |to: &'static str| {
+        let selection = Selection::parse("p/", true).unwrap();
+        let listed = list_spread(
+            Arc::clone(&source),
+            &bucket,
+            selection.clone(),
+            Filters::new(),
+            4,
+            Spread::WhenFar,
+        );
+        let (source, dest, bucket, many) = (&source, &dest, &bucket, &many);
+        async move {
+            let from = (bucket.as_str(), &selection);
+            copy_listed_through(source, dest, from, listed, (bucket, to), many, opts()).await
+        }
+    };
+    let got = copy("c/").await.unwrap();
+    assert_eq!(got.objects, 8);
+    for (key, body) in small.iter().chain([&("p/large".to_owned(), large)]) {
+        let want = if key == "p/grows" { &grown } else { body };
+        let copied = key.replacen("p/", "c/", 1);
+        let got = dest.get_bytes(&bucket, &copied, None).await.unwrap();
+        assert!(got == *want, "{copied}");
+    }
+    assert_eq!(
+        heads.load(Ordering::SeqCst),
+        1,
+        "only the large object asks HEAD"
+    );
+    let ranged = ranged.lock().unwrap().clone();
+    assert!(
+        !ranged.is_empty() && ranged.iter().all(|t| t.ends_with("/p/large")),
+        "{ranged:?}"
+    );
+    // A flipped bit fails the object's checksum before anything is put.
+    corrupt.store(true, Ordering::SeqCst);
+    let err = copy("d/").await.unwrap_err();
+    assert!(
+        matches!(err, TransferError::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    let written = dest.object_exists(&bucket, "d/s4").await.unwrap();
+    assert!(!written, "a corrupted object was put");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
