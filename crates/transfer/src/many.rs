@@ -104,6 +104,25 @@ pub async fn objects_in_flight(
     Ok(objects)
 }
 
+/// [`objects_in_flight`] for a copy between two services (`source` and `dest`, each a client
+/// and a bucket): both paths measured side by side and the farther deciding, since each object
+/// waits on both (a far source copied to a near destination needs as many objects in flight
+/// as the reverse); the connections that many need start opening on both sides.
+pub(crate) async fn objects_in_flight_between(
+    source: (&S3Client, &str),
+    dest: (&S3Client, &str),
+    chosen: Option<usize>,
+) -> Result<usize, TransferError> {
+    let (here, there) = tokio::try_join!(
+        objects_in_flight(dest.0, dest.1, chosen, usize::MAX),
+        objects_in_flight(source.0, source.1, chosen, usize::MAX),
+    )?;
+    let objects = here.max(there);
+    open_ahead(dest.0, dest.1, objects, usize::MAX);
+    open_ahead(source.0, source.1, objects, usize::MAX);
+    Ok(objects)
+}
+
 /// How far `bucket`'s server is. Far: one `HeadBucket` takes [`LONG_PATH`] or more. That is
 /// known once it is unanswered after `LONG_PATH` and no connection to the server has
 /// connected within `LONG_PATH` either (on a new connection the answer is two round trips

@@ -283,7 +283,7 @@ pub async fn sync(
     // the local side's names, side by side (`ranges.rs`), and the objects' connections start
     // opening, both as soon as HeadBucket says "far" (before its answer). Nearby the server's
     // CPU is the limit, and one listing costs it least.
-    let distance = far_away(&client, bucket, || {
+    let here = far_away(&client, bucket, || {
         open_ahead(
             &client,
             bucket,
@@ -307,10 +307,28 @@ pub async fn sync(
                 Direction::Copy => {}
             }
         }
-    })
-    .await?;
-    let objects = options.objects.unwrap_or(distance.objects());
+    });
+    // From another service, each object waits on both paths: the farther decides.
+    let there = async {
+        match (&options.source, from) {
+            (Some(reader), Place::S3 { bucket: sb, .. }) => {
+                let far = options.objects.unwrap_or(FAR_OBJECTS);
+                far_away(reader, sb, || open_ahead(reader, sb, far, usize::MAX))
+                    .await
+                    .map(Some)
+            }
+            _ => Ok(None),
+        }
+    };
+    let (here, there) = tokio::try_join!(here, there)?;
+    let source_objects = there.map_or(0, |d| d.objects());
+    let objects = options
+        .objects
+        .unwrap_or(here.objects().max(source_objects));
     open_ahead(&client, bucket, objects, usize::MAX);
+    if let (Some(reader), Place::S3 { bucket: sb, .. }) = (&options.source, from) {
+        open_ahead(reader, sb, objects, usize::MAX);
+    }
     let mut run = Run {
         client: Arc::clone(&client),
         direction,

@@ -18,7 +18,7 @@ use slipstream_client::S3Client;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::flight::for_each_listed;
-use crate::many::{objects_in_flight, with_part_budget};
+use crate::many::{objects_in_flight_between, with_part_budget};
 use crate::memory::MemoryDownload;
 use crate::select::Selection;
 use crate::stall;
@@ -156,7 +156,8 @@ pub async fn copy_listed_through(
     many: &ManyOptions,
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
-    let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
+    let ends = ((&**source, src_bucket), (&**client, bucket));
+    let in_flight = objects_in_flight_between(ends.0, ends.1, many.objects).await?;
     let opts = with_part_budget(opts);
     for_each_listed(listed, in_flight, |o| {
         let key = format!("{prefix}{}", selection.relative(&o.key));

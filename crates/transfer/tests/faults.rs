@@ -18,8 +18,8 @@ use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
     copy_listed_through, download_prefix, download_to_file, download_to_memory, download_to_writer,
-    list_spread, objects_in_flight, upload_file, ManyOptions, Selection, Spread, TransferOptions,
-    FAR_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
+    list_spread, objects_in_flight, sync, upload_file, ManyOptions, Place, Selection, Spread,
+    SyncOptions, TransferOptions, FAR_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
 use common::server;
@@ -838,6 +838,79 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     // A missing bucket fails, slow or not.
     let missing = objects_in_flight(&busy, "no-such-bucket-here", None, 8).await;
     assert!(missing.is_err(), "{missing:?}");
+}
+
+/// Each object copied between two services waits on both paths, so the farther decides how
+/// many move at once: a far source (every HeadBucket slow behind a near proxy) with a near
+/// destination needs the far number, and the source's connections for them start opening.
+/// Measured by the destination alone, such a copy ran 4 (or 64) objects at a time, each a
+/// round trip or more to the source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connections() {
+    let (bucket, _) = object("f/large").await;
+    for i in 0..20 {
+        put_direct(&bucket, &format!("f/s{i}"), data(100));
+    }
+    let slow_heads = || -> Arc<proxy::Rule> {
+        Arc::new(|s: &Seen| match s.method.as_str() {
+            "HEAD" => Action::Delay(Duration::from_millis(60)),
+            _ => Action::Forward,
+        })
+    };
+    let opened_far = |p: &proxy::Proxy| {
+        // Preconnects finish in the background: wait for them, a few seconds at most.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while p.connections.load(Ordering::SeqCst) <= MID_OBJECTS
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        p.connections.load(Ordering::SeqCst)
+    };
+    let dest = client_for(&server());
+    // cp --recursive between the two.
+    let p = proxy::start(&server(), slow_heads());
+    let source = client_for(&p.endpoint);
+    let selection = Selection::parse("f/", true).unwrap();
+    let listed = list_spread(
+        Arc::clone(&source),
+        &bucket,
+        selection.clone(),
+        Filters::new(),
+        4,
+        Spread::WhenFar,
+    );
+    let many = ManyOptions::new(None);
+    let from = (bucket.as_str(), &selection);
+    let to = (bucket.as_str(), "c/");
+    let got = copy_listed_through(&source, &dest, from, listed, to, &many, opts())
+        .await
+        .unwrap();
+    assert_eq!(got.objects, 21);
+    let opened = opened_far(&p);
+    assert!(
+        opened > MID_OBJECTS,
+        "{opened} connections to the far source"
+    );
+    // sync between the two.
+    let p = proxy::start(&server(), slow_heads());
+    let options = SyncOptions {
+        source: Some(client_for(&p.endpoint)),
+        ..SyncOptions::default()
+    };
+    let s3 = |prefix: &str| Place::S3 {
+        bucket: bucket.clone(),
+        prefix: prefix.to_owned(),
+    };
+    let synced = sync(Arc::clone(&dest), &s3("f/"), &s3("y/"), &options, opts())
+        .await
+        .unwrap();
+    assert_eq!(synced.moved.objects, 21);
+    let opened = opened_far(&p);
+    assert!(
+        opened > MID_OBJECTS,
+        "{opened} connections to the far source"
+    );
 }
 
 /// A listing's pages go on connections of their own: a page sent on a connection opened ahead
