@@ -45,16 +45,8 @@ if [ -z "$COUNT" ]; then
   [ -x $S5 ] && TOOLS+=(s5cmd)
   [ -x $AWS ] && TOOLS+=(awscli)
 else
-  # The prefix: COUNT objects of SIZE KiB in 100 "directories", as scripts/bench-many.sh makes.
-  python3 - "$WORK/tree" "$COUNT" "$SIZE" <<'EOF'
-import os, sys
-root, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * 1024
-for i in range(count):
-    d = os.path.join(root, f"d{i % 100:02}")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"f{i:07}"), "wb") as f:
-        f.write(os.urandom(size))
-EOF
+  # The prefix: COUNT objects of SIZE KiB in 100 "directories", bench-many.sh's tree.
+  python3 scripts/make-tree.py "$WORK/tree" "$COUNT" "$SIZE"
   "$BIN" cp --recursive "$WORK/tree" "s3://$BUCKET/src/" --endpoint-url "$SRC" --objects 64 --quiet
   rm -rf "$WORK/tree"
   [ -x $S5 ] && TOOLS+=(s5cmd)

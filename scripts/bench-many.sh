@@ -45,15 +45,7 @@ B3NAME="boto3, ${BOTO3_WORKERS:-64} threads"
 
 # The tree: COUNT files of SIZE_KIB in 100 directories.
 mkdir -p "$WORK/src"
-python3 - "$WORK/src" "$COUNT" "$SIZE_KIB" <<'EOF'
-import os, sys
-root, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * 1024
-for i in range(count):
-    d = os.path.join(root, f"d{i % 100:02}")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"f{i:07}"), "wb") as f:
-        f.write(os.urandom(size))
-EOF
+python3 scripts/make-tree.py "$WORK/src" "$COUNT" "$SIZE_KIB"
 "${WRAP[@]}" "$BIN" mb "s3://$BUCKET" "${S3ARGS[@]}"
 "${WRAP[@]}" "$BIN" cp --recursive "$WORK/src" "s3://$BUCKET/seed/" "${S3ARGS[@]}" --objects 64 --quiet
 

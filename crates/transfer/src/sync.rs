@@ -20,7 +20,9 @@ use tokio::sync::mpsc;
 use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::download::download_listed;
 use crate::flight::Flight;
-use crate::many::{far_away, local_path, open_ahead, with_part_budget, FAR_OBJECTS};
+use crate::many::{
+    far_away, local_path, objects_in_flight, open_ahead, with_part_budget, FAR_OBJECTS,
+};
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
 use crate::through::copy_listed_object;
@@ -312,19 +314,13 @@ pub async fn sync(
     let there = async {
         match (&options.source, from) {
             (Some(reader), Place::S3 { bucket: sb, .. }) => {
-                let far = options.objects.unwrap_or(FAR_OBJECTS);
-                far_away(reader, sb, || open_ahead(reader, sb, far, usize::MAX))
-                    .await
-                    .map(Some)
+                objects_in_flight(reader, sb, options.objects, usize::MAX).await
             }
-            _ => Ok(None),
+            _ => Ok(0),
         }
     };
     let (here, there) = tokio::try_join!(here, there)?;
-    let source_objects = there.map_or(0, |d| d.objects());
-    let objects = options
-        .objects
-        .unwrap_or(here.objects().max(source_objects));
+    let objects = options.objects.unwrap_or(here.objects().max(there));
     open_ahead(&client, bucket, objects, usize::MAX);
     if let (Some(reader), Place::S3 { bucket: sb, .. }) = (&options.source, from) {
         open_ahead(reader, sb, objects, usize::MAX);

@@ -607,59 +607,126 @@ fn put_direct(bucket: &str, key: &str, body: Vec<u8>) {
     .unwrap();
 }
 
+/// A prefix `p/` of small objects (the first range holds them: 640 KiB with these options), an
+/// empty one, one that grows to `grown` when its GET arrives, and a large one, read through a
+/// proxy that counts HEADs and ranged GETs and flips a bit of `p/s4` once `corrupt` is set.
+struct SmallObjects {
+    bucket: String,
+    /// Key and body of each object but the large one.
+    small: Vec<(String, Vec<u8>)>,
+    large: Vec<u8>,
+    grown: Vec<u8>,
+    heads: Arc<AtomicUsize>,
+    ranged: Arc<Mutex<Vec<String>>>,
+    corrupt: Arc<AtomicBool>,
+    proxy: proxy::Proxy,
+}
+
+impl SmallObjects {
+    async fn new() -> Self {
+        let (bucket, large) = object("p/large").await;
+        let small: Vec<(String, Vec<u8>)> = (0..5)
+            .map(|i| (format!("p/s{i}"), data(1000 + i * 3000)))
+            .chain([("p/empty".to_owned(), Vec::new())])
+            .chain([("p/grows".to_owned(), data(10))])
+            .collect();
+        for (key, body) in &small {
+            put_direct(&bucket, key, body.clone());
+        }
+        let grown = data(2 * MIN_PART_SIZE as usize + 7);
+        let (heads, ranged) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(Mutex::new(Vec::new())),
+        );
+        let corrupt = Arc::new(AtomicBool::new(false));
+        let (h, r, c, b, g) = (
+            Arc::clone(&heads),
+            Arc::clone(&ranged),
+            Arc::clone(&corrupt),
+            bucket.clone(),
+            grown.clone(),
+        );
+        let proxy = proxy::start(
+            &server(),
+            Arc::new(move |s: &Seen| {
+                if s.method == "HEAD" {
+                    h.fetch_add(1, Ordering::SeqCst);
+                }
+                if s.method == "GET" && !s.target.contains('?') {
+                    if s.range.is_some() {
+                        r.lock().unwrap().push(s.target.clone());
+                    }
+                    if s.target.ends_with("/p/grows") {
+                        put_direct(&b, "p/grows", g.clone());
+                    }
+                    if c.load(Ordering::SeqCst) && s.target.ends_with("/p/s4") {
+                        return Action::Corrupt(5000);
+                    }
+                }
+                Action::Forward
+            }),
+        );
+        Self {
+            bucket,
+            small,
+            large,
+            grown,
+            heads,
+            ranged,
+            corrupt,
+            proxy,
+        }
+    }
+
+    /// Every key of the set, the large one included.
+    fn keys(&self) -> Vec<String> {
+        let small = self.small.iter().map(|(k, _)| k.clone());
+        small.chain(["p/large".to_owned()]).collect()
+    }
+
+    /// What `key` holds once its GET has been answered.
+    fn body(&self, key: &str) -> &[u8] {
+        match key {
+            "p/grows" => &self.grown,
+            "p/large" => &self.large,
+            _ => {
+                &self
+                    .small
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .expect("a key of the set")
+                    .1
+            }
+        }
+    }
+
+    /// No HEAD and no range for any small object (the one that grew included: its whole
+    /// answer was read as one part); only the large object asked HEAD and ranges.
+    fn assert_one_whole_get_per_small_object(&self) {
+        assert_eq!(
+            self.heads.load(Ordering::SeqCst),
+            1,
+            "only the large object asks HEAD"
+        );
+        let ranged = self.ranged.lock().unwrap().clone();
+        assert!(
+            !ranged.is_empty() && ranged.iter().all(|t| t.ends_with("/p/large")),
+            "{ranged:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_checks_them() {
-    // Small objects (the first range holds them: 640 KiB with these options), an empty one, one
-    // that grows between the listing and its GET, and a large one.
-    let (bucket, large) = object("p/large").await;
-    let small: Vec<(String, Vec<u8>)> = (0..5)
-        .map(|i| (format!("p/s{i}"), data(1000 + i * 3000)))
-        .chain([("p/empty".to_owned(), Vec::new())])
-        .chain([("p/grows".to_owned(), data(10))])
-        .collect();
-    for (key, body) in &small {
-        put_direct(&bucket, key, body.clone());
-    }
-    let grown = data(2 * MIN_PART_SIZE as usize + 7);
-    let (heads, ranged) = (
-        Arc::new(AtomicUsize::new(0)),
-        Arc::new(Mutex::new(Vec::new())),
-    );
-    let corrupt = Arc::new(AtomicBool::new(false));
-    let (h, r, c, b, g) = (
-        Arc::clone(&heads),
-        Arc::clone(&ranged),
-        Arc::clone(&corrupt),
-        bucket.clone(),
-        grown.clone(),
-    );
-    let p = proxy::start(
-        &server(),
-        Arc::new(move |s: &Seen| {
-            if s.method == "HEAD" {
-                h.fetch_add(1, Ordering::SeqCst);
-            }
-            if s.method == "GET" && !s.target.contains('?') {
-                if s.range.is_some() {
-                    r.lock().unwrap().push(s.target.clone());
-                }
-                if s.target.ends_with("/p/grows") {
-                    put_direct(&b, "p/grows", g.clone());
-                }
-                if c.load(Ordering::SeqCst) && s.target.ends_with("/p/s4") {
-                    return Action::Corrupt(5000);
-                }
-            }
-            Action::Forward
-        }),
-    );
+    let set = SmallObjects::new().await;
+    let (bucket, p) = (&set.bucket, &set.proxy);
     let client = client_for(&p.endpoint);
     let dir = tempfile::tempdir().unwrap();
     let selection = Selection::parse("p/", true).unwrap();
     let many = ManyOptions::new(Some(4));
     let got = download_prefix(
         Arc::clone(&client),
-        &bucket,
+        bucket,
         selection,
         dir.path(),
         &many,
@@ -668,26 +735,17 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
     .await
     .unwrap();
     assert_eq!(got.objects, 8);
-    for (key, body) in &small {
-        let want = if key == "p/grows" { &grown } else { body };
+    for key in set.keys() {
         let file = dir.path().join(key.trim_start_matches("p/"));
-        assert!(std::fs::read(&file).unwrap() == *want, "{key}");
+        assert!(std::fs::read(&file).unwrap() == set.body(&key), "{key}");
     }
-    assert!(std::fs::read(dir.path().join("large")).unwrap() == large);
-    // No HEAD and no range for any listed small object (the one that grew included: its
-    // whole answer was read as one part); only the large object asked HEAD and ranges.
-    assert_eq!(heads.load(Ordering::SeqCst), 1);
-    let ranged = ranged.lock().unwrap().clone();
-    assert!(
-        !ranged.is_empty() && ranged.iter().all(|t| t.ends_with("/p/large")),
-        "{ranged:?}"
-    );
+    set.assert_one_whole_get_per_small_object();
     // The answer still carries the checksum, and it is still checked: a flipped bit fails the
     // object and leaves no file.
-    corrupt.store(true, Ordering::SeqCst);
+    set.corrupt.store(true, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
     let selection = Selection::parse("p/", true).unwrap();
-    let err = download_prefix(client, &bucket, selection, dir.path(), &many, opts())
+    let err = download_prefix(client, bucket, selection, dir.path(), &many, opts())
         .await
         .unwrap_err();
     assert!(
@@ -703,48 +761,8 @@ async fn a_prefix_copied_through_here_takes_one_whole_get_per_small_object_and_c
     // object below the multipart threshold is one GET (no HEAD, no range) into one buffer, its
     // checksum checked before it is put; one that grew past a single PutObject after the
     // listing is streamed instead, in full.
-    let (bucket, large) = object("p/large").await;
-    let small: Vec<(String, Vec<u8>)> = (0..5)
-        .map(|i| (format!("p/s{i}"), data(1000 + i * 3000)))
-        .chain([("p/empty".to_owned(), Vec::new())])
-        .chain([("p/grows".to_owned(), data(10))])
-        .collect();
-    for (key, body) in &small {
-        put_direct(&bucket, key, body.clone());
-    }
-    let grown = data(2 * MIN_PART_SIZE as usize + 7);
-    let (heads, ranged) = (
-        Arc::new(AtomicUsize::new(0)),
-        Arc::new(Mutex::new(Vec::new())),
-    );
-    let corrupt = Arc::new(AtomicBool::new(false));
-    let (h, r, c, b, g) = (
-        Arc::clone(&heads),
-        Arc::clone(&ranged),
-        Arc::clone(&corrupt),
-        bucket.clone(),
-        grown.clone(),
-    );
-    let p = proxy::start(
-        &server(),
-        Arc::new(move |s: &Seen| {
-            if s.method == "HEAD" {
-                h.fetch_add(1, Ordering::SeqCst);
-            }
-            if s.method == "GET" && !s.target.contains('?') {
-                if s.range.is_some() {
-                    r.lock().unwrap().push(s.target.clone());
-                }
-                if s.target.ends_with("/p/grows") {
-                    put_direct(&b, "p/grows", g.clone());
-                }
-                if c.load(Ordering::SeqCst) && s.target.ends_with("/p/s4") {
-                    return Action::Corrupt(5000);
-                }
-            }
-            Action::Forward
-        }),
-    );
+    let set = SmallObjects::new().await;
+    let (bucket, p) = (&set.bucket, &set.proxy);
     // The source through the proxy, the destination direct: two clients, as two services.
     let (source, dest) = (client_for(&p.endpoint), client_for(&server()));
     let many = ManyOptions::new(Some(4));
@@ -752,13 +770,13 @@ async fn a_prefix_copied_through_here_takes_one_whole_get_per_small_object_and_c
         let selection = Selection::parse("p/", true).unwrap();
         let listed = list_spread(
             Arc::clone(&source),
-            &bucket,
+            bucket,
             selection.clone(),
             Filters::new(),
             4,
             Spread::WhenFar,
         );
-        let (source, dest, bucket, many) = (&source, &dest, &bucket, &many);
+        let (source, dest, many) = (&source, &dest, &many);
         async move {
             let from = (bucket.as_str(), &selection);
             copy_listed_through(source, dest, from, listed, (bucket, to), many, opts()).await
@@ -766,30 +784,20 @@ async fn a_prefix_copied_through_here_takes_one_whole_get_per_small_object_and_c
     };
     let got = copy("c/").await.unwrap();
     assert_eq!(got.objects, 8);
-    for (key, body) in small.iter().chain([&("p/large".to_owned(), large)]) {
-        let want = if key == "p/grows" { &grown } else { body };
+    for key in set.keys() {
         let copied = key.replacen("p/", "c/", 1);
-        let got = dest.get_bytes(&bucket, &copied, None).await.unwrap();
-        assert!(got == *want, "{copied}");
+        let got = dest.get_bytes(bucket, &copied, None).await.unwrap();
+        assert!(got == set.body(&key), "{copied}");
     }
-    assert_eq!(
-        heads.load(Ordering::SeqCst),
-        1,
-        "only the large object asks HEAD"
-    );
-    let ranged = ranged.lock().unwrap().clone();
-    assert!(
-        !ranged.is_empty() && ranged.iter().all(|t| t.ends_with("/p/large")),
-        "{ranged:?}"
-    );
+    set.assert_one_whole_get_per_small_object();
     // A flipped bit fails the object's checksum before anything is put.
-    corrupt.store(true, Ordering::SeqCst);
+    set.corrupt.store(true, Ordering::SeqCst);
     let err = copy("d/").await.unwrap_err();
     assert!(
         matches!(err, TransferError::ChecksumMismatch { .. }),
         "{err}"
     );
-    let written = dest.object_exists(&bucket, "d/s4").await.unwrap();
+    let written = dest.object_exists(bucket, "d/s4").await.unwrap();
     assert!(!written, "a corrupted object was put");
 }
 
