@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of the verifying edge's CPU per request on loopback: for two `slipstream` binaries, a
 # pass-through gateway and a verifying one (keys file) each, in front of versitygw;
-# 4 KiB GETs (COUNT a run, 4 kept-alive connections, CONCURRENCY=N for others with KIND=header; KIND=header, the default: header-signed by
+# 4 KiB GETs (COUNT a run, 4 kept-alive connections, CONCURRENCY=N for others; KIND=header, the default: header-signed by
 # `slipstream bench get`; KIND=presigned: SigV4 URLs from the Python package, fetched by
 # scripts/presigned-gets.py, which needs `make python`) through each of the four in
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
@@ -80,7 +80,7 @@ gets() { # ROW N: N GETs of KIND through ROW's gateway; prints the requests made
   local row=$1 n=$2 region=$SLIPSTREAM_TEST_REGION
   case $row in *verify) region=eu-edge-1 ;; esac
   if [ "$KIND" = presigned ]; then
-    as_client "$row" "$PY" scripts/presigned-gets.py "http://127.0.0.1:$(cat "$W/$row.port")" "$BUCKET" "$region" v4 "$n"
+    as_client "$row" env GET_CONNECTIONS="$CONCURRENCY" "$PY" scripts/presigned-gets.py "http://127.0.0.1:$(cat "$W/$row.port")" "$BUCKET" "$region" v4 "$n"
   else
     get "$row" "$W/run.json" --count "$n"
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$W/run.json"
@@ -140,7 +140,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for row in "${order[@]}"; do run "$r" "$row"; done
 done
 [ -n "${INTERLEAVE:-}" ] && KIND="$KIND (interleaved)"
-[ "$KIND" = header ] && [ "$CONCURRENCY" != 4 ] && KIND="header ($CONCURRENCY connections)"
+[ "$CONCURRENCY" != 4 ] && KIND="$KIND ($CONCURRENCY connections)"
 python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$KIND" <<'PY'
 import pathlib, statistics, sys
 w, a, b, count, rounds, load = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]

@@ -3,8 +3,8 @@
 AWS_SECRET_ACCESS_KEY; needs the slipstream package). Used by the edge benchmarks
 (bench-edge-auth.sh, bench-verify-cpu-ab.sh, bench-verify-instructions.sh).
 
-Presigns N GET URLs for BUCKET/cpu/o0..o9 and fetches them over 4 kept-alive connections;
-prints the requests made. Fails on any status but 200."""
+Presigns N GET URLs for BUCKET/cpu/o0..o9 and fetches them over 4 kept-alive connections (or
+GET_CONNECTIONS, one thread each); prints the requests made. Fails on any status but 200."""
 import http.client, os, sys, threading, urllib.parse
 import slipstream
 
@@ -26,7 +26,8 @@ def fetch(part):
         if r.status != 200 or len(body) != 4096:
             failed.append((r.status, body[:200]))
 
-threads = [threading.Thread(target=fetch, args=(urls[i::4],)) for i in range(4)]
+k = int(os.environ.get("GET_CONNECTIONS", "4"))
+threads = [threading.Thread(target=fetch, args=(urls[i::k],)) for i in range(k)]
 for t in threads: t.start()
 for t in threads: t.join()
 assert not failed, failed[:3]
