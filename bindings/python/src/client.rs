@@ -158,6 +158,7 @@ impl Client {
                 checksum,
                 stall_timeout,
                 shared_parts: None,
+                shared_bodies: None,
                 headers: Default::default(),
             },
         })

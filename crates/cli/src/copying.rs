@@ -385,6 +385,7 @@ impl crate::args::Tuning {
             checksum: self.checksum_algorithm,
             stall_timeout: self.stall_timeout,
             shared_parts: None,
+            shared_bodies: None,
             headers: headers.object_headers(),
         })
     }

@@ -139,6 +139,12 @@ pub struct TransferOptions {
     /// `objects x concurrency x part_size` of memory. `None` for a single transfer; `many.rs`
     /// sets it.
     pub shared_parts: Option<Arc<tokio::sync::Semaphore>>,
+    /// KiB of whole object bodies held at once across a many-object copy between services,
+    /// where each object below the multipart threshold is received whole before it is put:
+    /// without it memory is `objects x object size` (256 objects just under 8 MiB: 2 GiB).
+    /// `None` for a single transfer; `many.rs` sets it, as large as the part budget (one set
+    /// by a caller must hold at least one part, the largest body it is asked for).
+    pub shared_bodies: Option<Arc<tokio::sync::Semaphore>>,
     /// Content type (given or guessed), cache control, metadata and storage class of the
     /// objects uploads write.
     pub headers: ObjectHeaders,
@@ -169,6 +175,7 @@ impl Default for TransferOptions {
             checksum: ChecksumAlgorithm::default(),
             stall_timeout: DEFAULT_STALL_TIMEOUT,
             shared_parts: None,
+            shared_bodies: None,
             headers: ObjectHeaders::default(),
         }
     }

@@ -15,7 +15,7 @@ use crate::download::download_listed;
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::TransferError;
-use crate::{upload_file, TransferOptions};
+use crate::{upload_file, TransferOptions, MIN_PART_SIZE};
 
 /// What a many-object transfer moved.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -195,14 +195,22 @@ pub(crate) fn open_ahead(client: &S3Client, bucket: &str, objects: usize, count:
 
 /// `opts` with a shared budget of parts in flight (twice one object's `concurrency`) unless it
 /// has one: however many objects move, memory for multipart parts stays at
-/// `2 x concurrency x part_size` (objects below the multipart threshold hold one body each).
+/// `2 x concurrency x part_size`; and one of as many bytes for the whole bodies a copy
+/// between services holds (`shared_bodies`, in KiB), unless it has one.
 pub(crate) fn with_part_budget(opts: TransferOptions) -> TransferOptions {
     let budget = opts.concurrency.max(1).saturating_mul(2);
+    let kib = (budget as u64).saturating_mul(opts.part_size.max(MIN_PART_SIZE)) >> 10;
+    let kib = usize::try_from(kib).unwrap_or(usize::MAX);
+    let kib = kib.min(tokio::sync::Semaphore::MAX_PERMITS);
     TransferOptions {
         shared_parts: opts
             .shared_parts
             .clone()
             .or_else(|| Some(Arc::new(tokio::sync::Semaphore::new(budget)))),
+        shared_bodies: opts
+            .shared_bodies
+            .clone()
+            .or_else(|| Some(Arc::new(tokio::sync::Semaphore::new(kib)))),
         ..opts
     }
 }
@@ -471,11 +479,18 @@ mod tests {
         });
         let budget = opts.shared_parts.clone().expect("a budget");
         assert_eq!(budget.available_permits(), 32);
-        // Every object's copy of the options holds the same budget, and one already set stays.
+        // Whole bodies (copies between services) get as many bytes, in KiB: 32 x 8 MiB.
+        let bodies = opts.shared_bodies.clone().expect("a budget of bodies");
+        assert_eq!(bodies.available_permits(), 32 * 8 * 1024);
+        // Every object's copy of the options holds the same budgets, and ones already set stay.
         let again = with_part_budget(opts.clone());
         assert!(Arc::ptr_eq(
             &budget,
             again.shared_parts.as_ref().expect("kept")
+        ));
+        assert!(Arc::ptr_eq(
+            &bodies,
+            again.shared_bodies.as_ref().expect("kept")
         ));
     }
 

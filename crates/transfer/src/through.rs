@@ -114,7 +114,9 @@ pub(crate) async fn copy_listed_object(
 /// from it. Through the pipe the same object was held up to three times (the download's part,
 /// the pipe, the upload's buffer) and copied twice more: 64 objects of 1 MiB in flight took
 /// over 300 MiB. `None`, with nothing written, when the object has grown past a single
-/// `PutObject` since the listing: the caller streams it.
+/// `PutObject` since the listing: the caller streams it. Its listed size is taken from the
+/// transfer's budget of bodies held (`shared_bodies`) before the GET, and given back once the
+/// object is put.
 async fn copy_small(
     source: Arc<S3Client>,
     client: &Arc<S3Client>,
@@ -122,6 +124,17 @@ async fn copy_small(
     (bucket, key): (&str, &str),
     opts: &TransferOptions,
 ) -> Result<Option<Uploaded>, TransferError> {
+    let _held =
+        match (&opts.shared_bodies, from.2) {
+            (Some(budget), Some(size)) => {
+                // Below the multipart threshold, so below one part: within any budget.
+                let kib = u32::try_from(size.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+                Some(budget.acquire_many(kib).await.map_err(|_| {
+                    TransferError::Io(std::io::Error::other("the copy was stopped"))
+                })?)
+            }
+            _ => None,
+        };
     let down = MemoryDownload::start_listed(source, from, opts.clone()).await?;
     let size = down.size();
     if size >= single_put_below(opts) {

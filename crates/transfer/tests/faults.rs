@@ -848,6 +848,62 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     assert!(missing.is_err(), "{missing:?}");
 }
 
+/// A copy between services holds each small object whole between its GET and its PUT, so
+/// the bodies held at once come out of one budget (`shared_bodies`, KiB): with room for one
+/// object of 100 KiB, six objects in flight still go one after another (each GET held 50 ms by
+/// the proxy starts after the last one's PUT), and the budget is whole again afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bodies_a_copy_between_services_holds_come_out_of_one_budget() {
+    let (bucket, _) = object("b/large").await;
+    let direct = client_for(&server());
+    direct.delete_object(&bucket, "b/large").await.unwrap();
+    for i in 0..6 {
+        put_direct(&bucket, &format!("b/s{i}"), data(100 << 10));
+    }
+    let gets = Arc::new(Mutex::new(Vec::new()));
+    let g = Arc::clone(&gets);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "GET" && !s.target.contains('?') {
+                g.lock().unwrap().push(std::time::Instant::now());
+                return Action::Delay(Duration::from_millis(50));
+            }
+            Action::Forward
+        }),
+    );
+    let source = client_for(&p.endpoint);
+    let budget = Arc::new(tokio::sync::Semaphore::new(150));
+    let opts = TransferOptions {
+        shared_bodies: Some(Arc::clone(&budget)),
+        ..opts()
+    };
+    let selection = Selection::parse("b/", true).unwrap();
+    let listed = list_spread(
+        Arc::clone(&source),
+        &bucket,
+        selection.clone(),
+        Filters::new(),
+        4,
+        Spread::WhenFar,
+    );
+    let many = ManyOptions::new(Some(6));
+    let from = (bucket.as_str(), &selection);
+    let to = (bucket.as_str(), "c/");
+    let got = copy_listed_through(&source, &direct, from, listed, to, &many, opts)
+        .await
+        .unwrap();
+    assert_eq!((got.objects, got.bytes), (6, 6 * (100 << 10)));
+    let gets = gets.lock().unwrap().clone();
+    assert_eq!(gets.len(), 6);
+    let gaps: Vec<Duration> = gets.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        gaps.iter().all(|g| *g >= Duration::from_millis(45)),
+        "GETs overlapped: {gaps:?}"
+    );
+    assert_eq!(budget.available_permits(), 150);
+}
+
 /// Each object copied between two services waits on both paths, so the farther decides how
 /// many move at once: a far source (every HeadBucket slow behind a near proxy) with a near
 /// destination needs the far number, and the source's connections for them start opening.
