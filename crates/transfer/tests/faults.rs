@@ -18,7 +18,7 @@ use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
     copy_listed_through, download_prefix, download_to_file, download_to_memory, download_to_writer,
-    list_spread, objects_in_flight, sync, upload_file, ManyOptions, Place, Selection, Spread,
+    list_spread, objects_in_flight, sync, upload_file, Many, ManyOptions, Place, Selection, Spread,
     SyncOptions, TransferOptions, FAR_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
@@ -607,6 +607,36 @@ fn put_direct(bucket: &str, key: &str, body: Vec<u8>) {
     .unwrap();
 }
 
+/// `cp --recursive` of `prefix` to `to` in `bucket`, read with `source` and written with
+/// `dest`: a copy between two services, listed as copy_many.rs lists it.
+async fn copy_prefix_through(
+    (source, dest): (&Arc<S3Client>, &Arc<S3Client>),
+    bucket: &str,
+    (prefix, to): (&str, &str),
+    many: &ManyOptions,
+    opts: TransferOptions,
+) -> Result<Many, TransferError> {
+    let selection = Selection::parse(prefix, true).unwrap();
+    let listed = list_spread(
+        Arc::clone(source),
+        bucket,
+        selection.clone(),
+        Filters::new(),
+        4,
+        Spread::WhenFar,
+    );
+    copy_listed_through(
+        source,
+        dest,
+        (bucket, &selection),
+        listed,
+        (bucket, to),
+        many,
+        opts,
+    )
+    .await
+}
+
 /// A prefix `p/` of small objects (the first range holds them: 640 KiB with these options), an
 /// empty one, one that grows to `grown` when its GET arrives, and a large one, read through a
 /// proxy that counts HEADs and ranged GETs and flips a bit of `p/s4` once `corrupt` is set.
@@ -766,22 +796,7 @@ async fn a_prefix_copied_through_here_takes_one_whole_get_per_small_object_and_c
     // The source through the proxy, the destination direct: two clients, as two services.
     let (source, dest) = (client_for(&p.endpoint), client_for(&server()));
     let many = ManyOptions::new(Some(4));
-    let copy = |to: &'static str| {
-        let selection = Selection::parse("p/", true).unwrap();
-        let listed = list_spread(
-            Arc::clone(&source),
-            bucket,
-            selection.clone(),
-            Filters::new(),
-            4,
-            Spread::WhenFar,
-        );
-        let (source, dest, many) = (&source, &dest, &many);
-        async move {
-            let from = (bucket.as_str(), &selection);
-            copy_listed_through(source, dest, from, listed, (bucket, to), many, opts()).await
-        }
-    };
+    let copy = |to| copy_prefix_through((&source, &dest), bucket, ("p/", to), &many, opts());
     let got = copy("c/").await.unwrap();
     assert_eq!(got.objects, 8);
     for key in set.keys() {
@@ -878,19 +893,9 @@ async fn the_bodies_a_copy_between_services_holds_come_out_of_one_budget() {
         shared_bodies: Some(Arc::clone(&budget)),
         ..opts()
     };
-    let selection = Selection::parse("b/", true).unwrap();
-    let listed = list_spread(
-        Arc::clone(&source),
-        &bucket,
-        selection.clone(),
-        Filters::new(),
-        4,
-        Spread::WhenFar,
-    );
     let many = ManyOptions::new(Some(6));
-    let from = (bucket.as_str(), &selection);
-    let to = (bucket.as_str(), "c/");
-    let got = copy_listed_through(&source, &direct, from, listed, to, &many, opts)
+    let ends = (&source, &direct);
+    let got = copy_prefix_through(ends, &bucket, ("b/", "c/"), &many, opts)
         .await
         .unwrap();
     assert_eq!((got.objects, got.bytes), (6, 6 * (100 << 10)));
@@ -935,19 +940,9 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
     // cp --recursive between the two.
     let p = proxy::start(&server(), slow_heads());
     let source = client_for(&p.endpoint);
-    let selection = Selection::parse("f/", true).unwrap();
-    let listed = list_spread(
-        Arc::clone(&source),
-        &bucket,
-        selection.clone(),
-        Filters::new(),
-        4,
-        Spread::WhenFar,
-    );
     let many = ManyOptions::new(None);
-    let from = (bucket.as_str(), &selection);
-    let to = (bucket.as_str(), "c/");
-    let got = copy_listed_through(&source, &dest, from, listed, to, &many, opts())
+    let ends = (&source, &dest);
+    let got = copy_prefix_through(ends, &bucket, ("f/", "c/"), &many, opts())
         .await
         .unwrap();
     assert_eq!(got.objects, 21);
