@@ -311,18 +311,20 @@ pub async fn sync(
         }
     });
     // From another service, each object waits on both paths: the farther decides.
+    let other = match (&options.source, from) {
+        (Some(reader), Place::S3 { bucket: sb, .. }) => Some((reader, sb)),
+        _ => None,
+    };
     let there = async {
-        match (&options.source, from) {
-            (Some(reader), Place::S3 { bucket: sb, .. }) => {
-                objects_in_flight(reader, sb, options.objects, usize::MAX).await
-            }
-            _ => Ok(0),
+        match other {
+            Some((reader, sb)) => objects_in_flight(reader, sb, options.objects, usize::MAX).await,
+            None => Ok(0),
         }
     };
     let (here, there) = tokio::try_join!(here, there)?;
     let objects = options.objects.unwrap_or(here.objects().max(there));
     open_ahead(&client, bucket, objects, usize::MAX);
-    if let (Some(reader), Place::S3 { bucket: sb, .. }) = (&options.source, from) {
+    if let Some((reader, sb)) = other {
         open_ahead(reader, sb, objects, usize::MAX);
     }
     let mut run = Run {

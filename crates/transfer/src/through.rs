@@ -59,8 +59,8 @@ pub(crate) async fn copy_listed_object(
     (bucket, key): (&str, &str),
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
-    if listed.is_some_and(|size| size < single_put_below(&opts)) {
-        let from = (src_bucket, src_key, listed);
+    if let Some(size) = listed.filter(|&size| size < single_put_below(&opts)) {
+        let from = (src_bucket, src_key, size);
         let small = copy_small(Arc::clone(&source), &client, from, (bucket, key), &opts).await?;
         if let Some(done) = small {
             return Ok(done);
@@ -120,21 +120,22 @@ pub(crate) async fn copy_listed_object(
 async fn copy_small(
     source: Arc<S3Client>,
     client: &Arc<S3Client>,
-    from: (&str, &str, Option<u64>),
+    (src_bucket, src_key, listed): (&str, &str, u64),
     (bucket, key): (&str, &str),
     opts: &TransferOptions,
 ) -> Result<Option<Uploaded>, TransferError> {
-    let _held =
-        match (&opts.shared_bodies, from.2) {
-            (Some(budget), Some(size)) => {
-                // Below the multipart threshold, so below one part: within any budget.
-                let kib = u32::try_from(size.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-                Some(budget.acquire_many(kib).await.map_err(|_| {
-                    TransferError::Io(std::io::Error::other("the copy was stopped"))
-                })?)
-            }
-            _ => None,
-        };
+    // Below the multipart threshold, so below one part: within any budget.
+    let kib = u32::try_from(listed.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let _held = match &opts.shared_bodies {
+        Some(budget) => Some(
+            budget
+                .acquire_many(kib)
+                .await
+                .map_err(|_| TransferError::Io(std::io::Error::other("the copy was stopped")))?,
+        ),
+        None => None,
+    };
+    let from = (src_bucket, src_key, Some(listed));
     let down = MemoryDownload::start_listed(source, from, opts.clone()).await?;
     let size = down.size();
     if size >= single_put_below(opts) {

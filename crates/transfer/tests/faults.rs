@@ -48,14 +48,8 @@ fn data(len: usize) -> Vec<u8> {
 
 /// A bucket with `key` holding 3 parts and a bit, uploaded directly (no proxy).
 async fn object(key: &str) -> (String, Vec<u8>) {
-    static N: AtomicUsize = AtomicUsize::new(0);
+    let bucket = new_bucket().await;
     let direct = client_for(&server());
-    let bucket = format!(
-        "faults-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    direct.create_bucket(&bucket).await.unwrap();
     let body = data(3 * MIN_PART_SIZE as usize + 1000);
     direct
         .put_object(
@@ -67,6 +61,18 @@ async fn object(key: &str) -> (String, Vec<u8>) {
         .await
         .unwrap();
     (bucket, body)
+}
+
+/// An empty bucket of its own, made directly (no proxy).
+async fn new_bucket() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let bucket = format!(
+        "faults-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    client_for(&server()).create_bucket(&bucket).await.unwrap();
+    bucket
 }
 
 fn files(dir: &std::path::Path) -> Vec<String> {
@@ -869,9 +875,8 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
 /// the proxy starts after the last one's PUT), and the budget is whole again afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bodies_a_copy_between_services_holds_come_out_of_one_budget() {
-    let (bucket, _) = object("b/large").await;
+    let bucket = new_bucket().await;
     let direct = client_for(&server());
-    direct.delete_object(&bucket, "b/large").await.unwrap();
     for i in 0..6 {
         put_direct(&bucket, &format!("b/s{i}"), data(100 << 10));
     }
@@ -926,16 +931,16 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
             _ => Action::Forward,
         })
     };
-    let opened_far = |p: &proxy::Proxy| {
+    async fn opened_far(p: &proxy::Proxy) -> usize {
         // Preconnects finish in the background: wait for them, a few seconds at most.
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while p.connections.load(Ordering::SeqCst) <= MID_OBJECTS
-            && std::time::Instant::now() < deadline
+            && tokio::time::Instant::now() < deadline
         {
-            std::thread::sleep(Duration::from_millis(10));
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
         p.connections.load(Ordering::SeqCst)
-    };
+    }
     let dest = client_for(&server());
     // cp --recursive between the two.
     let p = proxy::start(&server(), slow_heads());
@@ -946,7 +951,7 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
         .await
         .unwrap();
     assert_eq!(got.objects, 21);
-    let opened = opened_far(&p);
+    let opened = opened_far(&p).await;
     assert!(
         opened > MID_OBJECTS,
         "{opened} connections to the far source"
@@ -965,7 +970,7 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
         .await
         .unwrap();
     assert_eq!(synced.moved.objects, 21);
-    let opened = opened_far(&p);
+    let opened = opened_far(&p).await;
     assert!(
         opened > MID_OBJECTS,
         "{opened} connections to the far source"
