@@ -16,6 +16,7 @@ use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
 
 use crate::activity::{Activity, Sending};
+use crate::connect_time::ConnectTimes;
 use crate::credentials::CredentialCache;
 use crate::transport::{connection_error, pools, Connector, Http};
 use crate::{xml, ClientError, ClientOptions, Payload, Resolved};
@@ -56,9 +57,10 @@ pub struct S3Client {
     http: Http,
     /// The pool's connector, for [`S3Client::preconnect`].
     warm: Connector,
-    /// Listing pages' own pool (see `transport::Pools`), and its connector.
+    /// Listing pages' own pool (see `transport::Pools`).
     listing: Http,
-    listing_warm: Connector,
+    /// How long both pools' TCP connects took.
+    connect_times: ConnectTimes,
     credentials: CredentialCache,
     region: String,
     endpoint: Option<Endpoint>,
@@ -89,7 +91,7 @@ impl S3Client {
             http: pools.http,
             warm: pools.warm,
             listing: pools.listing,
-            listing_warm: pools.listing_warm,
+            connect_times: pools.connect_times,
             credentials,
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
@@ -128,18 +130,13 @@ impl S3Client {
         }
     }
 
-    /// The shortest time a connection to `bucket`'s endpoint has taken this client to connect
-    /// (TCP, and the TLS handshake for HTTPS), if it has connected one (for requests or for
-    /// listings): the network's part of a first answer, which a busy server does not lengthen
-    /// as it does the answer.
+    /// The shortest time a TCP connection to `bucket`'s endpoint has taken this client to
+    /// connect (its DNS lookup included, its TLS handshake not), if one has (for requests or
+    /// for listings), known as soon as TCP connects: the network's part of a first answer, which
+    /// a busy server does not lengthen as it does the answer (or the TLS handshake).
     pub fn quickest_connect(&self, bucket: &str) -> Option<Duration> {
         let (base, _) = self.target(bucket, None).ok()?;
-        let uri = base.origin.parse().ok()?;
-        let (a, b) = (
-            self.warm.quickest_connect(&uri),
-            self.listing_warm.quickest_connect(&uri),
-        );
-        a.into_iter().chain(b).min()
+        self.connect_times.quickest(&base.origin.parse().ok()?)
     }
 
     /// Where `bucket` lives, and the path of `key` (or of the bucket itself).

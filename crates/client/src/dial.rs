@@ -17,6 +17,7 @@ use tokio::net::TcpStream;
 use tower_service::Service;
 
 use crate::congestion::WithCongestion;
+use crate::connect_time::{ConnectTimes, Timed};
 use crate::dns::SpreadResolver;
 pub use crate::read_ahead::ReadAhead;
 use crate::read_ahead::ReadAheadConnector;
@@ -24,7 +25,7 @@ use crate::{ClientError, ClientOptions};
 
 /// The TCP and TLS connector the client's pool and [`Dialer`] share.
 pub(crate) type Https =
-    HttpsConnector<ReadAheadConnector<WithCongestion<HttpConnector<SpreadResolver>>>>;
+    HttpsConnector<ReadAheadConnector<Timed<WithCongestion<HttpConnector<SpreadResolver>>>>>;
 
 /// A connection as dialled: plain TCP, or TLS over it.
 pub type Stream = MaybeHttpsStream<ReadAhead>;
@@ -68,7 +69,7 @@ impl Dialer {
         offer_h2: bool,
     ) -> Result<Self, ClientError> {
         Ok(Self {
-            inner: https(options, ca_bundle, offer_h2)?,
+            inner: https(options, ca_bundle, offer_h2, &ConnectTimes::default())?,
         })
     }
 
@@ -87,16 +88,19 @@ impl Dialer {
 
 /// TCP_NODELAY (without it a request can wait a whole round trip), the connect timeout, the
 /// congestion control, and TLS over it for `https` URIs; ALPN `h2` offered only when `offer_h2`.
+/// How long each TCP connect took goes into `times`.
 pub(crate) fn https(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
     offer_h2: bool,
+    times: &ConnectTimes,
 ) -> Result<Https, ClientError> {
     let mut tcp = HttpConnector::new_with_resolver(SpreadResolver::new());
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
-    let tcp = ReadAheadConnector(WithCongestion::new(tcp, options.tcp_congestion.as_deref())?);
+    let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
+    let tcp = ReadAheadConnector(Timed::new(tcp, times.clone()));
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,

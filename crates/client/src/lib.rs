@@ -20,6 +20,7 @@ pub mod checksum;
 mod client;
 pub mod config;
 mod congestion;
+mod connect_time;
 mod copy;
 pub mod credentials;
 mod delete;

@@ -17,6 +17,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 use crate::activity::Sending;
+use crate::connect_time::ConnectTimes;
 use crate::warm::Warm;
 use crate::{ClientError, ClientOptions};
 
@@ -33,7 +34,7 @@ pub(crate) fn http_client(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
 ) -> Result<Http, ClientError> {
-    let https = crate::dial::https(options, ca_bundle, false)?;
+    let https = crate::dial::https(options, ca_bundle, false, &ConnectTimes::default())?;
     Ok(pool_over(options, Warm::new(https)))
 }
 
@@ -54,8 +55,8 @@ pub(crate) struct Pools {
     /// just opened for the objects (a shelved connection is ready at once, before the last
     /// page's connection is back), which starts its 300 KB page in slow start again.
     pub listing: Http,
-    /// The listings' connector: how quickly their connections connected.
-    pub listing_warm: Connector,
+    /// How long the TCP connects of both pools took.
+    pub connect_times: ConnectTimes,
 }
 
 /// The client's pools (see [`Pools`]).
@@ -63,14 +64,14 @@ pub(crate) fn pools(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
 ) -> Result<Pools, ClientError> {
-    let https = crate::dial::https(options, ca_bundle, false)?;
+    let connect_times = ConnectTimes::default();
+    let https = crate::dial::https(options, ca_bundle, false, &connect_times)?;
     let warm = Warm::new(https.clone());
-    let listing_warm = Warm::new(https);
     Ok(Pools {
         http: pool_over(options, warm.clone()),
         warm,
-        listing: pool_over(options, listing_warm.clone()),
-        listing_warm,
+        listing: pool_over(options, Warm::new(https)),
+        connect_times,
     })
 }
 

@@ -25,6 +25,8 @@ use hyper::Uri;
 use tokio::sync::Notify;
 use tower_service::Service;
 
+use crate::connect_time::origin;
+
 /// How long an opened connection waits to be taken.
 const KEEP: Duration = Duration::from_secs(10);
 
@@ -38,13 +40,12 @@ pub(crate) struct Warm<C: Service<Uri>> {
     opened: Arc<Notify>,
 }
 
-/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause, how many
-/// of [`Warm::open`]'s are still connecting, and the quickest that any connection to it took.
+/// Connections dialled to one origin (by the pool or [`Warm::open`]) since a pause, and how many
+/// of [`Warm::open`]'s are still connecting.
 struct Dials {
     last: Instant,
     count: usize,
     connecting: usize,
-    quickest: Option<Duration>,
 }
 
 impl<C: Service<Uri> + Clone> Clone for Warm<C> {
@@ -96,7 +97,7 @@ where
                 origin.clone(),
             );
             tokio::spawn(async move {
-                let connected = timed_dial(&mut inner, uri, &origin, &this.dialled).await;
+                let connected = inner.call(uri).await;
                 if let (Ok(connection), Ok(mut shelf)) = (connected, this.shelf.lock()) {
                     shelf.push(Shelved {
                         origin: origin.clone(),
@@ -126,7 +127,6 @@ where
             last: now,
             count: 0,
             connecting: 0,
-            quickest: None,
         });
         let more = match recent {
             Some(recent) => {
@@ -144,14 +144,6 @@ where
         more
     }
 
-    /// The shortest time a connection to `uri`'s origin took to connect (TCP, and TLS over it
-    /// for HTTPS) since this connector was made, if one has: how far the network path is,
-    /// apart from how busy the server is (the kernel answers a TCP handshake).
-    pub(crate) fn quickest_connect(&self, uri: &Uri) -> Option<Duration> {
-        let d = self.dialled.lock().ok()?;
-        d.get(&origin(uri))?.quickest
-    }
-
     /// Whether [`Warm::open`] is still connecting some connections to `origin`.
     fn connecting(&self, origin: &str) -> bool {
         let Ok(d) = self.dialled.lock() else {
@@ -167,32 +159,6 @@ where
         let i = shelf.iter().position(|s| s.origin == origin)?;
         Some(shelf.swap_remove(i).connection)
     }
-}
-
-/// Dials `uri` with `inner`; the time a connection took is kept in `dialled` if it is the
-/// quickest to `origin` (failures do not count).
-async fn timed_dial<C: Service<Uri>>(
-    inner: &mut C,
-    uri: Uri,
-    origin: &str,
-    dialled: &Mutex<HashMap<String, Dials>>,
-) -> Result<C::Response, C::Error> {
-    let started = Instant::now();
-    let connected = inner.call(uri).await?;
-    let took = started.elapsed();
-    if let Some(dials) = dialled.lock().ok().as_mut().and_then(|d| d.get_mut(origin)) {
-        dials.quickest = Some(dials.quickest.map_or(took, |q| q.min(took)));
-    }
-    Ok(connected)
-}
-
-/// `scheme://host:port`, what makes two connections interchangeable.
-fn origin(uri: &Uri) -> String {
-    let scheme = uri.scheme_str().unwrap_or("http");
-    let port = uri
-        .port_u16()
-        .unwrap_or(if scheme == "https" { 443 } else { 80 });
-    format!("{scheme}://{}:{port}", uri.host().unwrap_or(""))
 }
 
 impl<C> Service<Uri> for Warm<C>
@@ -227,7 +193,7 @@ where
                 if !this.connecting(&origin) {
                     this.count_dials(&origin, None, 1);
                     let mut inner = this.inner.clone();
-                    return timed_dial(&mut inner, uri, &origin, &this.dialled).await;
+                    return inner.call(uri).await;
                 }
                 opened.await;
             }
@@ -327,39 +293,5 @@ mod tests {
         warm.open(&down, 2, Duration::from_secs(15));
         assert!(warm.call(down.clone()).await.is_err());
         assert_eq!(dials.0.load(Ordering::SeqCst), 7);
-    }
-
-    #[tokio::test]
-    async fn the_quickest_connect_is_kept_per_origin_and_failures_do_not_count() {
-        let mut warm = Warm::new(Counting::default());
-        let (a, down): (Uri, Uri) = (
-            "https://a.example/k".parse().unwrap(),
-            "https://down.example/k".parse().unwrap(),
-        );
-        assert_eq!(warm.quickest_connect(&a), None);
-        warm.call(a.clone()).await.unwrap();
-        let first = warm.quickest_connect(&a).expect("a connect time");
-        warm.open(&a, 3, Duration::ZERO);
-        while warm.shelf.lock().unwrap().len() < 3 {
-            tokio::task::yield_now().await;
-        }
-        assert!(warm.quickest_connect(&a).unwrap() <= first);
-        assert!(warm.call(down.clone()).await.is_err());
-        assert_eq!(warm.quickest_connect(&down), None);
-        assert_eq!(
-            warm.quickest_connect(&"http://a.example/".parse().unwrap()),
-            None
-        );
-    }
-
-    #[test]
-    fn origins_include_the_default_port() {
-        let o = |s: &str| origin(&s.parse().unwrap());
-        assert_eq!(
-            o("https://b.s3.amazonaws.com/k"),
-            "https://b.s3.amazonaws.com:443"
-        );
-        assert_eq!(o("http://127.0.0.1:9000/b/k"), "http://127.0.0.1:9000");
-        assert_ne!(o("http://h/"), o("https://h/"));
     }
 }

@@ -9,9 +9,10 @@ use crate::{TransferOptions, MAX_PARTS, MIN_PART_SIZE};
 /// A first answer slower than this means a path where parts take many round trips.
 pub(crate) const LONG_PATH: Duration = Duration::from_millis(20);
 
-/// Whether the network to `bucket`'s server is a long path: the quickest connection the client
-/// made to it took [`LONG_PATH`] or more (`None` before any connected). A connect time is the
-/// network's alone: the kernel answers a handshake however busy the server is.
+/// Whether the network to `bucket`'s server is a long path: the quickest TCP connection the
+/// client made to it took [`LONG_PATH`] or more (`None` before any connected). A TCP connect
+/// time is the network's alone: the kernel answers it however busy the server is (a TLS
+/// handshake on top is not counted: it waits on the server).
 pub(crate) fn far_network(client: &slipstream_client::S3Client, bucket: &str) -> Option<bool> {
     client
         .quickest_connect(bucket)

@@ -124,9 +124,10 @@ pub(crate) async fn objects_in_flight_between(
 }
 
 /// How far `bucket`'s server is. Far: one `HeadBucket` takes [`LONG_PATH`] or more. That is
-/// known once it is unanswered after `LONG_PATH` and no connection to the server has
+/// known once it is unanswered after `LONG_PATH` and no TCP connection to the server has
 /// connected within `LONG_PATH` either (on a new connection the answer is two round trips
-/// away): `when_far` runs then, and the caller starts what a far server needs (opening
+/// away, three over TLS; the TLS handshake does not count, as it waits on the server's CPU:
+/// `S3Client::quickest_connect`): `when_far` runs then, and the caller starts what a far server needs (opening
 /// its objects' connections, listing in ranges). A server that connects quickly but answers
 /// slowly is either busy (a loaded one on this machine: versitygw after a 1 GiB upload took
 /// over 20 ms for one `HeadBucket`, and 256 objects in flight then cost 3x the memory and more

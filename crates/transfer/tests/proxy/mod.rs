@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
+pub mod slow_handshake;
+
 /// What to do with one request.
 pub enum Action {
     /// Relay it.
