@@ -5,6 +5,10 @@
 
 use super::*;
 use serde_json::json;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 fn master(dir: &tempfile::TempDir) -> MasterKey {
     let path = dir.path().join("master.key");
@@ -255,4 +259,108 @@ fn a_database_that_cannot_be_reached_is_a_settings_error_without_the_password() 
         master(&dir),
     );
     assert!(matches!(bad, Err(AuthorityError::Settings(m)) if m.contains("not a PostgreSQL URL")));
+}
+
+/// A TCP relay to `upstream` for one connection: it counts the bytes the client sends and,
+/// while `held`, keeps the server's bytes from the client, so what a client sends before any
+/// answer comes back is seen.
+struct Gate {
+    addr: String,
+    held: Arc<AtomicBool>,
+    sent: Arc<AtomicUsize>,
+}
+
+fn gate(upstream: &str) -> Gate {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (held, sent) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (held2, sent2, upstream) = (Arc::clone(&held), Arc::clone(&sent), upstream.to_owned());
+    std::thread::spawn(move || {
+        let (client, _) = listener.accept().unwrap();
+        let server = std::net::TcpStream::connect(upstream).unwrap();
+        let (mut c_in, mut c_out) = (client.try_clone().unwrap(), client);
+        let (mut s_in, mut s_out) = (server.try_clone().unwrap(), server);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16 << 10];
+            while let Ok(n @ 1..) = c_in.read(&mut buf) {
+                sent2.fetch_add(n, Ordering::SeqCst);
+                if s_out.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut buf = [0u8; 16 << 10];
+        while let Ok(n @ 1..) = s_in.read(&mut buf) {
+            while held2.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if c_out.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    Gate { addr, held, sent }
+}
+
+/// Key answers read the PostgreSQL store side by side on its one connection: each query is
+/// sent while others still wait for their answers (tokio-postgres pipelines them), rather
+/// than one database round trip at a time (docs/BENCHMARKS.md, "The authority under load").
+/// Here the database's answers are held back, and four readers' queries must go out (more
+/// than two queries' bytes; one at a time, only the first would).
+#[test]
+fn key_answers_do_not_wait_for_each_other_on_postgres() {
+    let Some(Database::Postgres { url, ca_bundle }) = postgres_database() else {
+        return;
+    };
+    let (user, rest) = url.split_once('@').unwrap();
+    let (upstream, path) = rest.split_once('/').unwrap();
+    let gate = gate(upstream);
+    let database = Database::Postgres {
+        url: format!("{user}@{}/{path}", gate.addr),
+        ca_bundle,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&database, master(&dir)).unwrap());
+    let id = store
+        .create(
+            NewKey {
+                policy: all(),
+                ..Default::default()
+            },
+            1_000,
+        )
+        .unwrap()
+        .access_key_id;
+    // The first read prepares its statement; the next shows what one query sends.
+    store.get(&id).unwrap().unwrap();
+    let before = gate.sent.load(Ordering::SeqCst);
+    store.get(&id).unwrap().unwrap();
+    let one = gate.sent.load(Ordering::SeqCst) - before;
+    gate.held.store(true, Ordering::SeqCst);
+    let start = gate.sent.load(Ordering::SeqCst);
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (store, id) = (Arc::clone(&store), id.clone());
+            std::thread::spawn(move || store.get(&id).map(|k| k.is_some()))
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    // Queries sent together share TLS records: four take less than four times one.
+    while gate.sent.load(Ordering::SeqCst) <= start + 2 * one
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = gate.sent.load(Ordering::SeqCst) - start;
+    gate.held.store(false, Ordering::SeqCst);
+    for r in readers {
+        assert!(r.join().unwrap().unwrap());
+    }
+    assert!(
+        sent > 2 * one,
+        "{sent} bytes sent before any answer; one query is {one}"
+    );
 }

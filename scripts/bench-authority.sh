@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The authority under load: many edges asking for keys at once (a fleet's cold start, or its
+# steady refreshes: edges x active keys / the 5 min soft TTL). `ab` (apache2-utils; installed
+# with apt-get when missing) sends REQUESTS key answers (`GET /v1/keys/ID?region=...` with an
+# edge's token, kept-alive TLS connections, CONCURRENCY at once, over KEYS keys in turn) to one
+# `slipstream authority serve` on SQLite and one on PostgreSQL (the cluster of
+# with-postgres.sh, over TLS as `sslmode=prefer` gives it), in ROUNDS rounds alternating the
+# stores; medians of answers/s, of the mean latency and of P99 (ab's whole milliseconds).
+#
+#   scripts/with-postgres.sh scripts/bench-authority.sh [REQUESTS] [CONCURRENCY...] 
+#       (defaults 20000, concurrency "1 8 32"; ROUNDS=3 KEYS=100; BIN=slipstream binary)
+#
+# Needs make build. The authority, ab and PostgreSQL share this machine's cores: the figures
+# are relative (one store against the other, one build against another), not a capacity.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REQUESTS=${1:-20000}
+shift || true
+read -r -a CONCURRENCY <<< "${*:-1 8 32}"
+ROUNDS=${ROUNDS:-3}
+KEYS=${KEYS:-100}
+BIN=${BIN:-$PWD/target/release/slipstream}
+[ -n "${SLIPSTREAM_TEST_POSTGRES:-}" ] || { echo "run under scripts/with-postgres.sh" >&2; exit 2; }
+command -v ab >/dev/null || apt-get install -y apache2-utils >/dev/null
+WORK=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+scripts/test-cert.sh "$WORK" authority "IP:127.0.0.1,DNS:localhost"
+"$BIN" authority master-key "$WORK/master.key" 2>/dev/null
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/edge-token"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+POLICY='{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}'
+
+# start NAME DATABASE ARGS...: KEYS keys in DATABASE, an authority serving it; its port in $WORK/NAME.port.
+start() {
+  local name=$1 database=$2
+  shift 2
+  local store=(--database "$database" --master-key-file "$WORK/master.key" "$@")
+  for i in $(seq 1 "$KEYS"); do
+    "$BIN" authority key create "${store[@]}" --policy "$POLICY" \
+      --access-key-id "$(printf 'BENCH%s%011d' "${name^^}" "$i")" >/dev/null
+  done
+  local port
+  port=$(free_port)
+  "$BIN" authority serve "${store[@]}" --edge-token-file "$WORK/edge-token" \
+    --listen "127.0.0.1:$port" --tls-cert "$WORK/authority.pem" --tls-key "$WORK/authority.key" \
+    2>"$WORK/$name.err" &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$port/healthz" && break
+    sleep 0.05
+  done
+  echo "$port" > "$WORK/$name.port"
+}
+start sqlite "$WORK/authority.db"
+start postgres "$SLIPSTREAM_TEST_POSTGRES" --database-ca-bundle "$SLIPSTREAM_TEST_POSTGRES_CA"
+
+# load NAME CONCURRENCY: one ab run; appends "answers/s mean_ms p99_ms" to $WORK/NAME.CONCURRENCY.
+load() {
+  local name=$1 c=$2 port
+  port=$(cat "$WORK/$name.port")
+  # ab takes one URL: each run asks for one key, drawn from the KEYS at random.
+  local key
+  key=$(printf 'BENCH%s%011d' "${name^^}" $(( (RANDOM % KEYS) + 1 )))
+  ab -k -q -n "$REQUESTS" -c "$c" -H "Authorization: Bearer $(cat "$WORK/edge-token")" \
+    "https://127.0.0.1:$port/v1/keys/$key?region=eu-bench-1" > "$WORK/ab.out" 2>&1 || {
+    cat "$WORK/ab.out" >&2; exit 1; }
+  grep -q "^Non-2xx responses" "$WORK/ab.out" && { echo "$name: refused answers" >&2; cat "$WORK/ab.out" >&2; exit 1; }
+  awk '/^Failed requests:/ { if ($3 != 0) { print "failed: " $3 > "/dev/stderr"; exit 1 } }
+       /^Requests per second:/ { rps = $4 }
+       /^Time per request:.*\(mean\)$/ { mean = $4 } /^  99%/ { p99 = $2 }
+       END { print rps, mean, p99 }' "$WORK/ab.out" >> "$WORK/$name.$c"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  for c in "${CONCURRENCY[@]}"; do
+    for name in sqlite postgres; do load "$name" "$c"; done
+  done
+done
+echo "authority answers, $REQUESTS requests a run, median of $ROUNDS rounds ($(git rev-parse --short HEAD))"
+echo "| store | concurrency | answers/s | mean | P99 |"
+echo "|---|---:|---:|---:|---:|"
+for c in "${CONCURRENCY[@]}"; do
+  for name in sqlite postgres; do
+    python3 - "$WORK/$name.$c" "$name" "$c" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
+med = [statistics.median(col) for col in zip(*rows)]
+runs = " / ".join(f"{r[0]:.0f}" for r in rows)
+print(f"| {sys.argv[2]} | {sys.argv[3]} | {med[0]:,.0f} ({runs}) | {med[1]:.2f} ms | {med[2]:.0f} ms |")
+PY
+  done
+done
