@@ -3,6 +3,8 @@
 import base64
 import json
 import os
+import resource
+import subprocess
 import uuid
 
 import awscrt.checksums
@@ -253,3 +255,35 @@ def test_object_headers_acl_and_encryption_flags(slipstream_bin, server, s3, tmp
     assert "ContentEncoding" not in h and "ContentDisposition" not in h, "replaced, not merged"
     bad = cli(slipstream_bin, server, "cp", str(small), f"s3://{bucket}/x", "--acl", "everyone", check=False)
     assert bad.returncode == 2
+
+
+def test_many_objects_in_flight_are_not_held_to_a_logins_open_files(slipstream_bin, server, tmp_path):
+    """256 objects in flight hold more sockets and files than a soft limit of 128 open files
+    allows: the command raises its soft limit to the hard one (as Go programs such as s5cmd
+    do), so neither direction fails halfway with "Too many open files"."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"the hard limit on open files here is {hard}")
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(300):
+        (src / f"f{i:03}").write_bytes(i.to_bytes(2, "big") * 512)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
+
+    def cp(a, b):
+        proc = subprocess.run([slipstream_bin, "cp", "--recursive", a, b, "--objects", "256", "--quiet",
+                               "--endpoint-url", server["endpoint"], "--path-style"],
+                              env=env, capture_output=True, preexec_fn=limited, timeout=120)
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+
+    cp(str(src), f"s3://{bucket}/t/")
+    cp(f"s3://{bucket}/t/", str(tmp_path / "out"))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(p.name for p in src.iterdir())
+    assert all((tmp_path / "out" / p.name).read_bytes() == p.read_bytes() for p in src.iterdir())

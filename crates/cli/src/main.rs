@@ -19,6 +19,7 @@ mod flags;
 mod gateway;
 mod gateway_keys;
 mod objects;
+mod open_files;
 mod presign;
 mod presign_post;
 mod progress;
@@ -110,6 +111,7 @@ pub fn credentials_now(
 }
 
 fn main() -> ExitCode {
+    open_files::raise();
     // Parsed in two steps: the matches keep where each --include/--exclude stood.
     let matches = args::Cli::command().get_matches();
     let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
