@@ -139,7 +139,8 @@ pub(crate) async fn objects_in_flight_between(
 /// whatever the network (at the start of a copy between two servers on this machine's two
 /// cores, the source busy with the first listing page, timers fired 10-37 ms late and the
 /// first connect timed 30-55 ms on loopback). Such a window asks again on the connection then
-/// warm, up to [`MOST_ASKS`] times. The first answer is always awaited: a missing bucket fails
+/// warm, up to [`MOST_ASKS`] times (on a far network that starts a far server's connections a
+/// round trip later, only when the process was held up). The first answer is always awaited: a missing bucket fails
 /// here, before any work. An answer within `LONG_PATH` is [`Distance::Local`] under
 /// [`LOCAL_ANSWER`], else [`Distance::Mid`].
 pub(crate) async fn far_away(
@@ -147,8 +148,10 @@ pub(crate) async fn far_away(
     bucket: &str,
     when_far: impl FnOnce(),
 ) -> Result<Distance, TransferError> {
-    let mut slow_before = false;
-    for asks in 1..=MOST_ASKS {
+    // After the first ask the connection is warm: the answer's time alone judges.
+    let (mut asks, mut warm) = (0, false);
+    loop {
+        asks += 1;
         let asked = Instant::now();
         let head = client.head_bucket(bucket);
         tokio::pin!(head);
@@ -160,17 +163,16 @@ pub(crate) async fn far_away(
                 Distance::Mid
             });
         }
-        let starved = asked.elapsed() >= LONG_PATH + ON_TIME && asks < MOST_ASKS;
+        let starved = asks < MOST_ASKS && asked.elapsed() >= LONG_PATH + ON_TIME;
         let near_network = far_network(client, bucket) == Some(false);
-        if !starved && (slow_before || !near_network) {
+        if !starved && (warm || !near_network) {
             when_far();
             head.await?;
             return Ok(Distance::Far);
         }
         head.await?;
-        slow_before = true;
+        warm = true;
     }
-    Ok(Distance::Far)
 }
 
 /// How late a timer fires on a process that runs when it should (tokio's timers have a grain

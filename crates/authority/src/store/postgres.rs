@@ -10,10 +10,11 @@
 //!
 //! Reads share the connection: each blocking thread sends its query while others are still
 //! waiting for theirs, and tokio-postgres pipelines them, so a replica's key answers are not
-//! one database round trip at a time (with the connection held for each query, 32 edges
-//! asking at once got 2,450 answers/s from a database on the same machine, and at most one
-//! per round trip from a far one: docs/BENCHMARKS.md, "The authority under load"). Writes,
-//! which are transactions, hold it alone; `authority serve` makes none.
+//! one database round trip at a time (with the connection held for each query, and the query
+//! prepared each time, 8 or 32 edges asking at once got 2,070-2,444 answers/s from a database
+//! on the same machine, and a far one would give one answer per two round trips:
+//! docs/BENCHMARKS.md, "The authority under load"). Writes, which are transactions, hold it
+//! alone; `authority serve` makes none.
 
 use std::sync::mpsc;
 use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
