@@ -23,13 +23,8 @@ BIN=${BIN:-$PWD/target/release/slipstream}
 [ -n "${SLIPSTREAM_TEST_POSTGRES:-}" ] || { echo "run under scripts/with-postgres.sh" >&2; exit 2; }
 command -v ab >/dev/null || apt-get install -y apache2-utils >/dev/null
 WORK=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# The authorities are this script's only background jobs.
+trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$WORK"' EXIT
 
 scripts/test-cert.sh "$WORK" authority "IP:127.0.0.1,DNS:localhost"
 "$BIN" authority master-key "$WORK/master.key" 2>/dev/null
@@ -51,7 +46,6 @@ start() {
   "$BIN" authority serve "${store[@]}" --edge-token-file "$WORK/edge-token" \
     --listen "127.0.0.1:$port" --tls-cert "$WORK/authority.pem" --tls-key "$WORK/authority.key" \
     2>"$WORK/$name.err" &
-  pids+=($!)
   for _ in $(seq 1 100); do
     curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$port/healthz" && break
     sleep 0.05
