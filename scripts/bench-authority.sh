@@ -7,8 +7,11 @@
 # with-postgres.sh, over TLS as `sslmode=prefer` gives it), in ROUNDS rounds alternating the
 # stores; medians of answers/s, of the mean latency and of P99 (ab's whole milliseconds).
 #
-#   scripts/with-postgres.sh scripts/bench-authority.sh [REQUESTS] [CONCURRENCY...] 
+#   scripts/with-postgres.sh scripts/bench-authority.sh [REQUESTS] [CONCURRENCY...]
 #       (defaults 20000, concurrency "1 8 32"; ROUNDS=3 KEYS=100; BIN=slipstream binary)
+#
+# DB_DELAY_MS=N puts the database N ms away each way (scripts/delay-relay.py between the
+# authority and PostgreSQL; its management commands go direct): a database on another machine.
 #
 # Needs make build. The authority, ab and PostgreSQL share this machine's cores: the figures
 # are relative (one store against the other, one build against another), not a capacity.
@@ -43,6 +46,8 @@ start() {
   done
   local port
   port=$(free_port)
+  # The server may reach the database another way than the commands (START_DATABASE).
+  store[1]=${START_DATABASE:-$database}
   "$BIN" authority serve "${store[@]}" --edge-token-file "$WORK/edge-token" \
     --listen "127.0.0.1:$port" --tls-cert "$WORK/authority.pem" --tls-key "$WORK/authority.key" \
     2>"$WORK/$name.err" &
@@ -53,7 +58,14 @@ start() {
   echo "$port" > "$WORK/$name.port"
 }
 start sqlite "$WORK/authority.db"
-start postgres "$SLIPSTREAM_TEST_POSTGRES" --database-ca-bundle "$SLIPSTREAM_TEST_POSTGRES_CA"
+database=$SLIPSTREAM_TEST_POSTGRES
+if [ -n "${DB_DELAY_MS:-}" ]; then
+  upstream=${database#*@}; upstream=${upstream%%/*}
+  python3 scripts/delay-relay.py "$upstream" "$DB_DELAY_MS" > "$WORK/relay.port" &
+  for _ in $(seq 1 100); do [ -s "$WORK/relay.port" ] && break; sleep 0.05; done
+  database=${database/@$upstream/@127.0.0.1:$(cat "$WORK/relay.port")}
+fi
+START_DATABASE=$database start postgres "$SLIPSTREAM_TEST_POSTGRES" --database-ca-bundle "$SLIPSTREAM_TEST_POSTGRES_CA"
 
 # load NAME CONCURRENCY: one ab run; appends "answers/s mean_ms p99_ms" to $WORK/NAME.CONCURRENCY.
 load() {
@@ -76,7 +88,7 @@ for r in $(seq 1 "$ROUNDS"); do
     for name in sqlite postgres; do load "$name" "$c"; done
   done
 done
-echo "authority answers, $REQUESTS requests a run, median of $ROUNDS rounds ($(git rev-parse --short HEAD))"
+echo "authority answers, $REQUESTS requests a run, median of $ROUNDS rounds ($(git rev-parse --short HEAD))${DB_DELAY_MS:+, the database $DB_DELAY_MS ms away each way}"
 echo "| store | concurrency | answers/s | mean | P99 |"
 echo "|---|---:|---:|---:|---:|"
 for c in "${CONCURRENCY[@]}"; do
