@@ -35,20 +35,19 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/edge-token"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 POLICY='{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}'
 
-# start NAME DATABASE ARGS...: KEYS keys in DATABASE, an authority serving it; its port in $WORK/NAME.port.
+# start NAME DATABASE SERVED ARGS...: KEYS keys in DATABASE, an authority serving it through
+# SERVED (the same database, maybe reached another way); its port in $WORK/NAME.port.
 start() {
-  local name=$1 database=$2
-  shift 2
-  local store=(--database "$database" --master-key-file "$WORK/master.key" "$@")
+  local name=$1 database=$2 served=$3
+  shift 3
+  local store=(--master-key-file "$WORK/master.key" "$@")
   for i in $(seq 1 "$KEYS"); do
-    "$BIN" authority key create "${store[@]}" --policy "$POLICY" \
+    "$BIN" authority key create --database "$database" "${store[@]}" --policy "$POLICY" \
       --access-key-id "$(printf 'BENCH%s%011d' "${name^^}" "$i")" >/dev/null
   done
   local port
   port=$(free_port)
-  # The server may reach the database another way than the commands (START_DATABASE).
-  store[1]=${START_DATABASE:-$database}
-  "$BIN" authority serve "${store[@]}" --edge-token-file "$WORK/edge-token" \
+  "$BIN" authority serve --database "$served" "${store[@]}" --edge-token-file "$WORK/edge-token" \
     --listen "127.0.0.1:$port" --tls-cert "$WORK/authority.pem" --tls-key "$WORK/authority.key" \
     2>"$WORK/$name.err" &
   for _ in $(seq 1 100); do
@@ -57,7 +56,7 @@ start() {
   done
   echo "$port" > "$WORK/$name.port"
 }
-start sqlite "$WORK/authority.db"
+start sqlite "$WORK/authority.db" "$WORK/authority.db"
 database=$SLIPSTREAM_TEST_POSTGRES
 if [ -n "${DB_DELAY_MS:-}" ]; then
   upstream=${database#*@}; upstream=${upstream%%/*}
@@ -65,7 +64,7 @@ if [ -n "${DB_DELAY_MS:-}" ]; then
   for _ in $(seq 1 100); do [ -s "$WORK/relay.port" ] && break; sleep 0.05; done
   database=${database/@$upstream/@127.0.0.1:$(cat "$WORK/relay.port")}
 fi
-START_DATABASE=$database start postgres "$SLIPSTREAM_TEST_POSTGRES" --database-ca-bundle "$SLIPSTREAM_TEST_POSTGRES_CA"
+start postgres "$SLIPSTREAM_TEST_POSTGRES" "$database" --database-ca-bundle "$SLIPSTREAM_TEST_POSTGRES_CA"
 
 # load NAME CONCURRENCY: one ab run; appends "answers/s mean_ms p99_ms" to $WORK/NAME.CONCURRENCY.
 load() {

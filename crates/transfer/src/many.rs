@@ -140,9 +140,9 @@ pub(crate) async fn objects_in_flight_between(
 /// cores, the source busy with the first listing page, timers fired 10-37 ms late and the
 /// first connect timed 30-55 ms on loopback). Such a window asks again on the connection then
 /// warm, up to [`MOST_ASKS`] times (on a far network that starts a far server's connections a
-/// round trip later, only when the process was held up). The first answer is always awaited: a missing bucket fails
-/// here, before any work. An answer within `LONG_PATH` is [`Distance::Local`] under
-/// [`LOCAL_ANSWER`], else [`Distance::Mid`].
+/// round trip later, only when the process was held up). The first answer is always awaited:
+/// a missing bucket fails here, before any work. An answer within `LONG_PATH` is
+/// [`Distance::Local`] under [`LOCAL_ANSWER`], else [`Distance::Mid`].
 pub(crate) async fn far_away(
     client: &S3Client,
     bucket: &str,

@@ -211,12 +211,13 @@ impl Postgres {
         &self,
         call: impl FnOnce(&Open) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T, AuthorityError> {
-        let held = self.shared();
-        if let Some(open) = held.as_ref().filter(|o| !o.client.is_closed()) {
-            return call(open).map_err(db);
+        if self
+            .shared()
+            .as_ref()
+            .map_or(true, |o| o.client.is_closed())
+        {
+            drop(self.open_alone()?);
         }
-        drop(held);
-        drop(self.open_alone()?);
         let held = self.shared();
         let Some(open) = held.as_ref() else {
             return Err(AuthorityError::Store("no database connection".into()));
