@@ -385,6 +385,49 @@ def test_sigv4a_clients_through_the_verifying_edge(plain_edge, bucket, s3, slips
     assert sorted(k for k in keys_of(s3, bucket) if k.startswith("v4a-")) == [f"v4a-{i}" for i in range(len(sets))]
 
 
+def test_the_cli_and_python_client_sign_every_request_with_sigv4a(plain_edge, bucket, s3, slipstream_bin, tmp_path):
+    """`--region-set` (or AWS_SIGV4A_SIGNING_REGION_SET) makes the CLI sign every request with
+    SigV4A: a multipart upload, a listing, a download and a delete pass the verifying edge, and
+    a set without the edge's region is refused there, which only a SigV4A request can be. The
+    Python client the same with `signature="v4a"`."""
+    import slipstream
+
+    env = dict(os.environ, HOME="/nonexistent", AWS_ACCESS_KEY_ID=ADMIN[0], AWS_SECRET_ACCESS_KEY=ADMIN[1], AWS_REGION=EDGE_REGION)
+    env.pop("AWS_SESSION_TOKEN", None)
+    body = os.urandom(12 << 20)  # above the 8 MiB part: CreateMultipartUpload, parts, Complete
+    (tmp_path / "up.bin").write_bytes(body)
+    edge = ["--endpoint-url", plain_edge.url, "--path-style"]
+    run_cli(slipstream_bin, "cp", str(tmp_path / "up.bin"), f"s3://{bucket}/v4a-cli/big.bin", "--region-set", "*", *edge, env=env)
+    assert s3.get_object(Bucket=bucket, Key="v4a-cli/big.bin")["Body"].read() == body
+    by_env = dict(env, AWS_SIGV4A_SIGNING_REGION_SET=f"us-east-1,{EDGE_REGION}")
+    listed = run_cli(slipstream_bin, "ls", f"s3://{bucket}/v4a-cli/", *edge, env=by_env).stdout.decode()
+    assert "big.bin" in listed and str(len(body)) in listed, listed
+    run_cli(slipstream_bin, "cp", f"s3://{bucket}/v4a-cli/big.bin", str(tmp_path / "down.bin"), *edge, env=by_env)
+    assert (tmp_path / "down.bin").read_bytes() == body
+
+    refused = run_cli(slipstream_bin, "cp", f"s3://{bucket}/v4a-cli/big.bin", str(tmp_path / "no.bin"), "--region-set", "ap-south-1",
+                      *edge, env=env, check=False)
+    assert refused.returncode != 0 and "AccessDenied" in refused.stderr.decode(), refused.stderr
+    assert not (tmp_path / "no.bin").exists()
+    bad = run_cli(slipstream_bin, "ls", f"s3://{bucket}/", "--region-set", "us-east-1 eu-west-1", *edge, env=env, check=False)
+    assert bad.returncode == 2 and b"region set" in bad.stderr, bad.stderr
+
+    c = slipstream.Client(region=EDGE_REGION, credentials=slipstream.Credentials(*ADMIN), endpoint_url=plain_edge.url,
+                          addressing="path", signature="v4a", region_set="*")
+    c.put_bytes(bucket, "v4a-cli/small", b"from python")
+    assert c.get_bytes(bucket, "v4a-cli/small") == b"from python"
+    elsewhere = slipstream.Client(region=EDGE_REGION, credentials=slipstream.Credentials(*ADMIN), endpoint_url=plain_edge.url,
+                                  addressing="path", signature="v4a", region_set="us-west-2")
+    with pytest.raises(slipstream.S3Error) as denied:
+        elsewhere.get_bytes(bucket, "v4a-cli/small")
+    assert "AccessDenied" in str(denied.value)
+    with pytest.raises(ValueError, match="region_set is for signature='v4a'"):
+        slipstream.Client(region=EDGE_REGION, credentials=slipstream.Credentials(*ADMIN), region_set="*")
+
+    run_cli(slipstream_bin, "rm", "--recursive", f"s3://{bucket}/v4a-cli/", "--region-set", EDGE_REGION, *edge, env=env)
+    assert not [k for k in keys_of(s3, bucket) if k.startswith("v4a-cli/")]
+
+
 def test_virtual_hosted_requests_under_the_edges_domain(slipstream_bin, server, bucket, s3, tmp_path, monkeypatch):
     """boto3 with virtual addressing (the AWS SDKs' default towards AWS) sends `BUCKET.DOMAIN`
     requests: the edge takes the bucket from the host (`--virtual-host-domain`), authorizes

@@ -88,7 +88,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0))]
+    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: String,
@@ -101,7 +101,24 @@ impl Client {
         checksum_algorithm: &str,
         tcp_congestion: Option<String>,
         stall_timeout: Option<f64>,
+        signature: &str,
+        region_set: Option<String>,
     ) -> PyResult<Self> {
+        let region_set = match (signature, region_set) {
+            ("v4", None) => None,
+            ("v4", Some(_)) => {
+                return Err(PyValueError::new_err("region_set is for signature='v4a'"))
+            }
+            ("v4a", set) => Some(set.unwrap_or_else(|| region.clone())),
+            (other, _) => {
+                return Err(PyValueError::new_err(format!(
+                    "signature must be 'v4' or 'v4a', not {other:?}"
+                )))
+            }
+        };
+        if let Some(set) = &region_set {
+            slipstream_sign::check_region_set(set).map_err(crate::value_error)?;
+        }
         let stall_timeout = match stall_timeout {
             None => Duration::ZERO,
             Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
@@ -139,6 +156,7 @@ impl Client {
             addressing: addressing_style(addressing)?,
             credential_source: "Python".into(),
             ca_bundle,
+            region_set,
         };
         let options = ClientOptions {
             tcp_congestion,

@@ -61,12 +61,16 @@ pub async fn run(
             "delete needs --count (each object is deleted once)".into(),
         ));
     }
-    let signer = Signer::new(
-        credentials,
-        &config.region,
-        "s3",
-        slipstream_sign::Settings::S3,
-    )
+    // SigV4A where a region set is configured: what it costs a client, and an edge verifying it.
+    let signer = match &config.region_set {
+        None => Signer::new(
+            credentials,
+            &config.region,
+            "s3",
+            slipstream_sign::Settings::S3,
+        ),
+        Some(set) => Signer::new_v4a(credentials, set, "s3", slipstream_sign::Settings::S3),
+    }
     .map_err(|e| BenchError::Config(e.to_string()))?;
     let base = slipstream_s3::resolve(
         &s.bucket,

@@ -372,13 +372,10 @@ pub struct PresignArgs {
     /// Threads that sign (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Sign with SigV4A (ECDSA P-256): one URL valid in a set of regions, as multi-region access
-    /// points need.
+    /// Sign with SigV4A (ECDSA P-256) for the region: one URL valid in a set of regions, as
+    /// multi-region access points need (`--region-set` names the set and implies this).
     #[arg(long)]
     pub sigv4a: bool,
-    /// SigV4A region set, e.g. us-east-1,us-west-2 or * (implies --sigv4a; default: the region).
-    #[arg(long, value_name = "REGIONS")]
-    pub region_set: Option<String>,
     /// Print a presigned POST form (JSON: url and fields) for one key, for browser uploads.
     #[arg(long, conflicts_with_all = ["sigv4a", "region_set", "params", "version_id", "threads"])]
     pub post: bool,

@@ -87,6 +87,7 @@ impl Connection {
             endpoint_url: self.endpoint_url.clone(),
             addressing,
             ca_bundle: self.ca_bundle.clone(),
+            region_set: self.region_set.clone(),
         }
     }
 }
@@ -112,6 +113,11 @@ pub struct Connection {
     /// Trust only the PEM certificates in this file for HTTPS (also AWS_CA_BUNDLE).
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<std::path::PathBuf>,
+    /// Sign with SigV4A for this region set, e.g. us-east-1,us-west-2 or * (else
+    /// AWS_SIGV4A_SIGNING_REGION_SET, the profile's sigv4a_signing_region_set; none: SigV4), as
+    /// multi-region access points and edges that verify SigV4A need.
+    #[arg(long, value_name = "REGIONS")]
+    pub region_set: Option<String>,
 }
 
 /// How the commands that move objects use their connections.

@@ -32,6 +32,12 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
         return crate::presign_post::run(a, &resolved, time);
     }
     let credentials = crate::credentials_now(&resolved)?;
+    // `--region-set` (or AWS_SIGV4A_SIGNING_REGION_SET, or the profile's) signs with SigV4A;
+    // `--sigv4a` alone, for the region.
+    let region_set = resolved
+        .region_set
+        .clone()
+        .or_else(|| a.sigv4a.then(|| resolved.region.clone()));
     let mut signer = BatchSigner {
         credentials,
         resolved,
@@ -42,15 +48,8 @@ pub fn run(a: &PresignArgs) -> Result<(), Failure> {
         templates: Vec::new(),
         threads: a.threads,
         buffers: Vec::new(),
-        region_set: None,
+        region_set,
     };
-    if a.sigv4a || a.region_set.is_some() {
-        signer.region_set = Some(
-            a.region_set
-                .clone()
-                .unwrap_or_else(|| signer.resolved.region.clone()),
-        );
-    }
 
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());

@@ -107,7 +107,7 @@ enum Job {
         moving: bool,
     },
     Remove {
-        args: RmArgs,
+        args: Box<RmArgs>,
         filters: Filters,
     },
 }
@@ -284,6 +284,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
             || c.addressing_style.is_some()
             || c.path_style
             || c.ca_bundle.is_some()
+            || c.region_set.is_some()
         {
             Err("connection flags (--endpoint-url, --profile, --region...) belong to `run`, not its lines".to_owned())
         } else {
@@ -308,7 +309,10 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
         Command::Rm(mut args) => {
             args.connection = own(&args.connection)?;
             let filters = filters(&args.filters)?;
-            Ok(Job::Remove { args, filters })
+            Ok(Job::Remove {
+                args: Box::new(args),
+                filters,
+            })
         }
         _ => Err("run takes cp, mv and rm lines".into()),
     }
@@ -372,6 +376,7 @@ mod tests {
             addressing_style: None,
             path_style: false,
             ca_bundle: None,
+            region_set: None,
         };
         parse(&mut Cli::command(), line, &connection)
     }

@@ -17,6 +17,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
         endpoint_url: None,
         addressing: None,
         ca_bundle: None,
+        region_set: None,
     };
     let resolved =
         resolve(&Env::from_process(), &overrides).map_err(|e| Failure::usage(e.to_string()))?;

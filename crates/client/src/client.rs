@@ -85,7 +85,11 @@ impl std::fmt::Debug for S3Client {
 impl S3Client {
     /// A client for the configuration the AWS chain resolved.
     pub fn new(config: &Resolved, options: ClientOptions) -> Result<Self, ClientError> {
-        let credentials = CredentialCache::new(config.credentials.clone(), &config.region)?;
+        let scope = crate::credentials::Scope {
+            region: config.region.clone(),
+            region_set: config.region_set.clone(),
+        };
+        let credentials = CredentialCache::new(config.credentials.clone(), scope)?;
         let pools = pools(&options, config.ca_bundle.as_deref())?;
         Ok(Self {
             http: pools.http,

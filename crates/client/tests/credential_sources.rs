@@ -108,6 +108,7 @@ fn client(source: CredentialSource) -> S3Client {
         addressing: AddressingStyle::Path,
         credential_source: "test".into(),
         ca_bundle: None,
+        region_set: None,
     };
     S3Client::new(&config, ClientOptions::default()).unwrap()
 }

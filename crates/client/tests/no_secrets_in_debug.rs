@@ -234,6 +234,7 @@ fn client_types_hide_credentials_and_tokens() {
             addressing: AddressingStyle::Path,
             credential_source: "test".into(),
             ca_bundle: None,
+            region_set: None,
         };
         assert_redacted("Resolved", &config, &[SECRET, TOKEN, CONTAINER_TOKEN]);
         let client = S3Client::new(&config, ClientOptions::default()).unwrap();

@@ -109,8 +109,9 @@ impl Algorithm {
     }
 }
 
-/// Comma-separated regions or patterns: `us-east-1,eu-west-1`, `us-*`, `*`.
-pub(crate) fn check_region_set(set: &str) -> Result<(), Error> {
+/// Checks a SigV4A region set: comma-separated regions or patterns (`us-east-1,eu-west-1`,
+/// `us-*`, `*`). Public so that configuration can refuse a bad one before any request.
+pub fn check_region_set(set: &str) -> Result<(), Error> {
     let ok = !set.is_empty()
         && set.split(',').all(|r| {
             !r.is_empty()

@@ -35,6 +35,7 @@ mod time;
 pub mod v4a;
 pub mod verify;
 
+pub use algorithm::check_region_set;
 pub use canonical::{PathEncoding, Request};
 pub use chunk::ChunkSigner;
 pub use credentials::Credentials;

@@ -166,8 +166,14 @@ class Client:
         checksum_algorithm: ChecksumAlgorithm = "CRC32C",
         tcp_congestion: Optional[str] = None,
         stall_timeout: Optional[float] = 120.0,
+        signature: Literal["v4", "v4a"] = "v4",
+        region_set: Optional[str] = None,
     ) -> None:
-        """``tcp_congestion`` names the TCP congestion control of the client's connections
+        """``signature="v4a"`` signs every request with SigV4A for ``region_set``
+        (``"us-east-1,us-west-2"``, ``"*"``; default: ``region``), as a multi-Region access point
+        or an edge that verifies SigV4A needs; each request then costs one ECDSA signature.
+
+        ``tcp_congestion`` names the TCP congestion control of the client's connections
         (``"cubic"``, ``"reno"``...; Linux), else the host's: uploads send with it, and on a long
         clean link a loss-based one keeps the link fuller than BBR. A name the host lacks or
         refuses raises ``ValueError`` here.

@@ -61,6 +61,28 @@ pub(super) fn addressing(
     }
 }
 
+/// `--region-set`, `AWS_SIGV4A_SIGNING_REGION_SET`, the profile's `sigv4a_signing_region_set`
+/// (botocore reads the same two), checked here so that a bad set fails before any request.
+pub(super) fn region_set(
+    cli: &Overrides,
+    env: &Env,
+    profile: &Profile<'_>,
+) -> Result<Option<String>, ConfigError> {
+    let set = cli
+        .region_set
+        .clone()
+        .or_else(|| env.var("AWS_SIGV4A_SIGNING_REGION_SET").map(str::to_owned))
+        .or_else(|| {
+            profile
+                .setting("sigv4a_signing_region_set")
+                .map(str::to_owned)
+        });
+    if let Some(set) = &set {
+        slipstream_sign::check_region_set(set).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    }
+    Ok(set)
+}
+
 /// `--ca-bundle`, `AWS_CA_BUNDLE`, the profile's `ca_bundle`.
 pub(super) fn ca_bundle(cli: &Overrides, env: &Env, profile: &Profile<'_>) -> Option<PathBuf> {
     cli.ca_bundle

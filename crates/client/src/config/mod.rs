@@ -13,6 +13,8 @@
 //! - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
 //!   `s3.endpoint_url` or `endpoint_url`.
 //! - addressing: the flag, else the profile's `s3.addressing_style`.
+//! - SigV4A: `--region-set`, `AWS_SIGV4A_SIGNING_REGION_SET`, the profile's
+//!   `sigv4a_signing_region_set` (botocore's names); none signs with SigV4.
 //!
 //! One file per idea: the environment ([`Env`], `env.rs`, passed in so that tests do not touch
 //! the process environment), the shared files and the profile in use (`files.rs`), the
@@ -47,6 +49,8 @@ pub struct Overrides {
     pub addressing: Option<AddressingStyle>,
     /// `--ca-bundle`.
     pub ca_bundle: Option<PathBuf>,
+    /// `--region-set`: sign with SigV4A for these regions.
+    pub region_set: Option<String>,
 }
 
 /// The outcome of the chain.
@@ -65,6 +69,9 @@ pub struct Resolved {
     /// Certificates to trust instead of the usual roots (`--ca-bundle`, `AWS_CA_BUNDLE`, the
     /// profile's `ca_bundle`).
     pub ca_bundle: Option<PathBuf>,
+    /// The SigV4A region set (`us-east-1,us-west-2`, `*`) requests are signed for; `None` signs
+    /// with SigV4. A multi-Region access point, or an edge that verifies SigV4A, needs it.
+    pub region_set: Option<String>,
 }
 
 /// Why the chain found nothing usable.
@@ -106,6 +113,7 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
     let region = endpoint::region(cli, env, &profile);
     let endpoint = endpoint::endpoint(cli, env, &profile)?;
     let addressing = endpoint::addressing(cli, &profile)?;
+    let region_set = endpoint::region_set(cli, env, &profile)?;
     let (credentials, credential_source) = match found {
         Some(found) => found,
         None => chain::remote(env, &profile, &region)?,
@@ -117,6 +125,7 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
         addressing,
         credential_source,
         ca_bundle: endpoint::ca_bundle(cli, env, &profile),
+        region_set,
     })
 }
 
@@ -210,6 +219,38 @@ mod tests {
             resolve(&env, &Overrides::default()).unwrap().region,
             "ca-central-1"
         );
+    }
+
+    #[test]
+    fn sigv4a_region_set_from_flag_environment_or_profile_and_checked_early() {
+        let h = home(
+            CREDS,
+            "[default]\nsigv4a_signing_region_set = eu-*\n[profile dev]\nregion = ap-south-1\n",
+        );
+        let at = |vars: &[(&str, &str)], flag: Option<&str>| {
+            resolve(
+                &Env::new(vars, Some(h.path().into())),
+                &Overrides {
+                    region_set: flag.map(str::to_owned),
+                    ..Default::default()
+                },
+            )
+            .map(|r| r.region_set)
+        };
+        assert_eq!(at(&[], None).unwrap().as_deref(), Some("eu-*"));
+        let env = [("AWS_SIGV4A_SIGNING_REGION_SET", "us-east-1,us-west-2")];
+        assert_eq!(
+            at(&env, None).unwrap().as_deref(),
+            Some("us-east-1,us-west-2")
+        );
+        assert_eq!(at(&env, Some("*")).unwrap().as_deref(), Some("*"));
+        // A profile without one signs with SigV4.
+        assert_eq!(at(&[("AWS_PROFILE", "dev")], None).unwrap(), None);
+        // A set no signer could use fails at configuration, before any request.
+        let bad = at(&[], Some("us-east-1, us-west-2"))
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("region set"), "{bad}");
     }
 
     #[test]

@@ -19,26 +19,38 @@ pub(crate) enum CredentialCache {
     Refreshing {
         /// Boxed: the SSO variant is large, and fixed credentials are the common case.
         source: Box<CredentialSource>,
-        region: String,
+        scope: Scope,
         current: tokio::sync::Mutex<Option<(Arc<Signer>, Option<SystemTime>)>>,
     },
 }
 
-fn s3_signer(credentials: Credentials, region: &str) -> Result<Arc<Signer>, ClientError> {
-    Signer::new(credentials, region, "s3", Settings::S3)
-        .map(Arc::new)
-        .map_err(|e| ClientError::Request(e.to_string()))
+/// Where requests are signed for: a region (SigV4), or a region set (SigV4A).
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    pub(crate) region: String,
+    pub(crate) region_set: Option<String>,
+}
+
+fn s3_signer(credentials: Credentials, scope: &Scope) -> Result<Arc<Signer>, ClientError> {
+    match &scope.region_set {
+        None => Signer::new(credentials, &scope.region, "s3", Settings::S3),
+        // Derives the ECDSA key once per set of credentials; each request then costs one
+        // ECDSA signature (15-18 us) instead of an HMAC.
+        Some(set) => Signer::new_v4a(credentials, set, "s3", Settings::S3),
+    }
+    .map(Arc::new)
+    .map_err(|e| ClientError::Request(e.to_string()))
 }
 
 impl CredentialCache {
     /// For fixed credentials, fails now rather than at the first request on a region the signer
     /// cannot use.
-    pub(crate) fn new(source: CredentialSource, region: &str) -> Result<Self, ClientError> {
+    pub(crate) fn new(source: CredentialSource, scope: Scope) -> Result<Self, ClientError> {
         Ok(match source {
-            CredentialSource::Static(c) => CredentialCache::Fixed(s3_signer(c, region)?),
+            CredentialSource::Static(c) => CredentialCache::Fixed(s3_signer(c, &scope)?),
             source => CredentialCache::Refreshing {
                 source: Box::new(source),
-                region: region.to_owned(),
+                scope,
                 current: tokio::sync::Mutex::new(None),
             },
         })
@@ -48,13 +60,13 @@ impl CredentialCache {
     /// fetched credentials (the lock makes concurrent callers wait for one fetch instead of each
     /// fetching).
     pub(crate) async fn signer(&self, http: &Http) -> Result<Arc<Signer>, ClientError> {
-        let (source, region, current) = match self {
+        let (source, scope, current) = match self {
             CredentialCache::Fixed(signer) => return Ok(Arc::clone(signer)),
             CredentialCache::Refreshing {
                 source,
-                region,
+                scope,
                 current,
-            } => (source, region, current),
+            } => (source, scope, current),
         };
         let mut current = current.lock().await;
         if let Some((signer, expires)) = current.as_ref() {
@@ -69,7 +81,7 @@ impl CredentialCache {
             }
         }
         let fetched = source.fetch(http).await?;
-        let signer = s3_signer(fetched.credentials, region)?;
+        let signer = s3_signer(fetched.credentials, scope)?;
         *current = Some((Arc::clone(&signer), fetched.expires));
         Ok(signer)
     }
@@ -93,7 +105,11 @@ impl std::fmt::Debug for RefreshingSigner {
 impl RefreshingSigner {
     /// Signs for `region` (SigV4, service `s3`) with the credentials `source` gives.
     pub fn new(source: CredentialSource, region: &str) -> Result<Self, ClientError> {
-        let cache = CredentialCache::new(source, region)?;
+        let scope = Scope {
+            region: region.to_owned(),
+            region_set: None,
+        };
+        let cache = CredentialCache::new(source, scope)?;
         let http = crate::transport::http_client(&crate::ClientOptions::default(), None)?;
         Ok(Self { cache, http })
     }

@@ -26,8 +26,8 @@ mod process;
 pub(crate) mod sso;
 mod web_identity;
 
-pub(crate) use cache::CredentialCache;
 pub use cache::RefreshingSigner;
+pub(crate) use cache::{CredentialCache, Scope};
 
 /// Metadata endpoints are local: give up fast when not on EC2/ECS (as the AWS CLI does).
 const METADATA_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);

@@ -36,6 +36,7 @@ pub fn client_with(
         addressing: AddressingStyle::Path,
         credential_source: "test".into(),
         ca_bundle,
+        region_set: None,
     };
     Arc::new(S3Client::new(&config, options).unwrap())
 }
