@@ -2,7 +2,9 @@
 # A/B of the verifying edge's CPU per request on loopback: for two `slipstream` binaries, a
 # pass-through gateway and a verifying one (keys file) each, in front of versitygw;
 # 4 KiB GETs (COUNT a run, 4 kept-alive connections, CONCURRENCY=N for others; KIND=header, the default: header-signed by
-# `slipstream bench get`; KIND=presigned: SigV4 URLs from the Python package, fetched by
+# `slipstream bench get`; KIND=sigv4a: the same, the verifying rows' requests signed with SigV4A
+# for the edge's region (AWS_SIGV4A_SIGNING_REGION_SET; pass-through rows stay SigV4, which the
+# origin verifies); KIND=presigned: SigV4 URLs from the Python package, fetched by
 # scripts/presigned-gets.py, which needs `make python`) through each of the four in
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
 # (all threads) per request, and the medians and
@@ -67,7 +69,10 @@ for i in $(seq 0 9); do "$CLIENT" cp "$W/4k" "s3://$BUCKET/cpu/o$i" --endpoint-u
 as_client() { # ROW COMMAND...: with the edge's key for verifying rows
   local row=$1; shift
   case $row in
-    *verify) env AWS_ACCESS_KEY_ID=AKIDEDGE AWS_SECRET_ACCESS_KEY=edge-secret AWS_REGION=eu-edge-1 "$@" ;;
+    *verify)
+      local v4a=()
+      [ "$KIND" = sigv4a ] && v4a=(AWS_SIGV4A_SIGNING_REGION_SET=eu-edge-1)
+      env AWS_ACCESS_KEY_ID=AKIDEDGE AWS_SECRET_ACCESS_KEY=edge-secret AWS_REGION=eu-edge-1 "${v4a[@]}" "$@" ;;
     *) "$@" ;;
   esac
 }
@@ -139,9 +144,11 @@ for r in $(seq 1 "$ROUNDS"); do
   [ $(( r % 2 )) = 0 ] && order=(b-verify b-pass a-verify a-pass)
   for row in "${order[@]}"; do run "$r" "$row"; done
 done
-[ -n "${INTERLEAVE:-}" ] && KIND="$KIND (interleaved)"
-[ "$CONCURRENCY" != 4 ] && KIND="$KIND ($CONCURRENCY connections)"
-python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$KIND" <<'PY'
+# The table's label, not KIND itself: the perf runs below still need KIND as given.
+LABEL=$KIND
+[ -n "${INTERLEAVE:-}" ] && LABEL="$LABEL (interleaved)"
+[ "$CONCURRENCY" != 4 ] && LABEL="$LABEL ($CONCURRENCY connections)"
+python3 - "$W" "$A" "$B" "$COUNT" "$ROUNDS" "$LABEL" <<'PY'
 import pathlib, statistics, sys
 w, a, b, count, rounds, load = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 rows = ["a-pass", "a-verify", "b-pass", "b-verify"]
