@@ -46,6 +46,10 @@ pub(crate) type UpBody = BoxBody<Bytes, BoxError>;
 const DIAL_BACKOFF: Duration = Duration::from_secs(1);
 /// Without keep-alives, idle connections are closed after this long (below S3's ~20 s).
 const IDLE_LIMIT: Duration = Duration::from_secs(15);
+/// The most of a response an HTTP/1.1 origin connection reads ahead of the client (hyper's
+/// default is 400 KiB): once the client connection's socket holds only a bounded unsent queue
+/// (server.rs), a client slower than the origin leaves the rest in this buffer.
+const UPSTREAM_READ_BUFFER: usize = 128 << 10;
 /// The window over which the most requests in flight at once is remembered (two halves).
 const PEAK_WINDOW: Duration = Duration::from_secs(30);
 
@@ -306,6 +310,7 @@ impl Pool {
             Sender::H2(send)
         } else {
             let (send, conn) = http1::Builder::new()
+                .max_buf_size(UPSTREAM_READ_BUFFER)
                 .handshake(io)
                 .await
                 .map_err(handshake_failed)?;
