@@ -102,23 +102,9 @@ impl Client {
         tcp_congestion: Option<String>,
         stall_timeout: Option<f64>,
         signature: &str,
-        region_set: Option<String>,
+        region_set: Option<&str>,
     ) -> PyResult<Self> {
-        let region_set = match (signature, region_set) {
-            ("v4", None) => None,
-            ("v4", Some(_)) => {
-                return Err(PyValueError::new_err("region_set is for signature='v4a'"))
-            }
-            ("v4a", set) => Some(set.unwrap_or_else(|| region.clone())),
-            (other, _) => {
-                return Err(PyValueError::new_err(format!(
-                    "signature must be 'v4' or 'v4a', not {other:?}"
-                )))
-            }
-        };
-        if let Some(set) = &region_set {
-            slipstream_sign::check_region_set(set).map_err(crate::value_error)?;
-        }
+        let region_set = crate::sigv4a_region_set(signature, region_set, &region)?;
         let stall_timeout = match stall_timeout {
             None => Duration::ZERO,
             Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {

@@ -122,19 +122,9 @@ impl Presigner {
         let base = slipstream_s3::resolve(&bucket, &region, endpoint.as_ref(), style)
             .map_err(value_error)?;
         let creds = credentials.inner.clone();
-        let inner = match (signature, region_set) {
-            ("v4", None) => slipstream_sign::Presigner::new(base, &region, creds),
-            ("v4", Some(_)) => {
-                return Err(PyValueError::new_err("region_set is for signature='v4a'"))
-            }
-            ("v4a", set) => {
-                slipstream_sign::Presigner::new_v4a(base, set.unwrap_or(&region), creds)
-            }
-            (other, _) => {
-                return Err(PyValueError::new_err(format!(
-                    "signature must be 'v4' or 'v4a', not {other:?}"
-                )))
-            }
+        let inner = match sigv4a_region_set(signature, region_set, &region)? {
+            None => slipstream_sign::Presigner::new(base, &region, creds),
+            Some(set) => slipstream_sign::Presigner::new_v4a(base, &set, creds),
         }
         .map_err(value_error)?;
         let made = Made {
@@ -410,6 +400,28 @@ fn addressing_style(addressing: &str) -> PyResult<AddressingStyle> {
         "path" => Ok(AddressingStyle::Path),
         other => Err(PyValueError::new_err(format!(
             "addressing must be 'auto', 'virtual' or 'path', not {other:?}"
+        ))),
+    }
+}
+
+/// The region set that `signature` (`"v4"` or `"v4a"`) and `region_set` ask for, checked:
+/// `None` signs with SigV4; SigV4A without a set signs for `region`. `Presigner` and `Client`
+/// take the two arguments alike.
+fn sigv4a_region_set(
+    signature: &str,
+    region_set: Option<&str>,
+    region: &str,
+) -> PyResult<Option<String>> {
+    match (signature, region_set) {
+        ("v4", None) => Ok(None),
+        ("v4", Some(_)) => Err(PyValueError::new_err("region_set is for signature='v4a'")),
+        ("v4a", set) => {
+            let set = set.unwrap_or(region);
+            slipstream_sign::check_region_set(set).map_err(value_error)?;
+            Ok(Some(set.to_owned()))
+        }
+        (other, _) => Err(PyValueError::new_err(format!(
+            "signature must be 'v4' or 'v4a', not {other:?}"
         ))),
     }
 }

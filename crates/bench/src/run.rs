@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use slipstream_client::{ClientError, ClientOptions, Resolved, S3Client};
-use slipstream_sign::{Credentials, Signer};
+use slipstream_sign::Credentials;
 use tokio::task::JoinSet;
 
 use crate::conn::{ConnectError, Target};
@@ -61,16 +61,13 @@ pub async fn run(
             "delete needs --count (each object is deleted once)".into(),
         ));
     }
-    // SigV4A where a region set is configured: what it costs a client, and an edge verifying it.
-    let signer = match &config.region_set {
-        None => Signer::new(
-            credentials,
-            &config.region,
-            "s3",
-            slipstream_sign::Settings::S3,
-        ),
-        Some(set) => Signer::new_v4a(credentials, set, "s3", slipstream_sign::Settings::S3),
-    }
+    // SigV4A where a region set is configured, as the client signs: what it costs a client,
+    // and an edge verifying it.
+    let signer = slipstream_client::request_signer(
+        credentials,
+        &config.region,
+        config.region_set.as_deref(),
+    )
     .map_err(|e| BenchError::Config(e.to_string()))?;
     let base = slipstream_s3::resolve(
         &s.bucket,

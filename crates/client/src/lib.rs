@@ -42,7 +42,9 @@ pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use client::S3Client;
 pub use config::{resolve, ConfigError, Env, Overrides, Resolved};
 pub use copy::{copy_source, CopyOptions};
-pub use credentials::{CredentialSource, Expiring, ProvideCredentials, RefreshingSigner};
+pub use credentials::{
+    request_signer, CredentialSource, Expiring, ProvideCredentials, RefreshingSigner,
+};
 pub use dial::{Dialed, Dialer};
 pub use error::{describe, ClientError};
 pub use object::ObjectStream;

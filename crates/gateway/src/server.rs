@@ -474,8 +474,8 @@ fn origin(s: &str) -> Result<hyper::Uri, GatewayError> {
 /// once autotuned) whenever a client reads slower than the origin sends, and each of the
 /// client's acknowledgements then sends from that queue in whatever context processes it: on
 /// loopback, the client's own process, so a client and an origin sharing a core paid for the
-/// gateway's sending too (a 1 GiB TLS download through a gateway on a core of its own: 82-84%
-/// of direct; bounded, 99%). Bounded, the gateway writes as the window opens and sends from its
+/// gateway's sending too (a 1 GiB TLS download through a gateway on a core of its own: 75-82%
+/// of direct; bounded, 100-103%). Bounded, the gateway writes as the window opens and sends from its
 /// own core, and a slow client holds 128 KiB of kernel memory, not megabytes. Bytes in flight
 /// are not limited, so a long link stays full: 128 KiB is 2 ms at 500 Mbit/s, far longer than
 /// the gateway takes to refill it (4 to 128 KiB measured alike).

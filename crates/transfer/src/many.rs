@@ -148,10 +148,11 @@ pub(crate) async fn far_away(
     bucket: &str,
     when_far: impl FnOnce(),
 ) -> Result<Distance, TransferError> {
-    // After the first ask the connection is warm: the answer's time alone judges.
-    let (mut asks, mut warm) = (0, false);
+    let mut asks = 0;
     loop {
         asks += 1;
+        // After the first ask the connection is warm: the answer's time alone judges.
+        let warm = asks > 1;
         let asked = Instant::now();
         let head = client.head_bucket(bucket);
         tokio::pin!(head);
@@ -171,7 +172,6 @@ pub(crate) async fn far_away(
             return Ok(Distance::Far);
         }
         head.await?;
-        warm = true;
     }
 }
 

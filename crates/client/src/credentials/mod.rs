@@ -26,7 +26,7 @@ mod process;
 pub(crate) mod sso;
 mod web_identity;
 
-pub use cache::RefreshingSigner;
+pub use cache::{request_signer, RefreshingSigner};
 pub(crate) use cache::{CredentialCache, Scope};
 
 /// Metadata endpoints are local: give up fast when not on EC2/ECS (as the AWS CLI does).
