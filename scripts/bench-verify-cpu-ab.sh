@@ -9,7 +9,8 @@
 # turn (the order reversed every other round), ROUNDS times; prints each gateway's CPU time
 # (all threads) per request, and the medians and
 # verify - pass-through per binary (and the median of each round's own difference: a round's
-# two rows run back to back, so the machine's drift between rounds cancels); then the same for user-mode CPU alone. The client is target/release/slipstream for every row.
+# two rows run back to back, so the machine's drift between rounds cancels); then the same for
+# user-mode CPU alone, and the gateway's context switches per request (its threads' wake-ups). The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
 # cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
 # verifying gateways for 10 s of header-signed GETs each (KIND=presigned: COUNT presigned
@@ -94,17 +95,22 @@ gets() { # ROW N: N GETs of KIND through ROW's gateway; prints the requests made
 user_ticks() { # PID: user-mode CPU time so far, in clock ticks (field 14 of /proc/PID/stat)
   sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f12
 }
-mark() { # ROW: the CPU so far of ROW's gateway, "all_ns user_ticks", for record
+switches() { # PID: context switches so far (voluntary and not), every thread
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+mark() { # ROW: the CPU so far of ROW's gateway, "all_ns user_ticks switches", for record
   local pid
   pid=$(cat "$W/$1.pid")
-  echo "$(cpu_ns "$pid") $(user_ticks "$pid")"
+  echo "$(cpu_ns "$pid") $(user_ticks "$pid") $(switches "$pid")"
 }
-record() { # ROW MARK N: appends ns per request since MARK to $W/ROW, user-mode to $W/ROW.user
+record() { # ROW MARK N: appends ns per request since MARK to $W/ROW, user-mode to $W/ROW.user,
+  # context switches per 1,000 requests to $W/ROW.switches
   local row=$1 n=$3 now then
   read -r -a now <<< "$(mark "$row")"
   read -r -a then <<< "$2"
   echo $(( (now[0] - then[0]) / n )) >> "$W/$row"
   echo $(( (now[1] - then[1]) * 1000000000 / $(getconf CLK_TCK) / n )) >> "$W/$row.user"
+  echo $(( (now[2] - then[2]) * 1000 / n )) >> "$W/$row.switches"
 }
 run() { # ROUND ROW: COUNT GETs through ROW's gateway alone, recorded
   local row=$2 before
@@ -163,6 +169,16 @@ for kind, suffix, what in [("all", "", "CPU (user + kernel)"), ("user", ".user",
         runs = lambda l: " / ".join(f"{t:.1f}" for t in l)
         paired = statistics.median(b - a for a, b in zip(p, v))
         print(f"| {x}: {path} | {runs(p)}; **{mp:.1f} us** | {runs(v)}; **{mv:.1f} us** | +{mv - mp:.1f} us | {paired:+.1f} us |")
+# Wake-ups: a thread that parks and is woken costs two switches and the kernel's work around
+# them, which grows with how often the gateway's threads run out of work between requests.
+sw = {row: [int(x) / 1000 for x in (w / f"{row}.switches").read_text().split()] for row in rows}
+print("\nGateway context switches per request (all threads, voluntary and not; runs; median):\n")
+print("| binary | pass-through | verify |")
+print("|---|---|---|")
+for x, path in [("a", a), ("b", b)]:
+    p, v = sw[f"{x}-pass"], sw[f"{x}-verify"]
+    runs = lambda l: " / ".join(f"{t:.2f}" for t in l)
+    print(f"| {x}: {path} | {runs(p)}; **{statistics.median(p):.2f}** | {runs(v)}; **{statistics.median(v):.2f}** |")
 PY
 if [ -n "${PERF_DIR:-}" ]; then
   for row in b-pass b-verify; do
