@@ -106,11 +106,11 @@ load() {
 # appends the answers a second of them all (every answer over the longest run's time), the mean
 # of means and the worst P99 to $WORK/replicas.CONCURRENCY.
 load_replicas() {
-  local c=$1 each=$(( $1 / REPLICAS )) asks=() i port
+  local c=$1 each=$(( $1 / REPLICAS )) asks=() i replica
   [ "$each" -ge 1 ] || each=1
   for i in $(seq 1 "$REPLICAS"); do
-    port=$(cat "$WORK/postgres.port"); [ "$i" = 1 ] || port=$(cat "$WORK/postgres-$i.port")
-    ask postgres "$port" $(( REQUESTS / REPLICAS )) "$each" "$WORK/part$i" & asks+=($!)
+    replica=postgres; [ "$i" = 1 ] || replica=postgres-$i
+    ask postgres "$(cat "$WORK/$replica.port")" $(( REQUESTS / REPLICAS )) "$each" "$WORK/part$i" & asks+=($!)
   done
   for i in "${asks[@]}"; do wait "$i" || exit 1; done
   for i in $(seq 1 "$REPLICAS"); do cat "$WORK/part$i"; done | awk -v n=$(( REQUESTS / REPLICAS )) '

@@ -54,17 +54,17 @@ export AWS_REGION=$SLIPSTREAM_TEST_REGION
 scripts/test-cert.sh "$WORK" edge "IP:127.0.0.1,DNS:localhost"
 cat "$WORK/ca.pem" "$SLIPSTREAM_TEST_CA" > "$WORK/both.pem"
 export AWS_CA_BUNDLE=$WORK/both.pem
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
 "${GW[@]}" gateway --listen "127.0.0.1:$port" --tls-cert "$WORK/edge.pem" --tls-key "$WORK/edge.key" \
   --origin "$SLIPSTREAM_TEST_TLS_ENDPOINT" --origin-ca-bundle "$SLIPSTREAM_TEST_CA" ${GATEWAY_ARGS:-} 2>"$WORK/gateway.err" &
 gateway_pid=$!
-plain_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+plain_port=$(free_port)
 "${GW[@]}" gateway --listen "127.0.0.1:$plain_port" --origin "$SLIPSTREAM_TEST_ENDPOINT" ${GATEWAY_ARGS:-} 2>"$WORK/plain.err" &
 plain_pid=$!
 for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$port/" && break; sleep 0.05; done
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$plain_port/" && break; sleep 0.05; done
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 ANCHOR=()
 if [ "${NGINX:-1}" != 0 ] && command -v nginx >/dev/null; then
   ANCHOR=(nginx)

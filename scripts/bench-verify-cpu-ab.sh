@@ -10,7 +10,8 @@
 # (all threads) per request, and the medians and
 # verify - pass-through per binary (and the median of each round's own difference: a round's
 # two rows run back to back, so the machine's drift between rounds cancels); then the same for
-# user-mode CPU alone, and the gateway's context switches per request (its threads' wake-ups). The client is target/release/slipstream for every row.
+# user-mode CPU alone, and the gateway's context switches per request (its threads' wake-ups).
+# The client is target/release/slipstream for every row.
 # Build the old binary with `git worktree add /tmp/old REV && CARGO_TARGET_DIR=/tmp/old-target
 # cargo build --release`. With PERF_DIR=DIR, afterwards `perf record`s B's pass-through and
 # verifying gateways for 10 s of header-signed GETs each (KIND=presigned: COUNT presigned

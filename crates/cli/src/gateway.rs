@@ -295,12 +295,6 @@ fn file(args: &GatewayArgs) -> Result<File, Failure> {
         .map_err(|e| Failure::usage(format!("--config {}: {e}", path.display())))
 }
 
-/// The file's settings under the flags'.
-#[cfg(test)]
-fn settings(args: &GatewayArgs) -> Result<Settings, Failure> {
-    settings_from(args, file(args)?)
-}
-
 /// `file`'s settings under the flags'.
 fn settings_from(args: &GatewayArgs, file: File) -> Result<Settings, Failure> {
     let in_file =
@@ -465,7 +459,7 @@ mod tests {
         let (_f, mut args) = with_file(
             "origin = \"http://127.0.0.1:7070\"\nlisten = [\"127.0.0.1:8080\"]\nupstream-keepalive = \"10s\"\nmax-header-bytes = \"16KiB\"\n[[tls]]\ncert = \"a.pem\"\nkey = \"a.key\"\n",
         );
-        let s = settings(&args).unwrap();
+        let s = settings_from(&args, file(&args).unwrap()).unwrap();
         assert_eq!(s.origin, "http://127.0.0.1:7070");
         assert_eq!(s.upstream_keepalive, Duration::from_secs(10));
         assert_eq!(s.max_header_bytes, 16 * 1024);
@@ -473,7 +467,7 @@ mod tests {
         args.origin = Some("https://o.example".into());
         args.upstream_keepalive = Some(Duration::ZERO);
         args.listen = vec!["127.0.0.1:9".parse().unwrap()];
-        let s = settings(&args).unwrap();
+        let s = settings_from(&args, file(&args).unwrap()).unwrap();
         assert_eq!(s.origin, "https://o.example");
         assert_eq!(s.upstream_keepalive, Duration::ZERO);
         assert_eq!(s.listen, vec!["127.0.0.1:9".parse::<SocketAddr>().unwrap()]);
@@ -481,7 +475,7 @@ mod tests {
 
     #[test]
     fn mistakes_say_what_to_fix() {
-        let message = |args: &GatewayArgs| match settings(args) {
+        let message = |args: &GatewayArgs| match file(args).and_then(|f| settings_from(args, f)) {
             Err(f) => (f.code, f.message),
             Ok(_) => panic!("accepted"),
         };
