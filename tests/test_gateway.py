@@ -497,7 +497,8 @@ def test_an_http2_origin_gets_one_shared_connection(slipstream_bin, server, s3, 
     inner_dir = tmp_path / "inner"
     inner_dir.mkdir()
     with running(slipstream_bin, server["endpoint"], inner_dir, tls=[(pki["cert"], pki["key"])]) as inner, \
-            running(slipstream_bin, inner.url, tmp_path, extra=["--origin-ca-bundle", pki["ca"]]) as outer:
+            running(slipstream_bin, inner.url, tmp_path, extra=["--origin-ca-bundle", pki["ca"], "--threads", "1"]) as outer:
+        # One worker thread: each keeps a connection of its own (workers.rs).
         client = boto(server, outer.url)
         body = os.urandom(3 * 1024 * 1024 + 5)
         client.put_object(Bucket=bucket, Key="h2/obj", Body=body)

@@ -87,9 +87,8 @@ pub struct GatewayArgs {
     /// On SIGTERM, requests in flight get this long to finish [default: 30s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub drain_timeout: Option<Duration>,
-    /// Worker threads, shared by every connection [default: one per core, or
-    /// TOKIO_WORKER_THREADS]. Where an edge's load is light, fewer threads wake each other less
-    /// and cost less CPU per request (docs/GATEWAY.md).
+    /// Threads serving connections, each with its own share of them and of the upstream pool
+    /// [default: one per core] (docs/GATEWAY.md).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Write the access log (JSON lines) to this file, or - for standard output.
@@ -204,20 +203,17 @@ struct FileCert {
 
 pub fn run(args: &GatewayArgs) -> Result<(), Failure> {
     let file = file(args)?;
-    let threads = threads(args, &file)?;
     let settings = settings_from(args, file)?;
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = threads {
-        runtime.worker_threads(n);
-    }
-    let runtime = runtime
+    // This thread accepts, writes the access log, talks to the authority and handles signals;
+    // the gateway's worker threads serve the connections.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::usage(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(serve(settings))
 }
 
-/// The runtime's worker threads, if set: the flag, else the file.
+/// The threads serving connections, if set: the flag, else the file.
 fn threads(args: &GatewayArgs, file: &File) -> Result<Option<usize>, Failure> {
     match args.threads.or(file.threads) {
         Some(0) => Err(Failure::usage(
@@ -297,6 +293,7 @@ fn file(args: &GatewayArgs) -> Result<File, Failure> {
 
 /// `file`'s settings under the flags'.
 fn settings_from(args: &GatewayArgs, file: File) -> Result<Settings, Failure> {
+    let threads = threads(args, &file)?;
     let in_file =
         |key: &str, value: &Option<String>, parse: fn(&str) -> Result<Duration, String>| {
             value
@@ -324,6 +321,9 @@ fn settings_from(args: &GatewayArgs, file: File) -> Result<Settings, Failure> {
     s.tls = tls(args, file.tls)?;
     s.origin_ca_bundle = args.origin_ca_bundle.clone().or(file.origin_ca_bundle);
     s.metrics_listen = args.metrics_listen.or(file.metrics_listen);
+    if let Some(n) = threads {
+        s.threads = n;
+    }
     s.upstream_min_idle = args.upstream_min_idle.or(file.upstream_min_idle);
     if let Some(d) = args.upstream_keepalive.or(in_file(
         "upstream-keepalive",
@@ -509,19 +509,20 @@ mod tests {
 
     #[test]
     fn threads_from_the_flag_or_the_file_and_never_zero() {
-        let (_f, mut args) = with_file("threads = 3\n");
-        assert_eq!(threads(&args, &file(&args).unwrap()).unwrap(), Some(3));
+        let base = "origin = \"http://127.0.0.1:7070\"\nlisten = [\"127.0.0.1:8080\"]\n";
+        let settings = |args: &GatewayArgs| file(args).and_then(|f| settings_from(args, f));
+        let (_f, mut args) = with_file(&format!("{base}threads = 3\n"));
+        assert_eq!(settings(&args).unwrap().threads, 3);
         args.threads = Some(1);
-        assert_eq!(threads(&args, &file(&args).unwrap()).unwrap(), Some(1));
+        assert_eq!(settings(&args).unwrap().threads, 1);
         args.threads = Some(0);
-        let Err(f) = threads(&args, &file(&args).unwrap()) else {
+        let Err(f) = settings(&args) else {
             panic!("0 threads accepted");
         };
         assert_eq!(f.code, 2);
         assert!(f.message.contains("--threads"), "{}", f.message);
-        assert_eq!(
-            threads(&GatewayArgs::default(), &File::default()).unwrap(),
-            None
-        );
+        let (_g, args) = with_file(base);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(settings(&args).unwrap().threads, cores);
     }
 }

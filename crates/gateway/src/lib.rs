@@ -12,6 +12,7 @@
 //! - `tls.rs`: certificates by SNI, reloadable; TLS 1.3/1.2, tickets, ALPN h2 and http/1.1;
 //! - `server.rs`: listeners, limits, HTTP/1.1 and HTTP/2, graceful drain, `/metrics`;
 //! - `proxy.rs` and `body.rs`: forwarding, streamed both ways, `Expect: 100-continue`;
+//! - `workers.rs`: the threads that serve connections, one runtime and pool each;
 //! - `pool.rs`: the warm upstream pool, on `slipstream-client`'s [`Dialer`](slipstream_client::Dialer);
 //! - `metrics.rs`, `access_log.rs`, `s3_error.rs`: what it reports and answers;
 //! - `verify/`: the keys file, policies, the operation table, verified and re-framed bodies.
@@ -34,6 +35,7 @@ mod server;
 mod settings;
 mod tls;
 mod verify;
+mod workers;
 
 pub use error::GatewayError;
 pub use server::{Gateway, Reloader};

@@ -34,7 +34,6 @@ use slipstream_client::{ClientError, Dialer};
 use tokio::sync::Notify;
 
 use crate::metrics::Metrics;
-use crate::settings::MIN_IDLE_FLOOR;
 
 /// Errors of a request body on its way upstream.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -53,10 +52,13 @@ const UPSTREAM_READ_BUFFER: usize = 128 << 10;
 /// The window over which the most requests in flight at once is remembered (two halves).
 const PEAK_WINDOW: Duration = Duration::from_secs(30);
 
-/// The pool's settings.
+/// One pool's settings: each worker thread has its own pool (workers.rs), holding its share
+/// of the gateway's.
 #[derive(Clone, Debug)]
 pub(crate) struct PoolSettings {
     pub(crate) min_idle: Option<usize>,
+    /// The least idle connections kept when `min_idle` is `None`.
+    pub(crate) floor: usize,
     pub(crate) max_idle: usize,
     pub(crate) keepalive: Duration,
     pub(crate) connect_timeout: Duration,
@@ -94,6 +96,8 @@ struct State {
     peak_since: Option<Instant>,
     last_failure: Option<Instant>,
     stopped: bool,
+    /// This pool's idle connections as last added to the shared gauge.
+    counted_idle: usize,
 }
 
 struct Idle {
@@ -169,8 +173,8 @@ impl Pool {
         s.stopped = true;
         s.idle.clear();
         s.h2 = None;
+        self.count_idle(&mut s);
         drop(s);
-        self.inner.metrics.upstream_idle.set(0);
         self.inner.wake.notify_one();
     }
 
@@ -198,7 +202,7 @@ impl Pool {
 
     /// Idle connections the keeper holds open now.
     fn target(&self, s: &State) -> usize {
-        let observed = s.peak[0].max(s.peak[1]).max(MIN_IDLE_FLOOR);
+        let observed = s.peak[0].max(s.peak[1]).max(self.inner.settings.floor);
         self.inner
             .settings
             .min_idle
@@ -253,14 +257,23 @@ impl Pool {
         }
         while let Some(idle) = s.idle.pop_back() {
             if idle.send.is_ready() && !idle.send.is_closed() {
-                let n = s.idle.len();
-                drop(s);
-                self.inner.metrics.upstream_idle.set(n as i64);
+                self.count_idle(&mut s);
                 return Some(Sender::H1(idle.send));
             }
         }
-        self.inner.metrics.upstream_idle.set(0);
+        self.count_idle(&mut s);
         None
+    }
+
+    /// Brings the shared `upstream_idle` gauge in line with this pool's shelf: every worker's
+    /// pool adds its own count, so none may set the gauge to it.
+    fn count_idle(&self, s: &mut State) {
+        let (now, before) = (s.idle.len(), s.counted_idle);
+        s.counted_idle = now;
+        let delta = i64::try_from(now).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(0);
+        if delta != 0 {
+            self.inner.metrics.upstream_idle.inc_by(delta);
+        }
     }
 
     /// Dials, handshakes HTTP/1.1 or HTTP/2 (as the origin chose in ALPN), and counts.
@@ -375,9 +388,7 @@ impl Pool {
             send,
             since: Instant::now(),
         });
-        let n = s.idle.len();
-        drop(s);
-        self.inner.metrics.upstream_idle.set(n as i64);
+        self.count_idle(&mut s);
     }
 
     /// The keeper: every 250 ms (sooner when a connection is taken), drops closed connections,
@@ -408,7 +419,7 @@ impl Pool {
                     want.saturating_sub(have)
                 };
                 s.dialing += dials;
-                self.inner.metrics.upstream_idle.set(s.idle.len() as i64);
+                self.count_idle(&mut s);
                 (dials, stale)
             };
             for idle in stale {

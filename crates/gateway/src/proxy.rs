@@ -49,7 +49,7 @@ pub(crate) struct Proxy {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) log: Arc<AccessLog>,
     /// Verify mode's keys, verifier and origin signer; `None` passes requests through.
-    pub(crate) verify: Option<crate::verify::Verify>,
+    pub(crate) verify: Option<Arc<crate::verify::Verify>>,
 }
 
 /// The client connection a request came on.

@@ -1,6 +1,7 @@
-//! Listeners and connections: accepting clients (up to `max_connections`), their TLS
-//! handshakes, HTTP/1.1 and HTTP/2 on the same port (ALPN, or the HTTP/2 preface on plain
-//! listeners), the metrics listener, certificate reload and the drain on shutdown.
+//! Listeners and connections: accepting clients (up to `max_connections`) and handing them to
+//! the worker threads (workers.rs), their TLS handshakes, HTTP/1.1 and HTTP/2 on the same port
+//! (ALPN, or the HTTP/2 preface on plain listeners), the metrics listener, certificate reload
+//! and the drain on shutdown.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -24,6 +25,8 @@ use crate::metrics::Metrics;
 use crate::pool::{Pool, PoolSettings};
 use crate::proxy::{ClientConnection, Proxy};
 use crate::tls::Certificates;
+use crate::verify::Verify;
+use crate::workers::Workers;
 use crate::{GatewayError, Settings};
 
 /// A gateway with its listeners bound, its certificates loaded and its upstream pool warming;
@@ -33,7 +36,8 @@ pub struct Gateway {
     listeners: Vec<TcpListener>,
     metrics_listener: Option<TcpListener>,
     tls: Option<(TlsAcceptor, Arc<Certificates>)>,
-    proxy: Arc<Proxy>,
+    workers: Workers,
+    verify: Option<Arc<Verify>>,
     metrics: Arc<Metrics>,
 }
 
@@ -51,7 +55,7 @@ impl std::fmt::Debug for Gateway {
 #[derive(Clone)]
 pub struct Reloader {
     certificates: Option<Arc<Certificates>>,
-    proxy: Arc<Proxy>,
+    verify: Option<Arc<Verify>>,
 }
 
 impl std::fmt::Debug for Reloader {
@@ -68,7 +72,7 @@ impl Reloader {
             Some(c) => c.reload().map(|()| "certificates reloaded".to_owned()),
             None => Ok(String::new()),
         };
-        let keys = match &self.proxy.verify {
+        let keys = match &self.verify {
             Some(v) => v.reload().map_err(GatewayError::Settings),
             None => Ok(String::new()),
         };
@@ -82,7 +86,9 @@ impl Reloader {
 
 impl Gateway {
     /// Checks the settings, loads the certificates, opens the access log, binds every listener
-    /// and starts warming the upstream pool. Must run inside a tokio runtime.
+    /// and starts the worker threads, their upstream pools warming. Must run inside a tokio
+    /// runtime, which then accepts connections, writes the access log and talks to the
+    /// authority.
     pub async fn bind(settings: Settings) -> Result<Self, GatewayError> {
         if settings.listen.is_empty() {
             return Err(GatewayError::Settings(
@@ -118,36 +124,38 @@ impl Gateway {
             Some(addr) => Some(bind(addr).await?),
             None => None,
         };
-        let pool = Pool::start(
-            origin.clone(),
-            dialer,
-            PoolSettings {
-                min_idle: settings.upstream_min_idle,
-                max_idle: settings.upstream_max_idle,
-                keepalive: settings.upstream_keepalive,
-                connect_timeout: settings.connect_timeout,
-            },
-            Arc::clone(&metrics),
-        );
         let verify = match &settings.verify {
-            Some(v) => Some(verify_mode(v, &origin, Arc::clone(&metrics))?),
+            Some(v) => Some(Arc::new(verify_mode(v, &origin, Arc::clone(&metrics))?)),
             None => None,
         };
-        let proxy = Arc::new(Proxy {
-            pool,
-            origin,
-            origin_timeout: settings.origin_timeout,
-            metrics: Arc::clone(&metrics),
-            log,
-            verify,
-        });
-        if let Some(v) = &proxy.verify {
+        let pool = PoolSettings {
+            min_idle: settings.upstream_min_idle,
+            floor: crate::MIN_IDLE_FLOOR,
+            max_idle: settings.upstream_max_idle,
+            keepalive: settings.upstream_keepalive,
+            connect_timeout: settings.connect_timeout,
+        };
+        let workers = Workers::start(
+            settings.threads,
+            &pool,
+            |share| Pool::start(origin.clone(), dialer.clone(), share, Arc::clone(&metrics)),
+            |pool| Proxy {
+                pool,
+                origin: origin.clone(),
+                origin_timeout: settings.origin_timeout,
+                metrics: Arc::clone(&metrics),
+                log: Arc::clone(&log),
+                verify: verify.clone(),
+            },
+        )
+        .await?;
+        if let Some(v) = &verify {
             match v.follow_authority() {
                 Some(follow) => {
                     tokio::spawn(follow);
                 }
                 None => {
-                    tokio::spawn(watch_keys(Arc::downgrade(&proxy)));
+                    tokio::spawn(watch_keys(Arc::downgrade(v)));
                 }
             }
         }
@@ -156,7 +164,8 @@ impl Gateway {
             listeners,
             metrics_listener,
             tls,
-            proxy,
+            workers,
+            verify,
             metrics,
         })
     }
@@ -180,22 +189,24 @@ impl Gateway {
     pub fn reloader(&self) -> Reloader {
         Reloader {
             certificates: self.tls.as_ref().map(|(_, c)| Arc::clone(c)),
-            proxy: Arc::clone(&self.proxy),
+            verify: self.verify.clone(),
         }
     }
 
     /// Serves until `shutdown` completes; then stops accepting, lets in-flight requests finish
     /// (HTTP/1.1 connections close after their current response, HTTP/2 ones get GOAWAY) for
-    /// up to `drain_timeout`, and closes the upstream pool.
+    /// up to `drain_timeout`, closes the upstream pools and ends the worker threads.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let Gateway {
             settings,
             listeners,
             metrics_listener,
             tls,
-            proxy,
+            workers,
+            verify: _,
             metrics,
         } = self;
+        let workers = Arc::new(workers);
         let (stop_tx, stop_rx) = watch::channel(false);
         let graceful = Arc::new(GracefulShutdown::new());
         let builder = Arc::new(http_builder(&settings));
@@ -206,7 +217,7 @@ impl Gateway {
                 listener,
                 acceptor: acceptor.clone(),
                 builder: Arc::clone(&builder),
-                proxy: Arc::clone(&proxy),
+                workers: Arc::clone(&workers),
                 metrics: Arc::clone(&metrics),
                 max_connections: settings.max_connections,
                 handshake_timeout: settings.handshake_timeout,
@@ -226,7 +237,10 @@ impl Gateway {
         if let Ok(graceful) = Arc::try_unwrap(graceful) {
             let _ = tokio::time::timeout(settings.drain_timeout, graceful.shutdown()).await;
         }
-        proxy.pool.stop();
+        // The accept loops held the other references.
+        if let Ok(workers) = Arc::try_unwrap(workers) {
+            workers.stop().await;
+        }
         if let Some(ops) = ops {
             ops.abort();
         }
@@ -251,30 +265,24 @@ fn verify_mode(
 
 /// Reloads the keys file when it changes (checked every second), until the gateway is gone.
 /// A file that does not load is reported once per change and the keys in use stay.
-async fn watch_keys(proxy: std::sync::Weak<Proxy>) {
-    let modified = |p: &Proxy| {
-        p.verify
-            .as_ref()
-            .and_then(|v| v.keys_file())
+async fn watch_keys(verify: std::sync::Weak<Verify>) {
+    let modified = |v: &Verify| {
+        v.keys_file()
             .and_then(|f| std::fs::metadata(f).ok())
             .and_then(|m| m.modified().ok())
     };
-    let mut last = proxy.upgrade().and_then(|p| modified(&p));
+    let mut last = verify.upgrade().and_then(|v| modified(&v));
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let Some(p) = proxy.upgrade() else { return };
-        let now = modified(&p);
+        let Some(v) = verify.upgrade() else { return };
+        let now = modified(&v);
         if now == last {
             continue;
         }
         last = now;
-        if let Some(v) = &p.verify {
-            match v.reload() {
-                Ok(done) => eprintln!("slipstream gateway: {done}"),
-                Err(e) => {
-                    eprintln!("slipstream gateway: keys not reloaded, keeping those in use: {e}")
-                }
-            }
+        match v.reload() {
+            Ok(done) => eprintln!("slipstream gateway: {done}"),
+            Err(e) => eprintln!("slipstream gateway: keys not reloaded, keeping those in use: {e}"),
         }
     }
 }
@@ -302,7 +310,7 @@ struct Accept {
     listener: TcpListener,
     acceptor: Option<TlsAcceptor>,
     builder: Arc<auto::Builder<TokioExecutor>>,
-    proxy: Arc<Proxy>,
+    workers: Arc<Workers>,
     metrics: Arc<Metrics>,
     max_connections: usize,
     handshake_timeout: Duration,
@@ -341,25 +349,34 @@ impl Accept {
                 continue; // dropping `tcp` and `guard` closes and uncounts it
             }
             tune(&tcp);
-            tokio::spawn(Arc::clone(&this).connection(tcp, peer, graceful.watcher(), guard));
+            // Out of this runtime's reactor, into the worker's (in `connection`).
+            let Ok(tcp) = tcp.into_std() else { continue };
+            let worker = this.workers.next();
+            let proxy = Arc::clone(&worker.proxy);
+            let watcher = graceful.watcher();
+            worker.spawn(Arc::clone(&this).connection(tcp, peer, proxy, watcher, guard));
         }
     }
 
+    /// Serves one connection; runs on a worker thread.
     async fn connection(
         self: Arc<Self>,
-        tcp: TcpStream,
+        tcp: std::net::TcpStream,
         peer: SocketAddr,
+        proxy: Arc<Proxy>,
         watcher: Watcher,
         _open: Open,
     ) {
         let accepted = Instant::now();
+        let Ok(tcp) = TcpStream::from_std(tcp) else {
+            return;
+        };
         let client = Arc::new(ClientConnection {
             peer,
             accepted,
             fresh: AtomicBool::new(true),
             tls: self.acceptor.is_some(),
         });
-        let proxy = Arc::clone(&self.proxy);
         let service = service_fn(move |request| proxy.clone().handle(request, Arc::clone(&client)));
         match &self.acceptor {
             None => {

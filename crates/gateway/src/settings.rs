@@ -30,7 +30,8 @@ pub struct Settings {
     /// Where `/metrics` and `/healthz` are served, if anywhere.
     pub metrics_listen: Option<SocketAddr>,
     /// Idle upstream connections kept open and ready. `None`: the most requests in flight at
-    /// once over the last minute, and at least [`MIN_IDLE_FLOOR`].
+    /// once over the last minute, and at least [`MIN_IDLE_FLOOR`]. Each of the `threads`
+    /// keeps its share (rounded up), as it does of `upstream_max_idle`.
     pub upstream_min_idle: Option<usize>,
     /// An idle upstream connection gets a keep-alive request (`HEAD /`; an h2 PING on HTTP/2)
     /// after this long, below the origin's own idle timeout (S3 closes at about 20 s).
@@ -54,6 +55,10 @@ pub struct Settings {
     pub max_header_bytes: usize,
     /// The most client connections open at once; more are closed on accept.
     pub max_connections: usize,
+    /// Threads serving client connections (at least one; one per core by default). Each runs
+    /// its own runtime and upstream pool and takes accepted connections in turn, so a request
+    /// never wakes another thread (workers.rs). The pool's sizes are divided among them.
+    pub threads: usize,
     /// On SIGTERM, in-flight requests get this long to finish.
     pub drain_timeout: Duration,
     /// Where the access log's JSON lines go: a file (appended), `-` for standard output, or
@@ -141,7 +146,8 @@ impl std::fmt::Debug for AuthoritySettings {
     }
 }
 
-/// The least number of idle upstream connections kept when none is configured.
+/// The least number of idle upstream connections kept when none is configured (over all
+/// worker threads).
 pub const MIN_IDLE_FLOOR: usize = 4;
 
 impl Settings {
@@ -163,6 +169,7 @@ impl Settings {
             header_timeout: Duration::from_secs(30),
             max_header_bytes: 64 * 1024,
             max_connections: 10_000,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             drain_timeout: Duration::from_secs(30),
             access_log: None,
             verify: None,

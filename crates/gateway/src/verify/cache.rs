@@ -79,11 +79,16 @@ pub(crate) struct Cache {
     slots: Mutex<HashMap<String, Slot>>,
     metrics: Arc<Metrics>,
     fetches: AtomicU64,
+    /// Where fetches run: the runtime that made the cache (the gateway's main one), so one
+    /// thread drives the authority's connection whichever worker asked, and it outlives them.
+    runtime: tokio::runtime::Handle,
 }
 
 impl Cache {
+    /// Must be called on a tokio runtime: the one fetches run on.
     pub(crate) fn new(fetcher: Arc<dyn Fetch>, times: CacheTimes, metrics: Arc<Metrics>) -> Self {
         Self {
+            runtime: tokio::runtime::Handle::current(),
             fetcher,
             times,
             slots: Mutex::new(HashMap::new()),
@@ -208,7 +213,7 @@ impl Cache {
         let this = Arc::clone(self);
         let id = access_key_id.to_owned();
         self.fetches.fetch_add(1, Ordering::Relaxed);
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             let started = Instant::now();
             let outcome = this.fetcher.fetch(&id).await;
             this.metrics

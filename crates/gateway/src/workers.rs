@@ -1,0 +1,156 @@
+//! The threads that serve client connections: one per core by default, each a current-thread
+//! runtime with its own upstream pool. The main runtime accepts and hands each connection to
+//! the next worker in turn; from then on the connection's TLS, its requests, their
+//! verification and the origin connections they ride all run on that one thread.
+//!
+//! Why not one multi-thread runtime: its scheduler wakes a parked worker whenever a task
+//! becomes ready while another is queued, and a proxied request readies several (the client
+//! connection, the origin connection, the pool's keeper, the connection's return). At light
+//! load the two threads of a 2-core machine kept waking each other, 2.7 context switches a
+//! request, and a request cost 58 us of CPU where one thread spent 49 (docs/BENCHMARKS.md,
+//! "The gateway's worker threads at light load"). Here the threads share no task, so each
+//! costs what one thread costs, and together they use every core. What they do share is
+//! behind locks or atomics: the key cache, the metrics, the access log's writer (on the main
+//! runtime, with the authority's client and the signal handlers).
+//!
+//! Connections are handed out in turn rather than to the least busy worker: a burst of fresh
+//! clients then finds every pool's warm connections (each pool holds its share), and the
+//! handover costs one wake-up a connection, not a request.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+use crate::pool::{Pool, PoolSettings};
+use crate::proxy::Proxy;
+use crate::GatewayError;
+
+/// One worker thread: where its tasks run, and its own proxy (its own pool).
+pub(crate) struct Worker {
+    runtime: Handle,
+    pub(crate) proxy: Arc<Proxy>,
+    /// Dropping it (or sending) ends the thread's runtime.
+    stop: Option<oneshot::Sender<()>>,
+    /// Sent once the thread's runtime has been dropped.
+    finished: Option<oneshot::Receiver<()>>,
+}
+
+impl Worker {
+    /// Runs `task` on this worker's thread.
+    pub(crate) fn spawn<F>(&self, task: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        drop(self.runtime.spawn(task));
+    }
+}
+
+/// The worker threads, handed connections in turn.
+pub(crate) struct Workers {
+    list: Vec<Worker>,
+    next: AtomicUsize,
+}
+
+impl Workers {
+    /// Starts `threads` workers, each with a pool holding its share of `pool` and a proxy
+    /// made by `proxy` around it.
+    pub(crate) async fn start(
+        threads: usize,
+        pool: &PoolSettings,
+        start_pool: impl Fn(PoolSettings) -> Pool,
+        proxy: impl Fn(Pool) -> Proxy,
+    ) -> Result<Self, GatewayError> {
+        if threads == 0 {
+            return Err(GatewayError::Settings(
+                "threads: the gateway needs at least one".into(),
+            ));
+        }
+        let share = PoolSettings {
+            min_idle: pool.min_idle.map(|n| n.div_ceil(threads)),
+            floor: pool.floor.div_ceil(threads),
+            max_idle: pool.max_idle.div_ceil(threads),
+            ..pool.clone()
+        };
+        let mut list = Vec::with_capacity(threads);
+        for i in 0..threads {
+            let (runtime, stop, finished) = thread(i).await?;
+            // The pool's keeper and its connections run on the worker's runtime.
+            let pool = {
+                let _on_worker = runtime.enter();
+                start_pool(share.clone())
+            };
+            list.push(Worker {
+                runtime,
+                proxy: Arc::new(proxy(pool)),
+                stop: Some(stop),
+                finished: Some(finished),
+            });
+        }
+        Ok(Self {
+            list,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The worker that takes the next connection.
+    pub(crate) fn next(&self) -> &Worker {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.list.len();
+        &self.list[i]
+    }
+
+    /// Closes every pool, ends the threads' runtimes (dropping any task still on them) and
+    /// waits for the threads to finish.
+    pub(crate) async fn stop(mut self) {
+        for w in &mut self.list {
+            w.proxy.pool.stop();
+            if let Some(stop) = w.stop.take() {
+                let _ = stop.send(());
+            }
+        }
+        for w in &mut self.list {
+            if let Some(finished) = w.finished.take() {
+                let _ = finished.await;
+            }
+        }
+    }
+}
+
+/// A worker thread running a current-thread runtime until told to stop: its runtime's handle,
+/// the stop sender and the "finished" receiver.
+async fn thread(
+    i: usize,
+) -> Result<(Handle, oneshot::Sender<()>, oneshot::Receiver<()>), GatewayError> {
+    let (ready_tx, ready_rx) = oneshot::channel();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let (finished_tx, finished_rx) = oneshot::channel();
+    let failed = |e: String| GatewayError::Settings(format!("cannot start worker thread {i}: {e}"));
+    std::thread::Builder::new()
+        .name(format!("gateway-{i}"))
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let _ = ready_tx.send(Ok(runtime.handle().clone()));
+            // A dropped sender (the gateway dropped without serving) ends it too.
+            runtime.block_on(async move {
+                let _ = stop_rx.await;
+            });
+            drop(runtime);
+            let _ = finished_tx.send(());
+        })
+        .map_err(|e| failed(e.to_string()))?;
+    let handle = ready_rx
+        .await
+        .map_err(|_| failed("it ended at once".into()))?
+        .map_err(failed)?;
+    Ok((handle, stop_tx, finished_rx))
+}
