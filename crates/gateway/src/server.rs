@@ -237,10 +237,7 @@ impl Gateway {
         if let Ok(graceful) = Arc::try_unwrap(graceful) {
             let _ = tokio::time::timeout(settings.drain_timeout, graceful.shutdown()).await;
         }
-        // The accept loops held the other references.
-        if let Ok(workers) = Arc::try_unwrap(workers) {
-            workers.stop().await;
-        }
+        workers.stop().await;
         if let Some(ops) = ops {
             ops.abort();
         }

@@ -18,7 +18,7 @@
 //! handover costs one wake-up a connection, not a request.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
@@ -31,10 +31,10 @@ use crate::GatewayError;
 pub(crate) struct Worker {
     runtime: Handle,
     pub(crate) proxy: Arc<Proxy>,
-    /// Dropping it (or sending) ends the thread's runtime.
-    stop: Option<oneshot::Sender<()>>,
+    /// Sending (or dropping) it ends the thread's runtime; taken by [`Workers::stop`].
+    stop: Mutex<Option<oneshot::Sender<()>>>,
     /// Sent once the thread's runtime has been dropped.
-    finished: Option<oneshot::Receiver<()>>,
+    finished: Mutex<Option<oneshot::Receiver<()>>>,
 }
 
 impl Worker {
@@ -84,8 +84,8 @@ impl Workers {
             list.push(Worker {
                 runtime,
                 proxy: Arc::new(proxy(pool)),
-                stop: Some(stop),
-                finished: Some(finished),
+                stop: Mutex::new(Some(stop)),
+                finished: Mutex::new(Some(finished)),
             });
         }
         Ok(Self {
@@ -100,20 +100,28 @@ impl Workers {
         &self.list[i]
     }
 
-    /// Closes every pool, ends the threads' runtimes (dropping any task still on them) and
-    /// waits for the threads to finish.
-    pub(crate) async fn stop(mut self) {
-        for w in &mut self.list {
+    /// Closes every pool, ends the threads' runtimes (dropping any task still on them, such
+    /// as a connection that outlived the drain, with what it holds) and waits for the threads
+    /// to finish. Later calls return at once.
+    pub(crate) async fn stop(&self) {
+        for w in &self.list {
             w.proxy.pool.stop();
-            if let Some(stop) = w.stop.take() {
+            if let Some(stop) = take(&w.stop) {
                 let _ = stop.send(());
             }
         }
-        for w in &mut self.list {
-            if let Some(finished) = w.finished.take() {
+        for w in &self.list {
+            if let Some(finished) = take(&w.finished) {
                 let _ = finished.await;
             }
         }
+    }
+}
+
+fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
+    match slot.lock() {
+        Ok(mut s) => s.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
     }
 }
 
@@ -153,4 +161,82 @@ async fn thread(
         .map_err(|_| failed("it ended at once".into()))?
         .map_err(failed)?;
     Ok((handle, stop_tx, finished_rx))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::access_log::AccessLog;
+    use crate::metrics::Metrics;
+
+    async fn workers(threads: usize) -> Result<Workers, GatewayError> {
+        let metrics = Arc::new(Metrics::new());
+        let log = Arc::new(AccessLog::open(None, Arc::clone(&metrics)).await.unwrap());
+        // Nothing listens on port 1: the keepers' dials fail and back off.
+        let origin: hyper::Uri = "http://127.0.0.1:1".parse().unwrap();
+        let options = slipstream_client::ClientOptions::default();
+        let dialer = slipstream_client::Dialer::new(&options, None, false).unwrap();
+        let settings = PoolSettings {
+            min_idle: Some(3),
+            floor: 4,
+            max_idle: 5,
+            keepalive: Duration::from_secs(15),
+            connect_timeout: Duration::from_secs(1),
+        };
+        Workers::start(
+            threads,
+            &settings,
+            |share| {
+                assert_eq!(
+                    (share.min_idle, share.floor, share.max_idle),
+                    (Some(2), 2, 3)
+                );
+                Pool::start(origin.clone(), dialer.clone(), share, Arc::clone(&metrics))
+            },
+            |pool| Proxy {
+                pool,
+                origin: origin.clone(),
+                origin_timeout: Duration::from_secs(1),
+                metrics: Arc::clone(&metrics),
+                log: Arc::clone(&log),
+                verify: None,
+            },
+        )
+        .await
+    }
+
+    /// The thread `worker` runs its tasks on, or `None` if it runs none.
+    async fn thread_of(worker: &Worker) -> Option<String> {
+        let (tx, rx) = oneshot::channel();
+        worker.spawn(async move {
+            let _ = tx.send(std::thread::current().name().map(str::to_owned));
+        });
+        rx.await.ok().flatten()
+    }
+
+    #[tokio::test]
+    async fn connections_go_to_each_worker_in_turn_and_stay_on_its_thread() {
+        let workers = workers(2).await.unwrap();
+        let turns = [
+            thread_of(workers.next()).await,
+            thread_of(workers.next()).await,
+            thread_of(workers.next()).await,
+        ];
+        let names = ["gateway-0", "gateway-1", "gateway-0"].map(|n| Some(n.to_owned()));
+        assert_eq!(turns, names);
+        let first = &workers.list[0];
+        workers.stop().await;
+        assert_eq!(thread_of(first).await, None, "a stopped worker ran a task");
+        workers.stop().await; // again: nothing left to stop
+    }
+
+    #[tokio::test]
+    async fn no_threads_is_refused() {
+        let Err(e) = workers(0).await else {
+            panic!("0 threads accepted");
+        };
+        assert!(e.to_string().contains("at least one"), "{e}");
+    }
 }
