@@ -33,6 +33,7 @@ mod ops;
 mod options;
 mod payload;
 mod read_ahead;
+mod runtime_thread;
 pub mod tls;
 mod transport;
 mod warm;
@@ -51,6 +52,7 @@ pub use object::ObjectStream;
 pub use ops::{CompletedPart, ListFrom, ObjectInfo};
 pub use options::ClientOptions;
 pub use payload::{FileRange, Payload};
+pub use runtime_thread::spawn_runtime_thread;
 pub use slipstream_s3::copy::Copied;
 pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};
 /// S3's XML, read sans-IO by `slipstream-s3` (listings, errors, upload IDs).

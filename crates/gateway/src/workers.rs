@@ -136,28 +136,23 @@ async fn thread(
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (finished_tx, finished_rx) = oneshot::channel();
     let failed = |e: String| GatewayError::Settings(format!("cannot start worker thread {i}: {e}"));
-    std::thread::Builder::new()
-        .name(format!("gateway-{i}"))
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = ready_tx.send(Ok(runtime.handle().clone()));
-            // A dropped sender (the gateway dropped without serving) ends it too.
-            runtime.block_on(async move {
-                let _ = stop_rx.await;
-            });
-            drop(runtime);
-            let _ = finished_tx.send(());
-        })
-        .map_err(|e| failed(e.to_string()))?;
+    slipstream_client::spawn_runtime_thread(format!("gateway-{i}"), move |runtime| {
+        let runtime = match runtime {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let _ = ready_tx.send(Ok(runtime.handle().clone()));
+        // A dropped sender (the gateway dropped without serving) ends it too.
+        runtime.block_on(async move {
+            let _ = stop_rx.await;
+        });
+        drop(runtime);
+        let _ = finished_tx.send(());
+    })
+    .map_err(|e| failed(e.to_string()))?;
     let handle = ready_rx
         .await
         .map_err(|_| failed("it ended at once".into()))?

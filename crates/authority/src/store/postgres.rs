@@ -243,27 +243,22 @@ impl Postgres {
 fn connect(target: &Target, notify: Option<mpsc::Sender<()>>) -> Result<Open, String> {
     let (tx, rx) = mpsc::channel();
     let target = target.clone();
-    std::thread::Builder::new()
-        .name("slipstream-postgres".into())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Err(format!("cannot start a runtime: {e}")));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                match target.tls {
-                    Some(tls) => run_connection(&target.config, tls, tx, notify).await,
-                    None => run_connection(&target.config, NoTls, tx, notify).await,
-                }
-            });
-        })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    slipstream_client::spawn_runtime_thread("slipstream-postgres".into(), move |runtime| {
+        let runtime = match runtime {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = tx.send(Err(format!("cannot start a runtime: {e}")));
+                return;
+            }
+        };
+        runtime.block_on(async move {
+            match target.tls {
+                Some(tls) => run_connection(&target.config, tls, tx, notify).await,
+                None => run_connection(&target.config, NoTls, tx, notify).await,
+            }
+        });
+    })
+    .map_err(|e| format!("cannot start a thread: {e}"))?;
     rx.recv()
         .map_err(|_| "the connection's thread ended".to_string())?
 }
