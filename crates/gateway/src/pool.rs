@@ -270,10 +270,12 @@ impl Pool {
     fn count_idle(&self, s: &mut State) {
         let (now, before) = (s.idle.len(), s.counted_idle);
         s.counted_idle = now;
-        let delta = i64::try_from(now).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(0);
-        if delta != 0 {
-            self.inner.metrics.upstream_idle.inc_by(delta);
-        }
+        let change = i64::try_from(now.abs_diff(before)).unwrap_or(i64::MAX);
+        match now.cmp(&before) {
+            std::cmp::Ordering::Greater => self.inner.metrics.upstream_idle.inc_by(change),
+            std::cmp::Ordering::Less => self.inner.metrics.upstream_idle.dec_by(change),
+            std::cmp::Ordering::Equal => 0,
+        };
     }
 
     /// Dials, handshakes HTTP/1.1 or HTTP/2 (as the origin chose in ALPN), and counts.
