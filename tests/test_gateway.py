@@ -181,8 +181,11 @@ def test_an_origin_reset_mid_body_is_a_broken_transfer_not_a_short_one(slipstrea
         while chunk := r.read(65536):
             got += chunk
         # The connection closed short of Content-Length: every HTTP client reports that as a
-        # broken transfer (a clean end would need all 8 MiB).
-        assert 1_000_000 < len(got) < len(body)
+        # broken transfer (a clean end would need all 8 MiB). How much came after the first
+        # 100,000 bytes depends on the sockets' buffers: what the origin sent but the edge had
+        # not read yet when the reset came is dropped by the edge's kernel (724 KB of the relay's
+        # 1 MB arrived in one run).
+        assert 100_000 < len(got) < len(body)
         assert got == body[:len(got)]
         line = [l for l in log_lines(e) if l["key"] == "k"][-1]
         assert line["complete"] is False and "origin body" in line["error"]
