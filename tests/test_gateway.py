@@ -278,6 +278,9 @@ def test_sigterm_drains_requests_in_flight_and_refuses_new_ones(slipstream_bin, 
                 socket.create_connection(("127.0.0.1", e.port), timeout=2).recv(1)
             assert r.read() == body  # the request in flight finished
             assert e.proc.wait(timeout=20) == 0
+            # Its line was written before the exit (it finished within the last batch's age).
+            slow = [l for l in log_lines(e) if l["key"] == "slow"]
+            assert len(slow) == 1 and slow[0]["complete"] is True
 
 
 def test_the_warm_pool_holds_connections_ready_and_keeps_them_alive(slipstream_bin, server, s3, bucket, tmp_path):

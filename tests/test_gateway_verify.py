@@ -558,7 +558,10 @@ def test_forged_and_bent_requests_are_refused_with_s3s_errors_before_the_origin(
     # directly: it signs the decoded path. boto3 sends `%252F` for a key with `%2F`, which works.)
     lines = log_lines(plain_edge)
     assert len(lines) == len(cases) + 3
-    assert [l["upstream_reused"] is None for l in lines] == [True] * len(cases) + [False] * 3
+    # Every refused request stopped at the edge; the three accepted ones went upstream. (Lines
+    # are in order per worker thread, not across them: log_writer.rs.)
+    assert sum(l["status"] == 200 for l in lines) == 3
+    assert all((l["upstream_reused"] is None) == (l["status"] != 200) for l in lines)
     assert s3.get_object(Bucket=bucket, Key="a/b")["Body"].read() == b"ab"
 
 

@@ -1,6 +1,7 @@
 //! The access log: one JSON line per request (method, bucket and key, status, bytes, time to
-//! first byte, whether the upstream connection was reused), written by a task of its own so a
-//! slow disk never holds a request; lines it cannot keep up with are dropped and counted.
+//! first byte, whether the upstream connection was reused), written in batches by a thread of
+//! its own (log_writer.rs) so a slow disk never holds a request; batches it cannot keep up
+//! with are dropped and their lines counted.
 //!
 //! It holds no credentials: no header is logged, and of the query only whether it carried a
 //! presigned signature (`X-Amz-Signature`, `X-Amz-Credential` and `X-Amz-Security-Token`
@@ -12,66 +13,74 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
-
+use crate::log_writer::{Batch, Writer};
 use crate::metrics::{Metrics, RequestLabels};
 use crate::GatewayError;
 
-/// Lines waiting for the writer before new ones are dropped.
-const BACKLOG: usize = 16_384;
-
-/// Where the lines go, and the metrics every finished request updates.
+/// Where the lines go, and the metrics every finished request updates. Each worker thread
+/// has its own ([`AccessLog::for_worker`]): its own batch, the one writer.
 pub(crate) struct AccessLog {
-    lines: Option<mpsc::Sender<String>>,
+    /// `None`: no log.
+    batch: Option<Arc<Batch>>,
+    writer: Option<Writer>,
     metrics: Arc<Metrics>,
 }
 
 impl AccessLog {
-    /// A log appended to `path` (`-`: standard output), or none; starts its writer task.
-    pub(crate) async fn open(
-        path: Option<&Path>,
-        metrics: Arc<Metrics>,
-    ) -> Result<Self, GatewayError> {
+    /// A log appended to `path` (`-`: standard output), or none; starts its writer thread.
+    pub(crate) fn open(path: Option<&Path>, metrics: Arc<Metrics>) -> Result<Self, GatewayError> {
         let Some(path) = path else {
             return Ok(Self {
-                lines: None,
+                batch: None,
+                writer: None,
                 metrics,
             });
         };
-        let out: Box<dyn AsyncWrite + Send + Unpin> = if path == Path::new("-") {
-            Box::new(tokio::io::stdout())
+        let failed =
+            |e: std::io::Error| GatewayError::Log(format!("access log {}: {e}", path.display()));
+        let out: Box<dyn std::io::Write + Send> = if path == Path::new("-") {
+            Box::new(std::io::stdout())
         } else {
-            let file = tokio::fs::OpenOptions::new()
+            let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(path)
-                .await
-                .map_err(|e| GatewayError::Log(format!("access log {}: {e}", path.display())))?;
+                .map_err(failed)?;
             Box::new(file)
         };
-        let (tx, rx) = mpsc::channel(BACKLOG);
-        tokio::spawn(write(rx, out));
+        let writer = Writer::start(out).map_err(failed)?;
         Ok(Self {
-            lines: Some(tx),
+            batch: Some(Arc::new(Batch::new(writer.clone(), Arc::clone(&metrics)))),
+            writer: Some(writer),
             metrics,
         })
     }
-}
 
-async fn write(mut rx: mpsc::Receiver<String>, out: Box<dyn AsyncWrite + Send + Unpin>) {
-    let mut out = tokio::io::BufWriter::new(out);
-    while let Some(line) = rx.recv().await {
-        let mut batch = line;
-        while let Ok(more) = rx.try_recv() {
-            batch.push_str(&more);
-            if batch.len() > 1 << 20 {
-                break;
-            }
+    /// The same log for another worker thread: a batch of its own, the same writer.
+    pub(crate) fn for_worker(&self) -> Self {
+        Self {
+            batch: self
+                .writer
+                .as_ref()
+                .map(|w| Arc::new(Batch::new(w.clone(), Arc::clone(&self.metrics)))),
+            writer: self.writer.clone(),
+            metrics: Arc::clone(&self.metrics),
         }
-        if out.write_all(batch.as_bytes()).await.is_err() || out.flush().await.is_err() {
-            // A log that cannot be written must not stop the gateway: keep draining.
-            continue;
+    }
+
+    /// Hands this log's pending lines to the writer now.
+    pub(crate) fn flush(&self) {
+        if let Some(batch) = &self.batch {
+            batch.flush();
+        }
+    }
+
+    /// Hands this log's pending lines over and waits until the writer has written everything
+    /// it was given (at shutdown, after every worker's [`AccessLog::flush`]).
+    pub(crate) async fn sync(&self) {
+        self.flush();
+        if let Some(writer) = &self.writer {
+            writer.sync().await;
         }
     }
 }
@@ -146,7 +155,7 @@ impl Record {
             .inc();
         m.bytes_in.inc_by(bytes_in);
         m.bytes_out.inc_by(self.bytes_out);
-        let Some(lines) = &self.log.lines else { return };
+        let Some(batch) = &self.log.batch else { return };
         let (bucket, key) = bucket_and_key(&self.path);
         let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
         let line = serde_json::json!({
@@ -167,9 +176,9 @@ impl Record {
             "complete": self.complete,
             "error": self.error,
         });
-        if lines.try_send(format!("{line}\n")).is_err() {
-            m.log_dropped.inc();
-        }
+        let mut text = line.to_string();
+        text.push('\n');
+        batch.push(&text);
     }
 }
 

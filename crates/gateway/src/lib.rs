@@ -14,7 +14,8 @@
 //! - `proxy.rs` and `body.rs`: forwarding, streamed both ways, `Expect: 100-continue`;
 //! - `workers.rs`: the threads that serve connections, one runtime and pool each;
 //! - `pool.rs`: the warm upstream pool, on `slipstream-client`'s [`Dialer`](slipstream_client::Dialer);
-//! - `metrics.rs`, `access_log.rs`, `s3_error.rs`: what it reports and answers;
+//! - `metrics.rs`, `access_log.rs` (written by `log_writer.rs`), `s3_error.rs`: what it
+//!   reports and answers;
 //! - `verify/`: the keys file, policies, the operation table, verified and re-framed bodies.
 //!
 //! Verify mode's keys come from a TOML file or from an authority (`slipstream authority
@@ -27,6 +28,7 @@ mod access_log;
 pub mod authority_wire;
 mod body;
 mod error;
+mod log_writer;
 mod metrics;
 mod pool;
 mod proxy;

@@ -38,6 +38,7 @@ pub struct Gateway {
     tls: Option<(TlsAcceptor, Arc<Certificates>)>,
     workers: Workers,
     verify: Option<Arc<Verify>>,
+    log: Arc<AccessLog>,
     metrics: Arc<Metrics>,
 }
 
@@ -104,8 +105,10 @@ impl Gateway {
             Some((TlsAcceptor::from(config), certificates))
         };
         let metrics = Arc::new(Metrics::new());
-        let log =
-            Arc::new(AccessLog::open(settings.access_log.as_deref(), Arc::clone(&metrics)).await?);
+        let log = Arc::new(AccessLog::open(
+            settings.access_log.as_deref(),
+            Arc::clone(&metrics),
+        )?);
         let options = slipstream_client::ClientOptions {
             connect_timeout: settings.connect_timeout,
             ..Default::default()
@@ -144,7 +147,7 @@ impl Gateway {
                 origin: origin.clone(),
                 origin_timeout: settings.origin_timeout,
                 metrics: Arc::clone(&metrics),
-                log: Arc::clone(&log),
+                log: Arc::new(log.for_worker()),
                 verify: verify.clone(),
             },
         )
@@ -166,6 +169,7 @@ impl Gateway {
             tls,
             workers,
             verify,
+            log,
             metrics,
         })
     }
@@ -204,6 +208,7 @@ impl Gateway {
             tls,
             workers,
             verify: _,
+            log,
             metrics,
         } = self;
         let workers = Arc::new(workers);
@@ -238,6 +243,7 @@ impl Gateway {
             let _ = tokio::time::timeout(settings.drain_timeout, graceful.shutdown()).await;
         }
         workers.stop().await;
+        log.sync().await;
         if let Some(ops) = ops {
             ops.abort();
         }

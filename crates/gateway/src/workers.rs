@@ -103,8 +103,8 @@ impl Workers {
     }
 
     /// Closes every pool, ends the threads' runtimes (dropping any task still on them, such
-    /// as a connection that outlived the drain, with what it holds) and waits for the threads
-    /// to finish. Later calls return at once.
+    /// as a connection that outlived the drain, with what it holds), waits for the threads
+    /// to finish and hands their access log lines to the writer. Later calls return at once.
     pub(crate) async fn stop(&self) {
         for w in &self.list {
             w.proxy.pool.stop();
@@ -116,6 +116,7 @@ impl Workers {
             if let Some(finished) = take(&w.finished) {
                 let _ = finished.await;
             }
+            w.proxy.log.flush();
         }
     }
 }
@@ -170,7 +171,7 @@ mod tests {
 
     async fn workers(threads: usize) -> Result<Workers, GatewayError> {
         let metrics = Arc::new(Metrics::new());
-        let log = Arc::new(AccessLog::open(None, Arc::clone(&metrics)).await.unwrap());
+        let log = Arc::new(AccessLog::open(None, Arc::clone(&metrics)).unwrap());
         // Nothing listens on port 1: the keepers' dials fail and back off.
         let origin: hyper::Uri = "http://127.0.0.1:1".parse().unwrap();
         let options = slipstream_client::ClientOptions::default();
