@@ -12,8 +12,9 @@
 //! request wakes its own thread only (1.9 switches a request; CPU 10% lower at 4 connections,
 //! "A thread per core"), and together they use every core. One thread alone still costs less
 //! at light load, as it finds more work waiting each time it wakes (`--threads 1`). What the
-//! threads share is behind locks or atomics: the key cache, the metrics, the access log's
-//! writer (on the main runtime, with the authority's client and the signal handlers).
+//! threads share is behind locks or atomics: the key cache (its fetches run on the main
+//! runtime, with the signal handlers), the metrics, the access log's writer thread (each
+//! worker hands it a batch of lines at a time: log_writer.rs).
 //!
 //! Connections are handed out in turn rather than to the least busy worker: a burst of fresh
 //! clients then finds every pool's warm connections (each pool holds its share), and the
