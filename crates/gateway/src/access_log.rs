@@ -22,7 +22,6 @@ use crate::GatewayError;
 pub(crate) struct AccessLog {
     /// `None`: no log.
     batch: Option<Arc<Batch>>,
-    writer: Option<Writer>,
     metrics: Arc<Metrics>,
 }
 
@@ -32,7 +31,6 @@ impl AccessLog {
         let Some(path) = path else {
             return Ok(Self {
                 batch: None,
-                writer: None,
                 metrics,
             });
         };
@@ -50,8 +48,7 @@ impl AccessLog {
         };
         let writer = Writer::start(out).map_err(failed)?;
         Ok(Self {
-            batch: Some(Arc::new(Batch::new(writer.clone(), Arc::clone(&metrics)))),
-            writer: Some(writer),
+            batch: Some(Arc::new(Batch::new(writer, Arc::clone(&metrics)))),
             metrics,
         })
     }
@@ -59,11 +56,7 @@ impl AccessLog {
     /// The same log for another worker thread: a batch of its own, the same writer.
     pub(crate) fn for_worker(&self) -> Self {
         Self {
-            batch: self
-                .writer
-                .as_ref()
-                .map(|w| Arc::new(Batch::new(w.clone(), Arc::clone(&self.metrics)))),
-            writer: self.writer.clone(),
+            batch: self.batch.as_ref().map(|b| Arc::new(b.sibling())),
             metrics: Arc::clone(&self.metrics),
         }
     }
@@ -78,9 +71,9 @@ impl AccessLog {
     /// Hands this log's pending lines over and waits until the writer has written everything
     /// it was given (at shutdown, after every worker's [`AccessLog::flush`]).
     pub(crate) async fn sync(&self) {
-        self.flush();
-        if let Some(writer) = &self.writer {
-            writer.sync().await;
+        if let Some(batch) = &self.batch {
+            batch.flush();
+            batch.writer().sync().await;
         }
     }
 }
@@ -176,9 +169,7 @@ impl Record {
             "complete": self.complete,
             "error": self.error,
         });
-        let mut text = line.to_string();
-        text.push('\n');
-        batch.push(&text);
+        batch.push(&line);
     }
 }
 

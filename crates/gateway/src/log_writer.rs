@@ -11,7 +11,7 @@
 //! counted. Whole lines per `write`, by one writer, so lines of different workers never mix.
 
 use std::io::Write;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -95,11 +95,22 @@ impl Batch {
         }
     }
 
-    /// Adds `line` (ending in a newline); hands the batch over when full, or schedules its
-    /// hand-over on the current runtime (the worker's) when it is the batch's first line.
-    pub(crate) fn push(self: &Arc<Self>, line: &str) {
+    /// An empty batch for another worker, to the same writer.
+    pub(crate) fn sibling(&self) -> Self {
+        Self::new(self.writer.clone(), Arc::clone(&self.metrics))
+    }
+
+    pub(crate) fn writer(&self) -> &Writer {
+        &self.writer
+    }
+
+    /// Adds `line` and a newline, written straight into the batch; hands the batch over when
+    /// full, or schedules its hand-over on the current runtime (the worker's) when it is the
+    /// batch's first line.
+    pub(crate) fn push(self: &Arc<Self>, line: &impl std::fmt::Display) {
+        use std::fmt::Write as _;
         let mut p = self.lock();
-        p.text.push_str(line);
+        let _ = writeln!(p.text, "{line}");
         p.lines += 1;
         if p.text.len() >= BATCH_BYTES {
             let full = std::mem::take(&mut *p);
@@ -108,14 +119,16 @@ impl Batch {
         } else if !p.due {
             p.due = true;
             drop(p);
-            let this = Arc::clone(self);
             match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => drop(runtime.spawn(async move {
-                    tokio::time::sleep(BATCH_AGE).await;
-                    this.flush();
-                })),
+                Ok(runtime) => {
+                    let this = Arc::clone(self);
+                    drop(runtime.spawn(async move {
+                        tokio::time::sleep(BATCH_AGE).await;
+                        this.flush();
+                    }));
+                }
                 // A request finished outside a runtime (its task dropped as a worker stopped).
-                Err(_) => this.flush(),
+                Err(_) => self.flush(),
             }
         }
     }
@@ -128,12 +141,10 @@ impl Batch {
         }
     }
 
+    /// Hands `pending` to the writer, or counts its lines dropped when the writer is behind.
     fn hand_over(&self, pending: Pending) {
-        match self.writer.jobs.try_send(Job::Lines(pending.text)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.metrics.log_dropped.inc_by(pending.lines);
-            }
+        if self.writer.jobs.try_send(Job::Lines(pending.text)).is_err() {
+            self.metrics.log_dropped.inc_by(pending.lines);
         }
     }
 
@@ -169,7 +180,7 @@ mod tests {
                     for i in 0..3000 {
                         // Long enough lines that batches fill and go by size, not only by age.
                         batch.push(&format!(
-                            "{{\"worker\":{w},\"line\":{i},\"pad\":\"{}\"}}\n",
+                            "{{\"worker\":{w},\"line\":{i},\"pad\":\"{}\"}}",
                             "x".repeat(40)
                         ));
                         if i % 500 == 0 {
@@ -201,7 +212,7 @@ mod tests {
     async fn a_batch_goes_to_the_writer_within_its_age() {
         let (file, writer) = file_writer();
         let batch = Arc::new(Batch::new(writer.clone(), Arc::new(Metrics::new())));
-        batch.push("{\"one\":1}\n");
+        batch.push(&"{\"one\":1}");
         tokio::time::sleep(BATCH_AGE * 4).await;
         writer.sync().await;
         assert_eq!(

@@ -138,20 +138,14 @@ impl Gateway {
             keepalive: settings.upstream_keepalive,
             connect_timeout: settings.connect_timeout,
         };
-        let workers = Workers::start(
-            settings.threads,
-            &pool,
-            |share| Pool::start(origin.clone(), dialer.clone(), share, Arc::clone(&metrics)),
-            |pool| Proxy {
-                pool,
-                origin: origin.clone(),
-                origin_timeout: settings.origin_timeout,
-                metrics: Arc::clone(&metrics),
-                log: Arc::new(log.for_worker()),
-                verify: verify.clone(),
-            },
-        )
-        .await?;
+        let workers = Workers::start(settings.threads, &pool, |share| Proxy {
+            pool: Pool::start(origin.clone(), dialer.clone(), share, Arc::clone(&metrics)),
+            origin: origin.clone(),
+            origin_timeout: settings.origin_timeout,
+            metrics: Arc::clone(&metrics),
+            log: Arc::new(log.for_worker()),
+            verify: verify.clone(),
+        })?;
         if let Some(v) = &verify {
             match v.follow_authority() {
                 Some(follow) => {

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use crate::pool::{Pool, PoolSettings};
+use crate::pool::PoolSettings;
 use crate::proxy::Proxy;
 use crate::GatewayError;
 
@@ -57,13 +57,13 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
-    /// Starts `threads` workers, each with a pool holding its share of `pool` and a proxy
-    /// made by `proxy` around it.
-    pub(crate) async fn start(
+    /// Starts `threads` workers, each with the proxy `proxy` makes around a pool holding its
+    /// share of `pool` (made on the worker's runtime, where the pool's keeper and connections
+    /// then run).
+    pub(crate) fn start(
         threads: usize,
         pool: &PoolSettings,
-        start_pool: impl Fn(PoolSettings) -> Pool,
-        proxy: impl Fn(Pool) -> Proxy,
+        proxy: impl Fn(PoolSettings) -> Proxy,
     ) -> Result<Self, GatewayError> {
         if threads == 0 {
             return Err(GatewayError::Settings(
@@ -78,15 +78,14 @@ impl Workers {
         };
         let mut list = Vec::with_capacity(threads);
         for i in 0..threads {
-            let (runtime, stop, finished) = thread(i).await?;
-            // The pool's keeper and its connections run on the worker's runtime.
-            let pool = {
+            let (runtime, stop, finished) = thread(i)?;
+            let proxy = {
                 let _on_worker = runtime.enter();
-                start_pool(share.clone())
+                proxy(share.clone())
             };
             list.push(Worker {
                 runtime,
-                proxy: Arc::new(proxy(pool)),
+                proxy: Arc::new(proxy),
                 stop: Mutex::new(Some(stop)),
                 finished: Mutex::new(Some(finished)),
             });
@@ -131,22 +130,10 @@ fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
 
 /// A worker thread running a current-thread runtime until told to stop: its runtime's handle,
 /// the stop sender and the "finished" receiver.
-async fn thread(
-    i: usize,
-) -> Result<(Handle, oneshot::Sender<()>, oneshot::Receiver<()>), GatewayError> {
-    let (ready_tx, ready_rx) = oneshot::channel();
+fn thread(i: usize) -> Result<(Handle, oneshot::Sender<()>, oneshot::Receiver<()>), GatewayError> {
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (finished_tx, finished_rx) = oneshot::channel();
-    let failed = |e: String| GatewayError::Settings(format!("cannot start worker thread {i}: {e}"));
-    slipstream_client::spawn_runtime_thread(format!("gateway-{i}"), move |runtime| {
-        let runtime = match runtime {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = ready_tx.send(Err(e));
-                return;
-            }
-        };
-        let _ = ready_tx.send(Ok(runtime.handle().clone()));
+    let handle = slipstream_client::spawn_runtime_thread(format!("gateway-{i}"), move |runtime| {
         // A dropped sender (the gateway dropped without serving) ends it too.
         runtime.block_on(async move {
             let _ = stop_rx.await;
@@ -154,11 +141,7 @@ async fn thread(
         drop(runtime);
         let _ = finished_tx.send(());
     })
-    .map_err(|e| failed(e.to_string()))?;
-    let handle = ready_rx
-        .await
-        .map_err(|_| failed("it ended at once".into()))?
-        .map_err(failed)?;
+    .map_err(|e| GatewayError::Settings(format!("cannot start worker thread {i}: {e}")))?;
     Ok((handle, stop_tx, finished_rx))
 }
 
@@ -169,8 +152,9 @@ mod tests {
     use super::*;
     use crate::access_log::AccessLog;
     use crate::metrics::Metrics;
+    use crate::pool::Pool;
 
-    async fn workers(threads: usize) -> Result<Workers, GatewayError> {
+    fn workers(threads: usize) -> Result<Workers, GatewayError> {
         let metrics = Arc::new(Metrics::new());
         let log = Arc::new(AccessLog::open(None, Arc::clone(&metrics)).unwrap());
         // Nothing listens on port 1: the keepers' dials fail and back off.
@@ -184,26 +168,20 @@ mod tests {
             keepalive: Duration::from_secs(15),
             connect_timeout: Duration::from_secs(1),
         };
-        Workers::start(
-            threads,
-            &settings,
-            |share| {
-                assert_eq!(
-                    (share.min_idle, share.floor, share.max_idle),
-                    (Some(2), 2, 3)
-                );
-                Pool::start(origin.clone(), dialer.clone(), share, Arc::clone(&metrics))
-            },
-            |pool| Proxy {
-                pool,
+        Workers::start(threads, &settings, |share| {
+            assert_eq!(
+                (share.min_idle, share.floor, share.max_idle),
+                (Some(2), 2, 3)
+            );
+            Proxy {
+                pool: Pool::start(origin.clone(), dialer.clone(), share, Arc::clone(&metrics)),
                 origin: origin.clone(),
                 origin_timeout: Duration::from_secs(1),
                 metrics: Arc::clone(&metrics),
                 log: Arc::clone(&log),
                 verify: None,
-            },
-        )
-        .await
+            }
+        })
     }
 
     /// The thread `worker` runs its tasks on, or `None` if it runs none.
@@ -217,7 +195,7 @@ mod tests {
 
     #[tokio::test]
     async fn connections_go_to_each_worker_in_turn_and_stay_on_its_thread() {
-        let workers = workers(2).await.unwrap();
+        let workers = workers(2).unwrap();
         let turns = [
             thread_of(workers.next()).await,
             thread_of(workers.next()).await,
@@ -233,7 +211,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_threads_is_refused() {
-        let Err(e) = workers(0).await else {
+        let Err(e) = workers(0) else {
             panic!("0 threads accepted");
         };
         assert!(e.to_string().contains("at least one"), "{e}");

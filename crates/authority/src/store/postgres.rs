@@ -244,13 +244,6 @@ fn connect(target: &Target, notify: Option<mpsc::Sender<()>>) -> Result<Open, St
     let (tx, rx) = mpsc::channel();
     let target = target.clone();
     slipstream_client::spawn_runtime_thread("slipstream-postgres".into(), move |runtime| {
-        let runtime = match runtime {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = tx.send(Err(format!("cannot start a runtime: {e}")));
-                return;
-            }
-        };
         runtime.block_on(async move {
             match target.tls {
                 Some(tls) => run_connection(&target.config, tls, tx, notify).await,
@@ -258,7 +251,7 @@ fn connect(target: &Target, notify: Option<mpsc::Sender<()>>) -> Result<Open, St
             }
         });
     })
-    .map_err(|e| format!("cannot start a thread: {e}"))?;
+    .map_err(|e| format!("cannot start the connection's thread: {e}"))?;
     rx.recv()
         .map_err(|_| "the connection's thread ended".to_string())?
 }
