@@ -93,13 +93,16 @@ def running(binary: str, origin: str, directory: pathlib.Path, tls: list[tuple] 
 
 
 def log_lines(edge: Edge) -> list[dict]:
-    """The access log's records so far (waiting for the first one)."""
+    """The access log's records so far (waiting for the first one), in the order the requests
+    started: each worker thread writes its lines in batches, so the file is in order per worker
+    only (log_writer.rs)."""
     deadline = time.time() + 5
     while not (edge.log.exists() and edge.log.stat().st_size > 0):
         assert time.time() < deadline, "no access log line"
         time.sleep(0.02)
     time.sleep(0.2)
-    return [json.loads(line) for line in edge.log.read_text().splitlines()]
+    lines = [json.loads(line) for line in edge.log.read_text().splitlines()]
+    return sorted(lines, key=lambda l: l["time"])
 
 
 def conformance_failures(server: dict, endpoint: str, cwd: pathlib.Path) -> set[str]:
