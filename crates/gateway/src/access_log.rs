@@ -152,7 +152,8 @@ impl Record {
         let (bucket, key) = bucket_and_key(&self.path);
         let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
         let line = serde_json::json!({
-            "time": self.time.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64 / 1e3).unwrap_or(0.0),
+            // Microseconds: lines come in order per worker only, and readers sort by this.
+            "time": self.time.duration_since(UNIX_EPOCH).map(|d| d.as_micros() as f64 / 1e6).unwrap_or(0.0),
             "client": self.client.to_string(),
             "protocol": self.protocol,
             "method": self.method,
