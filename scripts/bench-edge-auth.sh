@@ -120,13 +120,7 @@ as_client() { # ROW COMMAND...
     *) env AWS_ACCESS_KEY_ID="$KEY_ID" AWS_SECRET_ACCESS_KEY="$KEY_SECRET" AWS_REGION="$REGION" "$@" ;;
   esac
 }
-cpu_ns() { # PID: CPU time so far of every thread, in nanoseconds
-  local total=0 t
-  for t in /proc/"$1"/task/*/schedstat; do
-    total=$(( total + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0) ))
-  done
-  echo "$total"
-}
+. scripts/proc-stats.sh
 metric() { # METRICS_PORT NAME: one counter of a gateway
   "${EDGE[@]}" curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
 }

@@ -114,11 +114,7 @@ NGINX
   for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$nginx_tls_port/" && break; sleep 0.05; done
 fi
 
-cpu_ns() { # PID: CPU time so far, every thread, in nanoseconds
-  local total=0 t
-  for t in /proc/"$1"/task/*/schedstat; do total=$(( total + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0) )); done
-  echo "$total"
-}
+. scripts/proc-stats.sh
 # url PATH: the endpoint of direct-tls, edge-tls, nginx-tls, direct-plain, edge-plain or nginx-plain.
 url() {
   case "$1" in
@@ -132,20 +128,19 @@ url() {
 }
 # proxy_ns PATH: CPU time so far of the proxy on PATH (nginx: its master and workers; 0 direct).
 proxy_ns() {
-  local total=0 p pids=""
+  local pids=""
   case "$1" in
     edge-tls) pids=$gateway_pid ;;
     edge-plain) pids=$plain_pid ;;
-    nginx-*) pids="$(cat "$WORK/nginx.pid") $(pgrep -P "$(cat "$WORK/nginx.pid")" | tr '\n' ' ')" ;;
+    nginx-*) pids=$(nginx_pids "$WORK/nginx.pid") ;;
   esac
-  for p in $pids; do total=$(( total + $(cpu_ns "$p") )); done
-  echo "$total"
+  # shellcheck disable=SC2086 # a list of pids
+  cpu_ns $pids
 }
 # servers_ns: CPU time so far of both versitygw processes (plain and TLS), in nanoseconds.
 servers_ns() {
-  local total=0 p
-  for p in $(pgrep -x versitygw); do total=$(( total + $(cpu_ns "$p") )); done
-  echo "$total"
+  # shellcheck disable=SC2046 # a list of pids
+  cpu_ns $(pgrep -x versitygw)
 }
 # timed NAME PATH COMMAND...: one run, appended to $WORK/NAME as "seconds proxy_cpu_seconds",
 # and to $WORK/NAME.cpu as "server_cpu_seconds client_cpu_seconds".

@@ -104,21 +104,11 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-# cpu_ns PID...: CPU time so far of these processes, every thread, in nanoseconds.
-cpu_ns() {
-  local total=0 t
-  for p in "$@"; do
-    for t in /proc/"$p"/task/*/schedstat; do
-      total=$(( total + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0) ))
-    done
-  done
-  echo "$total"
-}
-nginx_pids() { local m; m=$(cat "$WORK/nginx.pid"); echo "$m $(pgrep -P "$m" | tr '\n' ' ')"; }
+. scripts/proc-stats.sh
 proxy_pids() { # PATH
   case "$1" in
     edge) echo "$gateway_pid" ;;
-    nginx) nginx_pids ;;
+    nginx) nginx_pids "$WORK/nginx.pid" ;;
     *) echo "" ;;
   esac
 }

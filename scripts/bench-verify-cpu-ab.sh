@@ -41,11 +41,7 @@ secret_access_key = "edge-secret"
 policy = { Statement = [{ Effect = "Allow", Action = "s3:*", Resource = "*" }] }
 K
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-cpu_ns() { # PID: CPU time so far of every thread, in nanoseconds
-  local t=0 f
-  for f in /proc/"$1"/task/*/schedstat; do t=$(( t + $(cut -d' ' -f1 "$f" 2>/dev/null || echo 0) )); done
-  echo "$t"
-}
+. scripts/proc-stats.sh
 ROWS=(a-pass a-verify b-pass b-verify)
 PIN=()
 [ -n "${GATEWAY_CPUS:-}" ] && PIN=(taskset -c "$GATEWAY_CPUS")
@@ -93,16 +89,10 @@ gets() { # ROW N: N GETs of KIND through ROW's gateway; prints the requests made
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ops"])' "$W/run.json"
   fi
 }
-user_ticks() { # PID: user-mode CPU time so far, in clock ticks (field 14 of /proc/PID/stat)
-  sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f12
-}
-switches() { # PID: context switches so far (voluntary and not), every thread
-  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
-}
 mark() { # ROW: the CPU so far of ROW's gateway, "all_ns user_ticks switches", for record
   local pid
   pid=$(cat "$W/$1.pid")
-  echo "$(cpu_ns "$pid") $(user_ticks "$pid") $(switches "$pid")"
+  echo "$(cpu_ns "$pid") $(user_ticks "$pid") $(switches "$pid" | awk '{ print $1 + $2 }')"
 }
 record() { # ROW MARK N: appends ns per request since MARK to $W/ROW, user-mode to $W/ROW.user,
   # context switches per 1,000 requests to $W/ROW.switches

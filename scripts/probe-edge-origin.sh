@@ -25,8 +25,7 @@ gateway=$!
 trap 'kill $gateway; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$WORK/ca.pem" "https://127.0.0.1:$port/" && break; sleep 0.05; done
 origin=$(pgrep -f "versitygw.*--cert" | head -1)
-cpu_ns() { local total=0 t; for t in /proc/"$1"/task/*/schedstat; do total=$(( total + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0) )); done; echo "$total"; }
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt/ { v += $2 } /^nonvoluntary_ctxt/ { n += $2 } END { print v, n }'; }
+. scripts/proc-stats.sh
 writes() { awk '/^syscw/ { print $2 }' /proc/"$1"/io; }
 BUCKET=probe-$RANDOM$RANDOM
 "$BIN" mb "s3://$BUCKET" --endpoint-url "$SLIPSTREAM_TEST_TLS_ENDPOINT" >/dev/null
