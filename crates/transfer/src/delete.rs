@@ -53,23 +53,18 @@ pub async fn delete_listed(
     // The batches' connections open while the listing's first page arrives (the listing's
     // pages go on connections of their own, so none of these takes its next page cold).
     client.preconnect(bucket, in_flight);
+    // Everything already listed, up to a full batch for every slot: a listing ahead of the
+    // deletes (pages side by side) then goes in batches of 1,000, fewer round trips per key,
+    // while a lone page is still spread over the slots.
+    let gather = in_flight.max(1) * MAX_DELETE_KEYS;
     'listing: while let Some(page) = listed.recv().await {
-        let mut keys: Vec<String> = Vec::new();
-        let mut next = Some(page);
-        // Keys that trickle in (`mv` sends each as its copy completes) are gathered into full
-        // batches from what is already waiting, without waiting for more.
-        while let Some(page) = next.take() {
-            match page {
-                Ok(objects) => keys.extend(objects.into_iter().map(|o| o.key)),
-                Err(e) => {
-                    flight.fail(e);
-                    break 'listing;
-                }
+        let keys = match waiting(page, &mut listed, gather) {
+            Ok(keys) => keys,
+            Err(e) => {
+                flight.fail(e);
+                break 'listing;
             }
-            if keys.len() < MAX_DELETE_KEYS {
-                next = listed.try_recv().ok();
-            }
-        }
+        };
         for batch in keys.chunks(batch_len(keys.len(), in_flight)) {
             let (client, bucket, batch) = (Arc::clone(&client), bucket.to_owned(), batch.to_vec());
             let task = async move { delete_batch(&client, &bucket, batch).await };
@@ -80,6 +75,25 @@ pub async fn delete_listed(
     }
     flight.finish(&mut settle).await?;
     Ok(done)
+}
+
+/// The keys of `page` and of the pages already waiting behind it, until `limit` is reached or
+/// none waits: keys that trickle in (`mv` sends each as its copy completes) and pages listed
+/// side by side are gathered into full batches without waiting for more.
+fn waiting(
+    page: Result<Vec<Object>, TransferError>,
+    listed: &mut mpsc::Receiver<Result<Vec<Object>, TransferError>>,
+    limit: usize,
+) -> Result<Vec<String>, TransferError> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut next = Some(page);
+    while let Some(page) = next.take() {
+        keys.extend(page?.into_iter().map(|o| o.key));
+        if keys.len() < limit {
+            next = listed.try_recv().ok();
+        }
+    }
+    Ok(keys)
 }
 
 /// The fewest keys a batch is cut to when spreading a page over the batches in flight.
@@ -124,6 +138,42 @@ fn as_key_error(key: String, e: &ClientError) -> DeleteError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn page(first: usize, n: usize) -> Result<Vec<Object>, TransferError> {
+        Ok((first..first + n)
+            .map(|i| Object {
+                key: format!("k{i}"),
+                ..Object::default()
+            })
+            .collect())
+    }
+
+    #[test]
+    fn pages_already_listed_are_gathered_up_to_the_limit_and_no_further() {
+        let (tx, mut rx) = mpsc::channel(16);
+        for i in 1..4 {
+            tx.try_send(page(i * 1000, 1000)).unwrap();
+        }
+        // Three pages wait behind the first: all four go together under a limit of 8,000.
+        let keys = waiting(page(0, 1000), &mut rx, 8 * MAX_DELETE_KEYS).unwrap();
+        assert_eq!(keys.len(), 4000);
+        assert_eq!((keys[0].as_str(), keys[3999].as_str()), ("k0", "k3999"));
+        assert_eq!(batch_len(keys.len(), 8), 500);
+        // Under a limit of 1,000 the first page goes alone; the rest still wait, in order.
+        for i in 5..7 {
+            tx.try_send(page(i * 1000, 1000)).unwrap();
+        }
+        assert_eq!(
+            waiting(page(4000, 1000), &mut rx, 1000).unwrap().len(),
+            1000
+        );
+        let next = rx.try_recv().unwrap().unwrap();
+        assert_eq!(next[0].key, "k5000");
+        // An error among the waiting pages is the result: its batch is not sent.
+        tx.try_send(Err(TransferError::Invalid("listing failed".into())))
+            .unwrap();
+        assert!(waiting(page(7000, 10), &mut rx, 8000).is_err());
+    }
 
     #[test]
     fn a_page_is_spread_over_the_batches_in_flight_within_bounds() {
