@@ -14,7 +14,7 @@
 //! (`d09/f0009` gives `d0d`, `d1`, `d2`, ..., `d9`, `f`). Range `i` holds the keys after cut
 //! `i - 1` up to and including cut `i`, so every key falls in exactly one range whatever the
 //! guess: a wrong guess only makes ranges uneven, and a range whose first page is full is cut
-//! again the same way.
+//! again the same way, once a one-key request says more of its keys follow.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -139,6 +139,9 @@ impl Lister {
                     return Ok(());
                 }
                 if let Some((last, cuts)) = split {
+                    if !self.more_within(&last, upto.as_deref()).await? {
+                        return Ok(());
+                    }
                     return self.split(last, cuts, upto, depth).await;
                 }
                 token = page.continuation;
@@ -165,6 +168,29 @@ impl Lister {
             done.map_err(|e| TransferError::Io(std::io::Error::other(e)))??;
         }
         Ok(())
+    }
+
+    /// Whether a key follows `last` up to and including `upto`, asked for one key. A range
+    /// whose first page was full often held just that page (a guess that fell on a page's
+    /// worth of keys, as `d01` to `d02` over `d01000`...`d01999` does): cut again, each of its
+    /// ranges would list a full page from past its end, 1,000 keys of the next range that the
+    /// server walks and sends over the long path for nothing. The one-key answer costs a round
+    /// trip where the range goes on, and saves those pages where it does not.
+    async fn more_within(&self, last: &str, upto: Option<&str>) -> Result<bool, TransferError> {
+        let Some(upto) = upto else {
+            return Ok(true);
+        };
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| TransferError::Io(std::io::Error::other(e)))?;
+        let from = range_page(Some(last), None, Some(1));
+        let page = self
+            .client
+            .list_objects_v2_from(&self.bucket, &self.prefix, &from)
+            .await?;
+        Ok(page.objects.first().is_some_and(|o| o.key.as_str() <= upto))
     }
 
     /// Whether this listing is cut into ranges (asked once its first page is in, so a

@@ -1170,6 +1170,65 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_range_that_held_one_full_page_is_asked_for_one_key_not_cut_again() {
+    // 2,100 keys: the first page is r/o00000..r/o00999, and the range it guesses from r/o01 to
+    // r/o02 holds r/o01000..r/o01999, one full page and more keys after it (past its end).
+    let bucket = new_bucket().await;
+    let direct = client_for(&server());
+    let permits = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut puts = tokio::task::JoinSet::new();
+    for i in 0..2100 {
+        let (client, bucket, permits) = (Arc::clone(&direct), bucket.clone(), Arc::clone(&permits));
+        puts.spawn(async move {
+            let _permit = permits.acquire().await.unwrap();
+            let key = format!("r/o{i:05}");
+            client
+                .put_object(&bucket, &key, bytes::Bytes::from("k"), Default::default())
+                .await
+        });
+    }
+    while let Some(done) = puts.join_next().await {
+        done.unwrap().unwrap();
+    }
+    let targets = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&targets);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.target.contains("list-type=2") {
+                seen.lock().unwrap().push(s.target.clone());
+            }
+            Action::Forward
+        }),
+    );
+    let selection = Selection::parse("r/", true).unwrap();
+    let pages = list_spread(
+        client_for(&p.endpoint),
+        &bucket,
+        selection,
+        Filters::new(),
+        4,
+        Spread::Always,
+    );
+    let mut keys = common::keys_of(pages).await;
+    keys.sort();
+    let want: Vec<String> = (0..2100).map(|i| format!("r/o{i:05}")).collect();
+    assert_eq!(keys, want, "every key once");
+    let targets = targets.lock().unwrap().clone();
+    let after_full = |t: &&String| t.contains("start-after=r%2Fo01999");
+    let probes: Vec<&String> = targets.iter().filter(after_full).collect();
+    assert_eq!(
+        probes.len(),
+        1,
+        "one request after the full range: {targets:#?}"
+    );
+    assert!(
+        probes[0].contains("max-keys=1"),
+        "for one key: {targets:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_sent_as_it_is_read_is_sent_whole_again_on_a_retry() {
     let (bucket, _) = object("other").await;
     // A file between one read and the multipart threshold goes in one PUT, read as it is
