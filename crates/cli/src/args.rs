@@ -179,7 +179,8 @@ pub struct Tuning {
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: u16,
     /// With many objects: objects in flight at once (default: chosen by the first
-    /// answer, 4 from a server within 2 ms, 64 within 20 ms, 256 from a farther one).
+    /// answer, 4 from a server within 2 ms, 64 within 20 ms, 256 from a farther one, 512
+    /// for a directory of small files uploaded to a farther one).
     /// Multipart parts of all objects share one budget of twice --concurrency.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub objects: Option<u16>,

@@ -53,9 +53,9 @@ pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
 pub use headers::ObjectHeaders;
 pub use many::{
-    download_prefix, objects_in_flight, upload_directory, walk_files, Many, ManyOptions,
-    ObjectDone, FAR_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER, MID_OBJECTS, NEAR_LARGE_OBJECTS,
-    NEAR_OBJECTS,
+    download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, walk_files,
+    Many, ManyOptions, ObjectDone, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER,
+    MID_OBJECTS, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};

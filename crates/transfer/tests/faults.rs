@@ -18,8 +18,9 @@ use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_transfer::TransferError;
 use slipstream_transfer::{
     copy_listed_through, download_prefix, download_to_file, download_to_memory, download_to_writer,
-    list_spread, objects_in_flight, sync, upload_file, Many, ManyOptions, Place, Selection, Spread,
-    SyncOptions, TransferOptions, FAR_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
+    list_spread, objects_in_flight, sync, upload_file, upload_objects_in_flight, Many, ManyOptions,
+    Place, Selection, Spread, SyncOptions, TransferOptions, FAR_OBJECTS, FAR_UPLOAD_OBJECTS,
+    MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 
 use common::server;
@@ -889,10 +890,24 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     let proxied = client_for(&p.endpoint);
     let objects = objects_in_flight(&proxied, &bucket, None, 8).await.unwrap();
     assert_eq!(objects, FAR_OBJECTS);
+    // An upload's objects wait longer (each request carries its body): more of them far away.
+    let objects = upload_objects_in_flight(&proxied, &bucket, None, 8, false)
+        .await
+        .unwrap();
+    assert_eq!(objects, FAR_UPLOAD_OBJECTS);
+    // Large ones keep the link busy as they are, each holding a slice of memory.
+    let objects = upload_objects_in_flight(&proxied, &bucket, None, 8, true)
+        .await
+        .unwrap();
+    assert_eq!(objects, FAR_OBJECTS);
     // A server some milliseconds away (S3 from its own region): more objects than nearby.
     let p = proxy::start(&server(), slow(false, 6));
     let region = client_for(&p.endpoint);
     let objects = objects_in_flight(&region, &bucket, None, 8).await.unwrap();
+    assert_eq!(objects, MID_OBJECTS);
+    let objects = upload_objects_in_flight(&region, &bucket, None, 8, false)
+        .await
+        .unwrap();
     assert_eq!(objects, MID_OBJECTS);
     // Quick answers: near after one request; a choice is taken as it is.
     let p = proxy::start(&server(), Arc::new(|_: &Seen| Action::Forward));
