@@ -76,8 +76,9 @@ pub const FAR_OBJECTS: usize = 256;
 /// An upload's request carries its body: a small object is a fresh connection's handshake, a
 /// body in one or two flights and the answer, so each waits longer than a download's and more
 /// in flight keep the link as busy (1,000 x 16 KiB over the 100 ms link: 1.15 s at 256, 0.87 s
-/// at 512; 10,000: 8.63 / 8.21 s; docs/BENCHMARKS.md, "Uploads over a long path: 512 objects
-/// in flight"). Downloads stay at [`FAR_OBJECTS`]: 10,000 took 9.92 s at 512, 8.26 s at 256.
+/// at 512, noisy run to run but lower in 7 of 8 paired rounds; 10,000: 8.63 / 8.21 s;
+/// docs/BENCHMARKS.md, "Uploads over a long path: 512 objects in flight"). Downloads stay at
+/// [`FAR_OBJECTS`]: 10,000 took 9.92 s at 512, 8.26 s at 256.
 pub const FAR_UPLOAD_OBJECTS: usize = 512;
 
 /// Objects in flight for downloads from a nearby server when the objects are large
