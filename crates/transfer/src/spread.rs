@@ -20,10 +20,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use slipstream_client::xml::Object;
-use slipstream_client::S3Client;
+use slipstream_client::xml::{ListPage, Object};
+use slipstream_client::{ListFrom, S3Client};
 use slipstream_s3::pattern::Filters;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, Semaphore, SemaphorePermit};
 use tokio::task::JoinSet;
 
 use crate::cut::far_network;
@@ -107,16 +107,8 @@ impl Lister {
                 if self.tx.is_closed() {
                     return Ok(());
                 }
-                let permit = self
-                    .permits
-                    .acquire()
-                    .await
-                    .map_err(|e| TransferError::Io(std::io::Error::other(e)))?;
                 let from = range_page(after.as_deref(), token.as_deref(), None);
-                let page = self
-                    .client
-                    .list_objects_v2_from(&self.bucket, &self.prefix, &from)
-                    .await?;
+                let (permit, page) = self.page(&from).await?;
                 let mut objects = page.objects;
                 let ended = cut_at(&mut objects, upto.as_deref()) || page.continuation.is_none();
                 // A range's first page, full: the rest is cut after its last key.
@@ -180,17 +172,26 @@ impl Lister {
         let Some(upto) = upto else {
             return Ok(true);
         };
-        let _permit = self
+        let (_permit, page) = self.page(&range_page(Some(last), None, Some(1))).await?;
+        Ok(page.objects.first().is_some_and(|o| o.key.as_str() <= upto))
+    }
+
+    /// One listing request `from`, within the listing's [`IN_FLIGHT`]: the page, and the permit
+    /// the caller holds until it is done with the page.
+    async fn page(
+        &self,
+        from: &ListFrom<'_>,
+    ) -> Result<(SemaphorePermit<'_>, ListPage), TransferError> {
+        let permit = self
             .permits
             .acquire()
             .await
             .map_err(|e| TransferError::Io(std::io::Error::other(e)))?;
-        let from = range_page(Some(last), None, Some(1));
         let page = self
             .client
-            .list_objects_v2_from(&self.bucket, &self.prefix, &from)
+            .list_objects_v2_from(&self.bucket, &self.prefix, from)
             .await?;
-        Ok(page.objects.first().is_some_and(|o| o.key.as_str() <= upto))
+        Ok((permit, page))
     }
 
     /// Whether this listing is cut into ranges (asked once its first page is in, so a
