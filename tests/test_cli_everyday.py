@@ -77,6 +77,36 @@ def test_wildcards_filters_and_dryrun(slipstream_bin, server, s3, bucket):
     assert "x1.txt" not in keys(s3, bucket) and "x[1].txt" in keys(s3, bucket), "[1] is a set"
 
 
+def test_cp_and_mv_of_a_wildcard_that_matches_nothing_fail_as_rm_does(slipstream_bin, server, s3, bucket, tmp_path):
+    put(s3, bucket, ["logs/a.gz", "logs/b.txt"])
+    for command, destination in [("cp", str(tmp_path / "out")), ("mv", str(tmp_path / "out")),
+                                 ("cp", f"s3://{bucket}/copies/"), ("mv", f"s3://{bucket}/copies/")]:
+        for extra in [[], ["--dryrun"]]:
+            r = cli(slipstream_bin, server, command, f"s3://{bucket}/logs/*.zip", destination, *extra, check=False)
+            assert r.returncode == 1, (command, destination, extra, r.stderr)
+            assert f"no object matches s3://{bucket}/logs/*.zip".encode() in r.stderr
+    # Matches that filters leave out are no matches either (s5cmd: "no object found").
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/logs/*", str(tmp_path / "out"), "--exclude", "*",
+            check=False)
+    assert r.returncode == 1 and b"no object matches" in r.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert keys(s3, bucket) == ["logs/a.gz", "logs/b.txt"]
+    # An empty prefix copied --recursive is not an error, as in the AWS CLI; a match is copied.
+    cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/empty/", str(tmp_path / "out"))
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/logs/*.gz", str(tmp_path / "out"))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.gz"]
+
+
+def test_errors_without_an_s3_code_say_which_request_and_where(slipstream_bin, server, tmp_path):
+    # A HEAD answer has no body: the message names the request rather than a bare "HTTP 400".
+    r = cli(slipstream_bin, server, "cp", "--recursive", "s3://x/", str(tmp_path / "out"), check=False)
+    assert r.returncode == 1
+    assert b"HTTP 400" in r.stderr and b"HeadBucket s3://x" in r.stderr, r.stderr
+    # A refused connection names the endpoint it was refused at.
+    r = cli(slipstream_bin, server, "ls", "s3://any", endpoint="http://127.0.0.1:1", check=False)
+    assert r.returncode == 1 and b"http://127.0.0.1:1" in r.stderr and b"refused" in r.stderr, r.stderr
+
+
 def test_rm_reports_each_key_the_server_refuses_and_deletes_the_rest(slipstream_bin, server, s3):
     bucket = f"locked-{uuid.uuid4().hex[:16]}"
     s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)

@@ -206,6 +206,7 @@ async fn dry_run(
     destination: impl Fn(&str) -> String,
 ) -> Result<(&'static str, slipstream_transfer::Many), Failure> {
     let action = if plan.moving { "move" } else { "copy" };
+    let mut would = slipstream_transfer::Many::default();
     let mut listed = list_selected(
         Arc::clone(client),
         bucket,
@@ -218,9 +219,11 @@ async fn dry_run(
             let to = destination(selection.relative(&o.key));
             plan.printer
                 .done(action, &format!("s3://{bucket}/{}", o.key), Some(&to));
+            would.objects += 1;
+            would.bytes += o.size;
         }
     }
-    Ok((action, slipstream_transfer::Many::default()))
+    Ok((action, would))
 }
 
 /// Where `mv` sends the keys whose copies completed, and the task deleting them in batches.

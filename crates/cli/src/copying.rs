@@ -38,20 +38,26 @@ pub(crate) struct Plan<'a> {
     pub(crate) moving: bool,
     /// The source reads as many objects: --recursive, or a wildcard in an s3:// source.
     pub(crate) many: bool,
+    /// The s3:// source has a wildcard (and no --raw).
+    pub(crate) wildcard: bool,
     pub(crate) printer: Arc<Printer>,
 }
 
 /// Whether the source reads as many objects (--recursive, or a wildcard in an s3:// source);
 /// filters without many objects are refused.
 pub(crate) fn reads_many(a: &CpArgs, filters: &Filters) -> Result<bool, Failure> {
-    let wildcard = !a.raw && a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source);
-    let many = a.recursive || wildcard;
+    let many = a.recursive || has_wildcard(a);
     if !filters.is_empty() && !many {
         return Err(Failure::usage(
             "--include and --exclude apply to --recursive or wildcard sources",
         ));
     }
     Ok(many)
+}
+
+/// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
+pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
+    !a.raw && a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source)
 }
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
@@ -64,6 +70,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         filters,
         moving,
         many,
+        wildcard: has_wildcard(a),
         // Per-object lines for many objects (the summary says the rest), as the AWS CLI prints.
         printer: Arc::new(Printer::new(false, a.quiet || a.json || !many, a.dryrun)),
     };
@@ -181,6 +188,12 @@ pub(crate) async fn copy(
     }
     if plan.many {
         let (what, many) = cp_many(plan, src_s3, dst_s3, client, opts).await?;
+        // As s5cmd (and `rm` here): a wildcard that matches nothing is an error, so a script
+        // that expected files does not go on as if it had them; an empty --recursive prefix
+        // is not (the AWS CLI copies nothing and exits 0).
+        if src_s3 && plan.wildcard && many.objects == 0 && many.skipped == 0 {
+            return Err(Failure::input(format!("no object matches {}", a.source)));
+        }
         return Ok(Moved {
             objects: Some(many.objects),
             skipped: many.skipped,

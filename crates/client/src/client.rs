@@ -300,7 +300,7 @@ impl S3Client {
                     timeout.as_secs_f64()
                 ))
             })?
-            .map_err(|e| connection_error(&e))?;
+            .map_err(|e| connection_error(&base.origin, &e))?;
         self.activity.touch();
         let status = response.status();
         if status.is_success() || status == hyper::StatusCode::NOT_MODIFIED {

@@ -75,12 +75,13 @@ impl Dialer {
 
     /// Connects (and handshakes TLS for `https` URIs) to `uri`'s origin.
     pub async fn dial(&self, uri: &Uri) -> Result<Dialed, ClientError> {
-        let stream = self
-            .inner
-            .clone()
-            .call(uri.clone())
-            .await
-            .map_err(|e| crate::transport::connection_error(&*e))?;
+        let stream = self.inner.clone().call(uri.clone()).await.map_err(|e| {
+            let origin = match (uri.scheme_str(), uri.authority()) {
+                (Some(scheme), Some(authority)) => format!("{scheme}://{authority}"),
+                _ => uri.to_string(),
+            };
+            crate::transport::connection_error(&origin, &*e)
+        })?;
         let h2 = stream.connected().is_negotiated_h2();
         Ok(Dialed { stream, h2 })
     }

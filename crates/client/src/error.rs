@@ -63,7 +63,8 @@ impl fmt::Display for ClientError {
                 code,
                 message,
             } => match (code.is_empty(), message.is_empty()) {
-                (true, _) => write!(f, "S3 answered HTTP {status}"),
+                (true, true) => write!(f, "S3 answered HTTP {status}"),
+                (true, false) => write!(f, "S3 answered HTTP {status}: {message}"),
                 (false, true) => write!(f, "{code} (HTTP {status})"),
                 (false, false) => write!(f, "{code}: {message} (HTTP {status})"),
             },

@@ -119,7 +119,8 @@ impl S3Client {
                 headers: vec![("x-amz-checksum-mode".into(), "ENABLED".into())],
                 ..Call::new(Method::HEAD, bucket, Some(key))
             })
-            .await?;
+            .await
+            .map_err(|e| head_failed(e, || format!("HeadObject s3://{bucket}/{key}")))?;
         let h = r.headers();
         let size = header(h, "content-length")
             .and_then(|v| v.parse().ok())
@@ -480,7 +481,7 @@ impl S3Client {
                 code: "NoSuchBucket".into(),
                 message: format!("the bucket {bucket} does not exist"),
             }),
-            Err(e) => Err(e),
+            Err(e) => Err(head_failed(e, || format!("HeadBucket s3://{bucket}"))),
         }
     }
 
@@ -504,4 +505,24 @@ pub struct ListFrom<'a> {
     pub start_after: Option<&'a str>,
     /// At most this many keys (S3 gives at most 1,000).
     pub max_keys: Option<usize>,
+}
+
+/// A HEAD answer has no body to carry S3's error code: without one, the message says which
+/// request the status answered (`what`), where "HTTP 400" alone says nothing a user can act on.
+fn head_failed(e: ClientError, what: impl FnOnce() -> String) -> ClientError {
+    match e {
+        ClientError::S3 {
+            status,
+            code,
+            message,
+        } if code.is_empty() => ClientError::S3 {
+            status,
+            code,
+            message: format!(
+                "{message}, in answer to {} (a HEAD answer has no body to say why)",
+                what()
+            ),
+        },
+        e => e,
+    }
 }

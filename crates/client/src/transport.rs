@@ -84,10 +84,12 @@ fn pool_over(options: &ClientOptions, connector: Connector) -> Http {
         .build(connector)
 }
 
-/// A failed connection: a refused TLS certificate will be refused again (not retried, and
-/// reported as such); anything else may be transient.
-pub(crate) fn connection_error(e: &dyn std::error::Error) -> ClientError {
-    let text = crate::error::describe(e);
+/// A failed connection to `origin` (`scheme://host:port`, named because "connection
+/// refused" alone does not say which endpoint a typo or a stopped server is at): a refused TLS
+/// certificate will be refused again (not retried, and reported as such); anything else may
+/// be transient.
+pub(crate) fn connection_error(origin: &str, e: &dyn std::error::Error) -> ClientError {
+    let text = format!("{origin}: {}", crate::error::describe(e));
     if text.contains("invalid peer certificate") {
         ClientError::Tls(text)
     } else {
