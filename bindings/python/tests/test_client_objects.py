@@ -39,6 +39,22 @@ def test_list_head_copy_delete(server, s3):
     assert [o["Key"] for o in c.list(bucket)] == ["meta-copy", "q/other"]
 
 
+def test_an_empty_key_is_refused_before_it_can_name_the_bucket(server, s3, tmp_path):
+    # DELETE /bucket/ with no key deletes the bucket; GET lists it; PUT creates it.
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    (tmp_path / "f").write_bytes(b"x")
+    calls = [lambda: c.delete(bucket, ""), lambda: c.get_bytes(bucket, ""), lambda: c.head(bucket, ""),
+             lambda: c.put_bytes(bucket, "", b"x"), lambda: c.copy(bucket, "", bucket, "k"),
+             lambda: c.download(bucket, "", tmp_path / "out"), lambda: c.upload(tmp_path / "f", bucket, "")]
+    for call in calls:
+        with pytest.raises(ValueError, match="key is empty"):
+            call()
+    assert bucket in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    assert not (tmp_path / "out").exists()
+
+
 def test_delete_many_returns_what_the_server_refused(server, s3):
     c = make_client(server)
     bucket = f"py-locked-{uuid.uuid4().hex[:12]}"

@@ -153,6 +153,13 @@ impl S3Client {
         )?;
         let mut path = base.path_prefix.clone();
         match key {
+            // The path would name the bucket: a delete of "" would delete the bucket, a get
+            // would list it. S3 has no object without a name (botocore: min length 1).
+            Some("") => {
+                return Err(ClientError::Request(
+                    "the object key is empty: S3 keys need at least one character".into(),
+                ))
+            }
             Some(k) => encode_path_into(&mut path, k),
             // Path style: `/bucket`; virtual-hosted: `/`.
             None if path.len() > 1 => {
