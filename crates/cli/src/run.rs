@@ -57,7 +57,8 @@ pub struct RunArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
-    /// Lines in flight at once (default: chosen by the first line's server, as --objects is).
+    /// Lines in flight at once, in no set order (default: chosen by the first line's server, as
+    /// --objects is).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub workers: Option<u16>,
     /// Multipart parts in flight across every line (each part holds up to --part-size).
