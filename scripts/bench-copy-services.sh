@@ -114,7 +114,7 @@ copy_prefix() { # TOOL: copies s3://B/src/ on SRC to s3://B/TOOL/ on DST; peak R
 }
 listing() { # ENDPOINT PREFIX: "size key-after-prefix" per object, sorted
   "${WRAP[@]}" "$BIN" ls --recursive "s3://$BUCKET/$2" --endpoint-url "$1" |
-    awk -v p="$2" '{ k = $3; for (i = 4; i <= NF; i++) k = k " " $i; print $2, substr(k, length(p) + 1) }' | sort
+    awk -v p="$2" '{ k = $4; for (i = 5; i <= NF; i++) k = k " " $i; print $3, substr(k, length(p) + 1) }' | sort
 }
 [ -n "$COUNT" ] && listing "$SRC" src/ > "$WORK/want"
 for r in $(seq 1 "$ROUNDS"); do

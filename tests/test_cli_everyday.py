@@ -102,6 +102,15 @@ def test_errors_without_an_s3_code_say_which_request_and_where(slipstream_bin, s
     r = cli(slipstream_bin, server, "cp", "--recursive", "s3://x/", str(tmp_path / "out"), check=False)
     assert r.returncode == 1
     assert b"HTTP 400" in r.stderr and b"HeadBucket s3://x" in r.stderr, r.stderr
+    # A local source that is a directory or missing is named, before any request.
+    (tmp_path / "d").mkdir()
+    r = cli(slipstream_bin, server, "cp", str(tmp_path / "d"), "s3://x/k", check=False)
+    assert r.returncode == 2 and b"is a directory: cp --recursive" in r.stderr, r.stderr
+    r = cli(slipstream_bin, server, "cp", str(tmp_path / "missing"), "s3://x/k", check=False)
+    assert r.returncode == 1 and f"cannot read {tmp_path / 'missing'}".encode() in r.stderr, r.stderr
+    for args in [("head", "s3://x/"), ("mb", "s3://xyz/key")]:
+        r = cli(slipstream_bin, server, *args, check=False)
+        assert r.returncode == 2, (args, r.stderr)
     # A refused connection names the endpoint it was refused at.
     r = cli(slipstream_bin, server, "ls", "s3://any", endpoint="http://127.0.0.1:1", check=False)
     assert r.returncode == 1 and b"http://127.0.0.1:1" in r.stderr and b"refused" in r.stderr, r.stderr

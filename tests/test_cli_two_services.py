@@ -14,7 +14,7 @@ def cli(bin_path, server, endpoint, *args, check=True):
 
 def listing(bin_path, server, endpoint, uri):
     out = cli(bin_path, server, endpoint, "ls", "--recursive", uri).stdout.decode()
-    return sorted(line.split(maxsplit=2)[2] for line in out.splitlines())
+    return sorted(line.split(maxsplit=3)[3] for line in out.splitlines())
 
 
 def test_many_objects_copy_move_and_sync_between_two_services(slipstream_bin, server, s3, bucket, tmp_path):

@@ -39,8 +39,9 @@ pub enum Command {
     /// connection pool (as s5cmd's run).
     #[command(after_help = crate::run::RUN_EXAMPLES)]
     Run(crate::run::RunArgs),
-    /// List objects (and "directories" unless --recursive) under s3://bucket[/prefix].
-    Ls(ObjectArgs),
+    /// List objects (and "directories" unless --recursive) under s3://bucket[/prefix], a
+    /// wildcard's matches, or (without a target) the buckets.
+    Ls(crate::listing::LsArgs),
     /// Delete objects: one, every one under a prefix (--recursive), or those a wildcard matches,
     /// in batches of 1,000.
     #[command(after_help = crate::remove::RM_EXAMPLES)]
@@ -271,9 +272,6 @@ pub struct ObjectArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
-    /// `ls`: every object under the prefix, without grouping by `/`.
-    #[arg(long)]
-    pub recursive: bool,
 }
 
 const VERIFY_EXAMPLES: &str = "\

@@ -249,6 +249,16 @@ pub(crate) async fn copy(
         (false, true) => {
             let dst = s3(&a.destination)?;
             let path = Path::new(&a.source);
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => {
+                    return Err(Failure::usage(format!(
+                        "{} is a directory: cp --recursive copies a directory",
+                        a.source
+                    )))
+                }
+                Ok(_) => {}
+                Err(e) => return Err(failed(format!("cannot read {}: {e}", a.source))),
+            }
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

@@ -18,6 +18,7 @@ mod filters;
 mod flags;
 mod gateway;
 mod gateway_keys;
+mod listing;
 mod objects;
 mod open_files;
 mod presign;
@@ -125,7 +126,7 @@ fn main() -> ExitCode {
             filters::ordered(&a.filters, sub).and_then(|f| syncing::run(&a, f))
         }
         args::Command::Run(a) => run::run(&a),
-        args::Command::Ls(a) => objects::ls(&a),
+        args::Command::Ls(a) => listing::ls(&a),
         args::Command::Rm(a) => filters::ordered(&a.filters, sub).and_then(|f| remove::rm(&a, f)),
         args::Command::Rb(a) => remove::rb(&a),
         args::Command::Du(a) => filters::ordered(&a.filters, sub).and_then(|f| usage::du(&a, f)),

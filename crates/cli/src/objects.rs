@@ -1,6 +1,7 @@
 //! The plumbing every object command shares (the client from the AWS chain, the runtime,
-//! errors as exit codes, stopping on signals), and the small commands: `ls`, `cat`, `head`,
-//! `mb`. `cp` and `mv` are in `copying.rs` and `copy_many.rs`, `rm` and `rb` in `remove.rs`.
+//! errors as exit codes, stopping on signals), and the small commands: `cat`, `head`, `mb`.
+//! `ls` is in `listing.rs`, `cp` and `mv` in `copying.rs` and `copy_many.rs`, `rm` and `rb`
+//! in `remove.rs`.
 
 use std::sync::Arc;
 
@@ -104,32 +105,6 @@ async fn signal(which: Stop) {
     let _ = which;
     std::future::pending::<()>().await;
 }
-/// `slipstream ls`.
-pub fn ls(a: &ObjectArgs) -> Result<(), Failure> {
-    let target = s3(&a.target)?;
-    let client = client(&a.connection, &a.transport)?;
-    runtime()?.block_on(async {
-        let mut token = None;
-        loop {
-            let delimiter = if a.recursive { None } else { Some("/") };
-            let page = client
-                .list_objects_v2(&target.bucket, &target.key, delimiter, token.as_deref())
-                .await
-                .map_err(failed)?;
-            for p in &page.prefixes {
-                println!("{:>30} PRE {p}", "");
-            }
-            for o in &page.objects {
-                println!("{:>24} {:>12} {}", o.last_modified, o.size, o.key);
-            }
-            match page.continuation {
-                Some(t) => token = Some(t),
-                None => return Ok(()),
-            }
-        }
-    })
-}
-
 /// `slipstream cat`: the object's bytes, in order, on standard output.
 pub fn cat(a: &ObjectArgs) -> Result<(), Failure> {
     let src = object(&a.target)?;
@@ -146,7 +121,7 @@ pub fn cat(a: &ObjectArgs) -> Result<(), Failure> {
 
 /// `slipstream head`: one JSON object.
 pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
-    let target = s3(&a.target)?;
+    let target = object(&a.target)?;
     let client = client(&a.connection, &a.transport)?;
     let info = runtime()?
         .block_on(client.head_object(&target.bucket, &target.key))
@@ -171,6 +146,9 @@ pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
 /// `slipstream mb`.
 pub fn mb(a: &ObjectArgs) -> Result<(), Failure> {
     let target = s3(&a.target)?;
+    if !target.key.is_empty() {
+        return Err(Failure::usage("mb takes s3://bucket, without a key"));
+    }
     let client = client(&a.connection, &a.transport)?;
     runtime()?
         .block_on(client.create_bucket(&target.bucket))

@@ -35,6 +35,8 @@ pub(crate) struct Call<'a> {
     pub body: Payload,
     /// A listing page: sent over the listings' own connections (`transport::Pools`).
     pub listing: bool,
+    /// A request of the service itself, naming no bucket (`ListBuckets`): `bucket` is unused.
+    pub service: bool,
 }
 
 impl<'a> Call<'a> {
@@ -48,6 +50,7 @@ impl<'a> Call<'a> {
             headers: Vec::new(),
             body: Payload::Bytes(Bytes::new()),
             listing: false,
+            service: false,
         }
     }
 }
@@ -173,7 +176,13 @@ impl S3Client {
     /// Sends `call`, retrying what may succeed on another attempt; returns the response of a
     /// 2xx (or 304/206) answer, and S3's error otherwise.
     pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
-        let target = self.target(call.bucket, call.key)?;
+        let target = if call.service {
+            let base = slipstream_s3::resolve_service(&self.region, self.endpoint.as_ref())?;
+            let path = base.path_prefix.clone();
+            (base, path)
+        } else {
+            self.target(call.bucket, call.key)?
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;

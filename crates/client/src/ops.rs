@@ -485,6 +485,32 @@ impl S3Client {
         }
     }
 
+    /// `ListBuckets`: every bucket these credentials own, following the service's pages.
+    pub async fn list_buckets(&self) -> Result<Vec<xml::Bucket>, ClientError> {
+        let mut all = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let query = match &token {
+                Some(t) => format!("continuation-token={}", encode_query(t)),
+                None => String::new(),
+            };
+            let call = Call {
+                query,
+                service: true,
+                ..Call::new(Method::GET, "", None)
+            };
+            let (buckets, next) = self
+                .send_and_read(&call, |b| Ok(xml::bucket_list(b)?))
+                .await?;
+            all.extend(buckets);
+            match next {
+                // A server that hands back the token it was given would never end.
+                Some(t) if Some(&t) != token.as_ref() => token = Some(t),
+                _ => return Ok(all),
+            }
+        }
+    }
+
     /// `CreateBucket` (no location constraint: the endpoint's region).
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), ClientError> {
         self.send(&Call::new(Method::PUT, bucket, None))

@@ -199,6 +199,38 @@ pub fn resolve(
     })
 }
 
+/// The URL base of the service itself, for requests that name no bucket (`ListBuckets`): the
+/// endpoint given, or the region's S3 host as [`resolve`] picks it for a path-style bucket.
+pub fn resolve_service(region: &str, endpoint: Option<&Endpoint>) -> Result<UrlBase, Error> {
+    if !region.split('.').all(is_valid_host_label) {
+        return Err(Error::InvalidRegion(region.to_owned()));
+    }
+    if let Some(ep) = endpoint {
+        let (url_authority, host) = ep.authority("");
+        return Ok(UrlBase {
+            origin: format!("{}://{url_authority}", ep.scheme),
+            host,
+            // botocore: `http://host:9000/base`, without the slash a bucket's path would add.
+            path_prefix: if ep.base_path.is_empty() {
+                "/".to_owned()
+            } else {
+                ep.base_path.clone()
+            },
+        });
+    }
+    let (suffix, has_global) = partition(region);
+    let host = if has_global && region == "us-east-1" {
+        format!("s3.{suffix}")
+    } else {
+        format!("s3.{region}.{suffix}")
+    };
+    Ok(UrlBase {
+        origin: format!("https://{host}"),
+        host,
+        path_prefix: "/".to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +239,45 @@ mod tests {
         let ep = ep.map(|e| Endpoint::parse(e).unwrap());
         let b = resolve(bucket, region, ep.as_ref(), style).unwrap();
         format!("{}{}k", b.origin, b.path_prefix)
+    }
+
+    /// The URLs botocore 1.43 sends `ListBuckets` to.
+    #[test]
+    fn the_service_itself_is_where_botocore_lists_buckets() {
+        let rows = [
+            ("us-east-1", None, "https://s3.amazonaws.com/"),
+            ("eu-west-1", None, "https://s3.eu-west-1.amazonaws.com/"),
+            (
+                "cn-north-1",
+                None,
+                "https://s3.cn-north-1.amazonaws.com.cn/",
+            ),
+            (
+                "us-gov-west-1",
+                None,
+                "https://s3.us-gov-west-1.amazonaws.com/",
+            ),
+            (
+                "eu-west-1",
+                Some("http://127.0.0.1:9000"),
+                "http://127.0.0.1:9000/",
+            ),
+            (
+                "eu-west-1",
+                Some("http://127.0.0.1:9000/base"),
+                "http://127.0.0.1:9000/base",
+            ),
+        ];
+        for (region, ep, want) in rows {
+            let ep = ep.map(|e| Endpoint::parse(e).unwrap());
+            let b = resolve_service(region, ep.as_ref()).unwrap();
+            assert_eq!(
+                format!("{}{}", b.origin, b.path_prefix),
+                want,
+                "{region} {ep:?}"
+            );
+        }
+        assert!(resolve_service("bad region", None).is_err());
     }
 
     /// Rows printed by botocore 1.43.11 `generate_presigned_url("get_object", {"Key": "k"})`.

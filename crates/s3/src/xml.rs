@@ -141,6 +141,44 @@ pub fn list_page(body: &[u8]) -> Result<ListPage, Error> {
     Ok(page)
 }
 
+/// One bucket of `ListBuckets`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bucket {
+    /// The bucket's name.
+    pub name: String,
+    /// `CreationDate`, as S3 wrote it (ISO 8601).
+    pub created: String,
+}
+
+/// One page of `ListBuckets`: the buckets, and the token of the next page (S3 pages its
+/// answer when asked with `max-buckets`, and may when an account has many).
+pub fn bucket_list(body: &[u8]) -> Result<(Vec<Bucket>, Option<String>), Error> {
+    let (mut buckets, mut next) = (Vec::<Bucket>::new(), None);
+    let mut root = false;
+    walk(body, |path, text| {
+        let Some(text) = text else {
+            match path {
+                "ListAllMyBucketsResult" => root = true,
+                "ListAllMyBucketsResult/Buckets/Bucket" => buckets.push(Bucket::default()),
+                _ => {}
+            }
+            return;
+        };
+        match (path, buckets.last_mut()) {
+            ("ListAllMyBucketsResult/Buckets/Bucket/Name", Some(b)) => b.name = text,
+            ("ListAllMyBucketsResult/Buckets/Bucket/CreationDate", Some(b)) => b.created = text,
+            ("ListAllMyBucketsResult/ContinuationToken", _) => next = Some(text),
+            _ => {}
+        }
+    })?;
+    if !root {
+        return Err(Error::Response(
+            "ListBuckets answered without a ListAllMyBucketsResult".into(),
+        ));
+    }
+    Ok((buckets, next))
+}
+
 /// The body of `CompleteMultipartUpload`: each part's number, ETag, and checksum if it has one
 /// (the element named for the algorithm, `ChecksumCRC32C` and the like, and the base64 value).
 pub fn complete_body<'a>(
@@ -206,6 +244,33 @@ mod tests {
             b"<ListBucketResult><Contents><Size>x</Size></Contents></ListBucketResult>"
         )
         .is_err());
+    }
+
+    #[test]
+    fn reads_bucket_lists_and_their_next_page() {
+        let (buckets, next) = bucket_list(br#"<?xml version="1.0" encoding="UTF-8"?>
+            <ListAllMyBucketsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>o</ID></Owner>
+            <Buckets><Bucket><Name>a-b</Name><CreationDate>2026-11-22T10:00:00.000Z</CreationDate></Bucket>
+            <Bucket><Name>c</Name></Bucket></Buckets><ContinuationToken>t1</ContinuationToken>
+            </ListAllMyBucketsResult>"#).unwrap();
+        assert_eq!(
+            buckets,
+            [
+                Bucket {
+                    name: "a-b".into(),
+                    created: "2026-11-22T10:00:00.000Z".into()
+                },
+                Bucket {
+                    name: "c".into(),
+                    created: String::new()
+                }
+            ]
+        );
+        assert_eq!(next.as_deref(), Some("t1"));
+        let (none, next) =
+            bucket_list(b"<ListAllMyBucketsResult><Buckets/></ListAllMyBucketsResult>").unwrap();
+        assert!(none.is_empty() && next.is_none());
+        assert!(bucket_list(b"<ListBucketResult/>").is_err());
     }
 
     #[test]

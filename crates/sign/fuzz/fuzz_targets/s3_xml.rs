@@ -1,7 +1,7 @@
 //! S3's XML answers come from the server: any bytes must parse to a value or an error, never a
 //! panic, and a listing's keys must be what the body says; a key we put in a DeleteObjects body
-//! reads back as itself. Inputs starting with `L` are wrapped
-//! in a listing, so the listing reader is reached with arbitrary entries.
+//! reads back as itself. Inputs starting with `L` are wrapped in a listing (`B`: a bucket
+//! list), so the listing readers are reached with arbitrary entries.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,6 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = xml::error(data);
     let _ = xml::upload_id(data);
     let _ = xml::list_page(data);
+    let _ = xml::bucket_list(data);
     let _ = delete::delete_result(data);
     let _ = copy::copy_result(data);
     if let Some(rest) = data.strip_prefix(b"L") {
@@ -20,6 +21,12 @@ fuzz_target!(|data: &[u8]| {
         doc.extend_from_slice(rest);
         doc.extend_from_slice(b"</ListBucketResult>");
         let _ = xml::list_page(&doc);
+    }
+    if let Some(rest) = data.strip_prefix(b"B") {
+        let mut doc = b"<ListAllMyBucketsResult><Buckets>".to_vec();
+        doc.extend_from_slice(rest);
+        doc.extend_from_slice(b"</Buckets></ListAllMyBucketsResult>");
+        let _ = xml::bucket_list(&doc);
     }
     // Text we escape comes back as it was.
     if let Ok(text) = std::str::from_utf8(data) {

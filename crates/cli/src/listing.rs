@@ -1,0 +1,201 @@
+//! `slipstream ls`: buckets, a "directory" or every object under a prefix, or a wildcard's
+//! matches, printed as `aws s3 ls` prints them so that scripts written for its output read
+//! ours (times in UTC, where the AWS CLI converts to the local zone).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use clap::Args;
+use slipstream_s3::pattern::Filters;
+use slipstream_transfer::{list_selected, Selection};
+
+use crate::flags::{Connection, Transport};
+use crate::objects::{client, failed, runtime, s3};
+use crate::Failure;
+
+/// `slipstream ls`.
+#[derive(Args, Debug)]
+pub struct LsArgs {
+    /// s3://bucket[/prefix], or a wildcard (`s3://b/logs/*.gz`); nothing (or `s3://`) lists
+    /// the buckets.
+    pub target: Option<String>,
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(flatten)]
+    pub transport: Transport,
+    /// Every object under the prefix, without grouping by `/`.
+    #[arg(long)]
+    pub recursive: bool,
+    /// Sizes in KiB, MiB, GiB... as the AWS CLI prints them.
+    #[arg(long)]
+    pub human_readable: bool,
+    /// A last line with the number of objects and their total size.
+    #[arg(long)]
+    pub summarize: bool,
+    /// Take the target literally: `*`, `?` and `[` are characters of the key, not wildcards.
+    #[arg(long)]
+    pub raw: bool,
+}
+
+/// What a listing printed, for `--summarize` and the exit code.
+#[derive(Default)]
+struct Tally {
+    objects: u64,
+    bytes: u64,
+    prefixes: u64,
+}
+
+/// `slipstream ls`.
+pub fn ls(a: &LsArgs) -> Result<(), Failure> {
+    let target = match a.target.as_deref() {
+        None | Some("s3://") => None,
+        Some(t) => Some(s3(t)?),
+    };
+    let client = client(&a.connection, &a.transport)?;
+    let mut out = std::io::stdout().lock();
+    let mut line = |text: String| writeln!(out, "{text}").map_err(|e| Failure::from_write(&e));
+    let size = |n: u64| match a.human_readable {
+        true => human_size(n),
+        false => n.to_string(),
+    };
+    let mut tally = Tally::default();
+    runtime()?.block_on(async {
+        let Some(target) = target else {
+            for b in client.list_buckets().await.map_err(failed)? {
+                line(format!("{} {}", when(&b.created), b.name))?;
+            }
+            return Ok(());
+        };
+        let selection = Selection::parse_as(&target.key, a.recursive, a.raw)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        if let Selection::Pattern(_) = selection {
+            // A wildcard's matches: whole keys, as with --recursive.
+            let mut pages = list_selected(
+                Arc::clone(&client),
+                &target.bucket,
+                selection,
+                Filters::default(),
+                4,
+            );
+            while let Some(page) = pages.recv().await {
+                for o in page.map_err(failed)? {
+                    tally.objects += 1;
+                    tally.bytes += o.size;
+                    line(object_line(&o.last_modified, &size(o.size), &o.key))?;
+                }
+            }
+            if tally.objects == 0 {
+                // As `cp`, `rm` and s5cmd: a wildcard that matches nothing is an error.
+                return Err(Failure::input(format!(
+                    "no object matches s3://{}/{}",
+                    target.bucket, target.key
+                )));
+            }
+            return Ok(());
+        }
+        let delimiter = (!a.recursive).then_some("/");
+        // As the AWS CLI: names relative to the listed "directory" unless --recursive.
+        let base = match a.recursive {
+            true => "",
+            false => target.key.rfind('/').map_or("", |i| &target.key[..=i]),
+        };
+        let mut token = None;
+        loop {
+            let page = client
+                .list_objects_v2(&target.bucket, &target.key, delimiter, token.as_deref())
+                .await
+                .map_err(failed)?;
+            for p in &page.prefixes {
+                tally.prefixes += 1;
+                line(format!("{:>26} PRE {}", "", relative(p, base)))?;
+            }
+            for o in &page.objects {
+                tally.objects += 1;
+                tally.bytes += o.size;
+                let name = relative(&o.key, base);
+                line(object_line(&o.last_modified, &size(o.size), name))?;
+            }
+            match page.continuation {
+                Some(t) => token = Some(t),
+                None => break,
+            }
+        }
+        if !target.key.is_empty() && tally.objects + tally.prefixes == 0 {
+            // As the AWS CLI: exit 1, silently, when a prefix or key lists nothing, so that
+            // `ls s3://bucket/key` answers whether the object is there.
+            return Err(Failure::input(String::new()));
+        }
+        Ok(())
+    })?;
+    if a.summarize && a.target.as_deref().is_some_and(|t| t != "s3://") {
+        line(String::new())?;
+        line(format!("Total Objects: {}", tally.objects))?;
+        line(format!("   Total Size: {}", size(tally.bytes)))?;
+    }
+    Ok(())
+}
+
+fn object_line(last_modified: &str, size: &str, name: &str) -> String {
+    format!("{} {size:>10} {name}", when(last_modified))
+}
+
+fn relative<'k>(key: &'k str, base: &str) -> &'k str {
+    key.strip_prefix(base).unwrap_or(key)
+}
+
+/// S3's ISO 8601 time (`2026-11-27T20:49:11.000Z`) as `2026-11-27 20:49:11`; anything else
+/// as it came.
+fn when(iso: &str) -> String {
+    match (iso.get(..10), iso.get(10..11), iso.get(11..19)) {
+        (Some(day), Some("T"), Some(time)) => format!("{day} {time}"),
+        _ => iso.to_owned(),
+    }
+}
+
+/// `n` bytes as the AWS CLI's `--human-readable` prints them: `1 Byte`, `512 Bytes`,
+/// `1.5 KiB`, with a unit chosen so that the figure rounds below 1024.
+fn human_size(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    match n {
+        1 => return "1 Byte".into(),
+        0..=1023 => return format!("{n} Bytes"),
+        _ => {}
+    }
+    let bytes = n as f64;
+    let mut scale = 1024.0;
+    for unit in &UNITS[..UNITS.len() - 1] {
+        if (bytes / scale).round() < 1024.0 {
+            return format!("{:.1} {unit}", bytes / scale);
+        }
+        scale *= 1024.0;
+    }
+    format!("{:.1} EiB", bytes / scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_the_aws_cli_prints_them() {
+        assert_eq!(when("2026-11-27T20:49:11.000Z"), "2026-11-27 20:49:11");
+        assert_eq!(when("2026-11-27T20:49:11Z"), "2026-11-27 20:49:11");
+        assert_eq!(when("yesterday"), "yesterday");
+        assert_eq!(when(""), "");
+    }
+
+    /// Figures printed by awscli 1.x's `human_readable_size`.
+    #[test]
+    fn sizes_read_as_the_aws_cli_prints_them() {
+        assert_eq!(human_size(0), "0 Bytes");
+        assert_eq!(human_size(1), "1 Byte");
+        assert_eq!(human_size(1023), "1023 Bytes");
+        assert_eq!(human_size(1024), "1.0 KiB");
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_size(1024 * 1024 - 1), "1.0 MiB");
+        assert_eq!(human_size(1_048_064), "1.0 MiB");
+        assert_eq!(human_size(1_048_063), "1023.5 KiB");
+        assert_eq!(human_size(5 << 30), "5.0 GiB");
+        assert_eq!(human_size(u64::MAX), "16.0 EiB");
+    }
+}

@@ -1,0 +1,73 @@
+"""`slipstream ls` against `aws s3 ls` (awscli from PyPI in .tools/awscli-venv, `make setup`) on
+the same bucket of the local versitygw: the same lines, byte for byte, and the same exit code.
+Both print times in UTC here (TZ=UTC: the AWS CLI prints local time, slipstream UTC)."""
+
+import subprocess
+
+import pytest
+
+from support import ROOT, cli_env, run_cli
+
+AWS = ROOT / ".tools" / "awscli-venv" / "bin" / "aws"
+
+NAMES = {
+    "top.txt": b"22",
+    "a b/ü ñ.txt": b"unicode and spaces",
+    "dir/x": b"1",
+    "dir/sub/y": b"12345",
+    "dir-a/z": b"",
+    "dir.a/z": b"z",
+    "kib": b"k" * 1536,
+}
+
+
+def both(bin_path, server, *args):
+    env = dict(cli_env(server), TZ="UTC", AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+    aws = subprocess.run([str(AWS), "s3", "ls", *args, "--endpoint-url", server["endpoint"]], env=env,
+                         capture_output=True, timeout=120)
+    ours = subprocess.run([bin_path, "ls", *args,
+                           "--endpoint-url", server["endpoint"], "--path-style"], env=env, capture_output=True,
+                          timeout=120)
+    return aws, ours
+
+
+@pytest.fixture(scope="module")
+def listed(slipstream_bin, server, s3, tmp_path_factory):
+    assert AWS.exists(), "the AWS CLI is missing: `make setup` installs it in .tools/awscli-venv"
+    bucket = "ls-differential"
+    s3.create_bucket(Bucket=bucket)
+    for name, body in NAMES.items():
+        s3.put_object(Bucket=bucket, Key=name, Body=body)
+    # More than a page under one prefix, so both follow continuation tokens.
+    many = tmp_path_factory.mktemp("many")
+    for i in range(1005):
+        (many / f"o{i:04}").write_bytes(b"x" * (i % 7))
+    run_cli(slipstream_bin, "cp", "--recursive", str(many), f"s3://{bucket}/many/", "--quiet",
+            "--endpoint-url", server["endpoint"], "--path-style", env=cli_env(server))
+    return bucket
+
+
+@pytest.mark.parametrize("args", [
+    [], ["s3://"], ["s3://{b}"], ["s3://{b}/"], ["s3://{b}/dir"], ["s3://{b}/dir/"], ["s3://{b}/di"],
+    ["s3://{b}/dir/sub/y"], ["s3://{b}/a b/"], ["--recursive", "s3://{b}/"], ["--recursive", "s3://{b}/dir"],
+    ["s3://{b}/many/"], ["--summarize", "--human-readable", "s3://{b}/"],
+    ["--summarize", "--recursive", "s3://{b}/dir/"],
+    # Nothing there: the AWS CLI exits 1 silently (`ls s3://b/key` tests for an object).
+    ["s3://{b}/nothing"], ["--recursive", "s3://{b}/nothing/"],
+])
+def test_ls_prints_what_aws_s3_ls_prints(slipstream_bin, server, listed, args):
+    args = [a.format(b=listed) for a in args]
+    aws, ours = both(slipstream_bin, server, *args)
+    assert ours.stdout.decode() == aws.stdout.decode(), (args, ours.stderr)
+    assert ours.returncode == aws.returncode, (args, ours.stderr, aws.stderr)
+    if aws.returncode == 0:
+        assert aws.stdout, "a listing that printed nothing compares nothing"
+
+
+def test_ls_wildcards_match_whole_keys_and_a_miss_is_an_error(slipstream_bin, server, listed):
+    out = run_cli(slipstream_bin, "ls", f"s3://{listed}/d*/*", "--endpoint-url", server["endpoint"], "--path-style",
+                  env=cli_env(server)).stdout.decode()
+    assert [line.split(maxsplit=3)[3] for line in out.splitlines()] == ["dir-a/z", "dir.a/z", "dir/sub/y", "dir/x"]
+    miss = run_cli(slipstream_bin, "ls", f"s3://{listed}/*.zip", "--endpoint-url", server["endpoint"],
+                   "--path-style", env=cli_env(server), check=False)
+    assert miss.returncode == 1 and f"no object matches s3://{listed}/*.zip".encode() in miss.stderr
