@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 
 import pytest
 
@@ -135,6 +136,23 @@ def test_boto3_with_an_edge_key_works_end_to_end(edge, server, pki, bucket, s3):
     assert keys_of(s3, bucket) == []
     # Every request reached the origin signed by the gateway (the origin knows no edge key).
     assert all(l["upstream_reused"] is not None and l["status"] < 300 for l in log_lines(edge))
+
+
+def test_a_bucket_made_in_the_edges_region_is_made_in_the_origins(plain_edge, s3):
+    # boto3 and the AWS CLI name the region they sign for in CreateBucket's body; the origin
+    # (us-east-1 here) refused a bucket "in" the edge's region until the edge named its own.
+    c = client(plain_edge.url, ADMIN)
+    name = f"edge-made-{uuid.uuid4().hex[:12]}"
+    c.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": EDGE_REGION})
+    assert name in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    c.put_object(Bucket=name, Key="k", Body=b"v")
+    assert s3.get_object(Bucket=name, Key="k")["Body"].read() == b"v"
+    c.delete_object(Bucket=name, Key="k")
+    c.delete_bucket(Bucket=name)
+    # A key that may not create buckets is refused before its body is read.
+    assert error_code(lambda: client(plain_edge.url, READER).create_bucket(
+        Bucket=f"{name}-r", CreateBucketConfiguration={"LocationConstraint": EDGE_REGION})) == "AccessDenied"
+    assert f"{name}-r" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
 
 
 def test_policies_refuse_at_the_edge_and_nothing_reaches_the_origin(edge, pki, bucket, s3):

@@ -21,6 +21,7 @@
 
 mod authority;
 mod cache;
+mod create_bucket;
 mod keys;
 mod pinned;
 mod policy;
@@ -143,6 +144,8 @@ pub(crate) struct Verify {
     signer: RefreshingSigner,
     /// The `Host` the origin is addressed by.
     origin_host: String,
+    /// The region clients sign for at the edge.
+    region: String,
     /// The region the edge signs for at the origin.
     origin_region: String,
     /// `.DOMAIN` for each virtual-host domain.
@@ -187,6 +190,7 @@ impl Verify {
             store,
             signer,
             origin_host,
+            region: region.to_owned(),
             origin_region: settings.origin_region.clone(),
             host_suffixes: settings
                 .virtual_host_domains
@@ -372,6 +376,27 @@ impl Verify {
                 });
             }
             authorize(&key.policy, &checks)?;
+            set_decoded(&mut headers, data.len() as u64);
+            let payload = PayloadHash::of(&data);
+            (full(data), payload, None, None)
+        } else if creates_bucket(&parts.method, &op) && !body.is_end_stream() {
+            let limit = create_bucket::CREATE_BUCKET_LIMIT;
+            let data = read_whole(body, &verified, &keys, &header_list, limit, &counted).await?;
+            let (data, changed) =
+                create_bucket::for_origin(data, &self.region, &self.origin_region)?;
+            if changed {
+                // The client's checksums were of its body, checked above with its signature.
+                headers.remove("content-md5");
+                let sums: Vec<HeaderName> = headers
+                    .keys()
+                    .filter(|n| n.as_str().starts_with("x-amz-checksum-"))
+                    .cloned()
+                    .collect();
+                for name in sums {
+                    headers.remove(name);
+                }
+                headers.remove("x-amz-sdk-checksum-algorithm");
+            }
             set_decoded(&mut headers, data.len() as u64);
             let payload = PayloadHash::of(&data);
             (full(data), payload, None, None)
@@ -697,6 +722,13 @@ fn claimed_access_key_id(header_list: &[(&str, &str)], target: &str) -> Option<S
         .min()
         .unwrap_or(value.len());
     value.get(..end).map(str::to_owned)
+}
+
+/// `PUT /bucket` with no sub-resource: `CreateBucket`, whose body may name a region.
+fn creates_bucket(method: &hyper::Method, op: &slipstream_s3::operation::Operation) -> bool {
+    *method == hyper::Method::PUT
+        && op.key.is_none()
+        && op.checks.iter().any(|c| c.action == "s3:CreateBucket")
 }
 
 /// The keys of a `Delete` request body.
