@@ -121,6 +121,14 @@ impl Client {
         async move { client.head_object(&bucket, &key).await }
     }
 
+    pub(crate) fn list_buckets_work(
+        &self,
+    ) -> impl Future<Output = Result<Vec<slipstream_client::xml::Bucket>, ClientError>> + Send + 'static
+    {
+        let client = Arc::clone(&self.inner);
+        async move { client.list_buckets().await }
+    }
+
     pub(crate) fn delete_work(
         &self,
         bucket: &str,
@@ -302,6 +310,21 @@ fn http_date(value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// `HeadObject`'s answer with boto3's names: `ContentLength`, `ETag`, `LastModified`,
 /// `Metadata` (`x-amz-meta-*` without the prefix), the content headers (`ContentType`...) and
 /// the whole-object checksum (`ChecksumCRC64NVME`...).
+/// `ListBuckets`' buckets as boto3 names their fields (`Name`, `CreationDate` as S3 wrote it).
+pub(crate) fn bucket_list<'py>(
+    py: Python<'py>,
+    buckets: &[slipstream_client::xml::Bucket],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for b in buckets {
+        let d = PyDict::new(py);
+        d.set_item("Name", &b.name)?;
+        d.set_item("CreationDate", &b.created)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
 pub(crate) fn head_dict<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("ContentLength", info.size)?;

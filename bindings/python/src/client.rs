@@ -24,7 +24,7 @@ use slipstream_s3::Endpoint;
 use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOptions, CLEANUP_WAIT};
 
 use crate::aio;
-use crate::calls::{head_dict, object_headers, refused, SyncArgs};
+use crate::calls::{bucket_list, head_dict, object_headers, refused, SyncArgs};
 use crate::errors::{to_py, Raise};
 use crate::listing::{AsyncObjectIterator, ObjectIterator};
 use crate::{addressing_style, Credentials};
@@ -335,6 +335,23 @@ impl Client {
     #[pyo3(signature = (bucket, prefix = ""))]
     fn list_async(slf: &Bound<'_, Self>, bucket: &str, prefix: &str) -> AsyncObjectIterator {
         AsyncObjectIterator::new(slf, bucket, prefix)
+    }
+
+    /// `ListBuckets`: the buckets these credentials own, as boto3's `Buckets` list of dicts
+    /// (`Name`, `CreationDate`), every page of the answer followed.
+    fn list_buckets<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let buckets = self.wait(py, self.list_buckets_work())?;
+        bucket_list(py, &buckets)
+    }
+
+    /// `list_buckets`, awaited.
+    fn list_buckets_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        aio::spawn(
+            py,
+            &self.runtime,
+            self.list_buckets_work(),
+            |py, buckets| Ok(bucket_list(py, &buckets)?.into_any().unbind()),
+        )
     }
 
     /// `DeleteObject` (S3 answers the same whether the key existed or not).

@@ -39,6 +39,25 @@ def test_list_head_copy_delete(server, s3):
     assert [o["Key"] for o in c.list(bucket)] == ["meta-copy", "q/other"]
 
 
+def test_list_buckets_names_every_bucket_as_boto3_does(server, s3):
+    import asyncio
+
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    ours = c.list_buckets()
+    theirs = s3.list_buckets()["Buckets"]
+    assert [b["Name"] for b in ours] == [b["Name"] for b in theirs] and bucket in [b["Name"] for b in ours]
+    mine = next(b for b in ours if b["Name"] == bucket)
+    want = next(b for b in theirs if b["Name"] == bucket)["CreationDate"]
+    assert mine["CreationDate"].startswith(want.strftime("%Y-%m-%dT%H:%M:%S")), (mine, want)
+
+    async def both():
+        return await c.list_buckets_async()
+
+    assert asyncio.run(both()) == ours
+
+
 def test_an_empty_key_is_refused_before_it_can_name_the_bucket(server, s3, tmp_path):
     # DELETE /bucket/ with no key deletes the bucket; GET lists it; PUT creates it.
     c = make_client(server)
