@@ -1,0 +1,31 @@
+"""The type stub (`slipstream/__init__.pyi`) names every public class, method and function the
+extension has, and nothing it lacks: a call added without its types, or a stub entry left after
+a rename, fails here rather than in a user's type checker."""
+
+import ast
+import pathlib
+
+import slipstream
+
+STUB = pathlib.Path(slipstream.__file__).with_name("__init__.pyi")
+
+
+def test_the_stub_and_the_module_name_the_same_calls():
+    tree = ast.parse(STUB.read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    checked = 0
+    for name in (n for n in dir(slipstream) if not n.startswith("_")):
+        obj = getattr(slipstream, name)
+        if isinstance(obj, type):
+            assert name in classes, f"{name} is not in the stub"
+            stub = {n.name for n in classes[name].body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+            real = {n for n in dir(obj) if not n.startswith("_")} - set(dir(OSError))
+            assert real <= stub | {t.target.id for t in classes[name].body if isinstance(t, ast.AnnAssign)}, \
+                (name, sorted(real - stub))
+            assert stub <= real, (name, sorted(stub - real))
+            checked += len(real)
+        elif callable(obj):
+            assert name in functions, f"{name}() is not in the stub"
+            checked += 1
+    assert checked > 30, "the module's calls were found"
