@@ -247,3 +247,37 @@ def test_a_large_tree_with_keys_the_local_side_lacks_plans_as_the_aws_cli(slipst
         theirs = aws_sync_plan(server, tmp_path, *args, *extra)
         assert set(ours) == theirs, (extra, sorted(set(ours) ^ theirs))
         assert len(ours) == len(theirs) and theirs, extra
+
+
+def test_symbolic_links_are_followed_as_the_aws_cli_follows_them(slipstream_bin, server, s3, bucket, tmp_path):
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    make_tree(tree, {"real/f": b"f", "top": b"t"})
+    make_tree(outside, {"g": b"g", "deep/h": b"h"})
+    (tree / "linkdir").symlink_to(outside)
+    (tree / "linkfile").symlink_to(tree / "real" / "f")
+    args = ["tree", f"s3://{bucket}/p/"]
+    ours, _, _ = sync(slipstream_bin, server, tmp_path, *args, "--dryrun")
+    theirs = aws_sync_plan(server, tmp_path, *args)
+    assert set(ours) == theirs and len(theirs) == 5, sorted(set(ours) ^ theirs)
+    # A loop is left out (its files are listed under their own names); the AWS CLI would
+    # follow it until the path is too long.
+    (tree / "real" / "up").symlink_to(tree)
+    (outside / "back").symlink_to(tree)
+    sync(slipstream_bin, server, tmp_path, *args)
+    assert sorted(keys(s3, bucket, "p/")) == ["linkdir/deep/h", "linkdir/g", "linkfile", "real/f", "top"]
+    assert s3.get_object(Bucket=bucket, Key="p/linkdir/deep/h")["Body"].read() == b"h"
+    # --no-follow-symlinks leaves them out, here and in cp.
+    ours, _, _ = sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/n/", "--no-follow-symlinks")
+    assert sorted(keys(s3, bucket, "n/")) == ["real/f", "top"], ours
+    for flag, want in [([], 5), (["--no-follow-symlinks"], 2)]:
+        subprocess.run([slipstream_bin, "cp", "--recursive", "tree", f"s3://{bucket}/c{len(flag)}/", *flag,
+                        "--endpoint-url", server["endpoint"], "--path-style"], cwd=tmp_path, env=cli_env(server),
+                       check=True, capture_output=True, timeout=120)
+        assert len(keys(s3, bucket, f"c{len(flag)}/")) == want, flag
+    # A link to nothing stops the sync before anything moves, and says how to go on.
+    (tree / "broken").symlink_to(tmp_path / "nowhere")
+    _, err, code = sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/b/", check=False)
+    assert code == 1 and "broken is a symbolic link" in err and "--no-follow-symlinks" in err, err
+    assert keys(s3, bucket, "b/") == {}
+    sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/b/", "--no-follow-symlinks")
+    assert sorted(keys(s3, bucket, "b/")) == ["real/f", "top"]

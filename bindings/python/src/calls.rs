@@ -15,7 +15,7 @@ use slipstream_client::xml::Object;
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
-    CopySettings, CopySource, DeleteReport, Deleted, ObjectHeaders, SyncOptions, Synced,
+    CopySettings, CopySource, DeleteReport, Deleted, Links, ObjectHeaders, SyncOptions, Synced,
     TransferError, TransferOptions,
 };
 
@@ -219,6 +219,8 @@ impl Client {
                     t.push(action.clone());
                 }
             })),
+            // Symbolic links followed, as `slipstream sync` and the AWS CLI follow them.
+            links: Links::Follow,
         };
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let work = async move { sync(client, &from, &to, &options, opts).await };

@@ -139,6 +139,10 @@ pub struct CpArgs {
     /// as s5cmd); with mv its source stays too.
     #[arg(long, short = 'n')]
     pub no_clobber: bool,
+    /// Leave symbolic links out of a directory's upload (by default they are followed, as the
+    /// AWS CLI and s5cmd follow them).
+    #[arg(long)]
+    pub no_follow_symlinks: bool,
     #[command(flatten)]
     pub source_service: SourceService,
     /// Print a JSON summary (bytes, seconds, MB/s) on standard output.

@@ -83,6 +83,7 @@ pub(crate) async fn cp_many(
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
             many.filters = plan.filters.clone();
+            many.links = crate::syncing::links(a.no_follow_symlinks);
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
             let r = Arc::clone(&removal_failed);
@@ -103,7 +104,7 @@ pub(crate) async fn cp_many(
                 }
             }));
             if a.dryrun {
-                for (path, rel) in walk_files(dir, &plan.filters).map_err(failed)? {
+                for (path, rel) in walk_files(dir, &plan.filters, many.links).map_err(failed)? {
                     plan.printer.done(
                         action("upload"),
                         &path.display().to_string(),

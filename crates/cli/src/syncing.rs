@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 use slipstream_s3::pattern::Filters;
-use slipstream_transfer::{sync, Compare, Place, SyncOptions};
+use slipstream_transfer::{sync, Compare, Links, Place, SyncOptions};
 
 use crate::actions::Printer;
 use crate::args::{Headers, Tuning};
@@ -68,6 +68,10 @@ pub struct SyncArgs {
     /// Print what would be copied or deleted, and change nothing.
     #[arg(long)]
     pub dryrun: bool,
+    /// Leave a directory's symbolic links out (by default they are followed, as the AWS CLI's
+    /// sync follows them).
+    #[arg(long)]
+    pub no_follow_symlinks: bool,
     /// One JSON object per line instead of the AWS CLI's lines.
     #[arg(long)]
     pub json: bool,
@@ -115,6 +119,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());
         })),
+        links: links(a.no_follow_symlinks),
     };
     let started = Instant::now();
     let done = runtime()?.block_on(interruptible(async {
@@ -170,5 +175,14 @@ fn bucket_of(place: &Place) -> &str {
     match place {
         Place::S3 { bucket, .. } => bucket,
         Place::Local(_) => "",
+    }
+}
+
+/// `--no-follow-symlinks` as the walk reads it.
+pub(crate) fn links(no_follow: bool) -> Links {
+    if no_follow {
+        Links::Skip
+    } else {
+        Links::Follow
     }
 }

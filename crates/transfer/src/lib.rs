@@ -45,6 +45,7 @@ mod stream;
 mod sync;
 mod through;
 mod upload;
+mod walk;
 
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
 pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource, MAX_COPY_OBJECT};
@@ -53,8 +54,8 @@ pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
 pub use headers::ObjectHeaders;
 pub use many::{
-    download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, walk_files,
-    Many, ManyOptions, ObjectDone, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER,
+    download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, Many,
+    ManyOptions, ObjectDone, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER,
     MID_OBJECTS, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
@@ -68,6 +69,7 @@ pub use sync::{
 };
 pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_file, Uploaded};
+pub use walk::{walk_files, Links};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a
 /// part's bytes when the part is written (downloads) or accepted by S3 (uploads).

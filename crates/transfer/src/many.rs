@@ -14,6 +14,7 @@ use crate::cut::{far_network, LONG_PATH};
 use crate::download::download_listed;
 use crate::pool::for_each_part;
 use crate::select::Selection;
+use crate::walk::{walk_files, Links};
 use crate::TransferError;
 use crate::{upload_file, TransferOptions, MIN_PART_SIZE};
 
@@ -284,6 +285,8 @@ pub struct ManyOptions {
     /// Leave alone every object whose destination exists (a file, or an object: one
     /// `HeadObject` each, as s5cmd's `--no-clobber` checks); `on_object` is not called for it.
     pub no_clobber: bool,
+    /// What an upload of a directory does with symbolic links in it (default: follows them).
+    pub links: Links,
 }
 
 impl std::fmt::Debug for ManyOptions {
@@ -292,6 +295,7 @@ impl std::fmt::Debug for ManyOptions {
             .field("objects", &self.objects)
             .field("filters", &self.filters)
             .field("no_clobber", &self.no_clobber)
+            .field("links", &self.links)
             .finish_non_exhaustive()
     }
 }
@@ -304,6 +308,7 @@ impl ManyOptions {
             filters: Filters::new(),
             on_object: None,
             no_clobber: false,
+            links: Links::Follow,
         }
     }
 
@@ -436,47 +441,6 @@ pub async fn download_prefix(
     Ok(Many::of(&sizes))
 }
 
-/// Every regular file below `dir` that `filters` take, with its path relative to `dir` in
-/// `/` form (what the filters see, and what an upload appends to its prefix), sorted by it.
-pub fn walk_files(dir: &Path, filters: &Filters) -> Result<Vec<(PathBuf, String)>, TransferError> {
-    let mut files = walk(dir)?;
-    files.retain(|(_, rel)| filters.takes(rel));
-    Ok(files)
-}
-
-/// Every regular file below `dir`, with its path relative to `dir` in `/` form.
-pub(crate) fn walk(dir: &Path) -> Result<Vec<(PathBuf, String)>, TransferError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let path = entry.path();
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() {
-                let rel = path
-                    .strip_prefix(dir)
-                    .map_err(|e| TransferError::Io(std::io::Error::other(e)))?
-                    .components()
-                    .map(|c| c.as_os_str().to_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        TransferError::Invalid(format!(
-                            "{} is not valid UTF-8: S3 keys must be",
-                            path.display()
-                        ))
-                    })?
-                    .join("/");
-                out.push((path, rel));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.1.cmp(&b.1));
-    Ok(out)
-}
-
 /// Uploads every regular file below `dir` that the filters take (on its path relative to
 /// `dir`, `/`-separated) to `prefix` + that path, `many.objects` at a time.
 pub async fn upload_directory(
@@ -487,7 +451,7 @@ pub async fn upload_directory(
     many: &ManyOptions,
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
-    let files = walk_files(dir, &many.filters)?;
+    let files = walk_files(dir, &many.filters, many.links)?;
     let mut bytes = 0;
     for (path, _) in &files {
         bytes += std::fs::metadata(path)?.len();

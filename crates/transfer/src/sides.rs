@@ -13,10 +13,10 @@ use slipstream_s3::pattern::Filters;
 use slipstream_s3::time::parse_timestamp;
 use tokio::sync::mpsc;
 
-use crate::many::walk;
 use crate::ranges::list_ranges;
 use crate::select::{list_selected, Selection};
 use crate::sync::{Entry, Place};
+use crate::walk::{walk, Links};
 use crate::TransferError;
 
 /// A time as nanoseconds since 1970 (negative before), as `Entry::modified` holds it.
@@ -93,11 +93,15 @@ pub(crate) fn entries(
 }
 
 /// The files below `dir` that `filters` take, sorted by name; none for a missing directory.
-pub(crate) fn local_entries(dir: &Path, filters: &Filters) -> Result<Vec<Entry>, TransferError> {
+pub(crate) fn local_entries(
+    dir: &Path,
+    filters: &Filters,
+    links: Links,
+) -> Result<Vec<Entry>, TransferError> {
     if !dir.exists() {
         return Ok(Vec::new());
     }
-    walk(dir)?
+    walk(dir, links)?
         .into_iter()
         .filter(|(_, name)| filters.takes(name))
         .map(|(path, name)| {

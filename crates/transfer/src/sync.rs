@@ -26,6 +26,7 @@ use crate::many::{
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
 use crate::through::copy_listed_object;
+use crate::walk::Links;
 use crate::{upload_file, Many, TransferError, TransferOptions};
 
 /// One side of a sync.
@@ -181,6 +182,8 @@ pub struct SyncOptions {
     pub source: Option<Arc<S3Client>>,
     /// Called for every action.
     pub on_action: Option<ActionDone>,
+    /// What a local side's symbolic links are (default: followed, as the AWS CLI's sync).
+    pub links: Links,
 }
 
 impl std::fmt::Debug for SyncOptions {
@@ -192,6 +195,7 @@ impl std::fmt::Debug for SyncOptions {
             .field("objects", &self.objects)
             .field("filters", &self.filters)
             .field("source", &self.source.is_some())
+            .field("links", &self.links)
             .finish_non_exhaustive()
     }
 }
@@ -269,8 +273,8 @@ pub async fn sync(
     // ranges fetched side by side.
     let local = match (from, to) {
         (Place::Local(dir), _) | (_, Place::Local(dir)) => {
-            let (dir, filters) = (dir.clone(), options.filters.clone());
-            tokio::task::spawn_blocking(move || local_entries(&dir, &filters))
+            let (dir, filters, links) = (dir.clone(), options.filters.clone(), options.links);
+            tokio::task::spawn_blocking(move || local_entries(&dir, &filters, links))
                 .await
                 .map_err(|e| TransferError::Io(std::io::Error::other(e)))??
         }

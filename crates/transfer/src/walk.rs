@@ -1,0 +1,152 @@
+//! The files of a local directory tree, as uploads and syncs see them: regular files, named by
+//! their `/`-separated path below the root, with symbolic links followed by default as the AWS
+//! CLI and s5cmd follow them (a link to a file is that file; a link to a directory, its tree).
+//! Skipping them silently, as this walk once did, left linked files out of an upload without a
+//! word.
+
+use std::path::{Path, PathBuf};
+
+use slipstream_s3::pattern::Filters;
+
+use crate::TransferError;
+
+/// What a walk does with a symbolic link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Links {
+    /// Read what it points to (`--follow-symlinks`, the AWS CLI's and s5cmd's default). A link
+    /// to nothing is an error, before anything moves; a link back to a directory the walk is
+    /// already inside is left out (everything under it is already listed under that
+    /// directory's own name).
+    #[default]
+    Follow,
+    /// Leave links out (`--no-follow-symlinks`).
+    Skip,
+}
+
+/// Every regular file below `dir` that `filters` take, with its path relative to `dir` in
+/// `/` form (what the filters see, and what an upload appends to its prefix), sorted by it.
+pub fn walk_files(
+    dir: &Path,
+    filters: &Filters,
+    links: Links,
+) -> Result<Vec<(PathBuf, String)>, TransferError> {
+    let mut files = walk(dir, links)?;
+    files.retain(|(_, rel)| filters.takes(rel));
+    Ok(files)
+}
+
+/// A directory to read, and where the walk came through to reach it: the real (canonical)
+/// path of it and of each directory above it, to tell a link that leads back up.
+struct Pending {
+    path: PathBuf,
+    real: Vec<PathBuf>,
+}
+
+/// Every regular file below `dir` (see [`walk_files`]).
+pub(crate) fn walk(dir: &Path, links: Links) -> Result<Vec<(PathBuf, String)>, TransferError> {
+    let mut out = Vec::new();
+    let mut stack = vec![Pending {
+        path: dir.to_path_buf(),
+        real: vec![std::fs::canonicalize(dir)?],
+    }];
+    while let Some(Pending { path: d, real }) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let path = entry.path();
+            let mut kind = entry.file_type()?;
+            let mut here = None;
+            if kind.is_symlink() {
+                if links == Links::Skip {
+                    continue;
+                }
+                kind = std::fs::metadata(&path)
+                    .map_err(|e| broken_link(&path, &e))?
+                    .file_type();
+                if kind.is_dir() {
+                    let target =
+                        std::fs::canonicalize(&path).map_err(|e| broken_link(&path, &e))?;
+                    if real.contains(&target) {
+                        continue; // a loop: its files are listed under their own names
+                    }
+                    here = Some(target);
+                }
+            }
+            if kind.is_dir() {
+                let mut chain = real.clone();
+                // A real directory's real path is its parent's plus its name.
+                chain.push(here.unwrap_or_else(|| real[real.len() - 1].join(entry.file_name())));
+                stack.push(Pending { path, real: chain });
+            } else if kind.is_file() {
+                let rel = relative(dir, &path)?;
+                out.push((path, rel));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(out)
+}
+
+fn broken_link(path: &Path, e: &std::io::Error) -> TransferError {
+    TransferError::Invalid(format!(
+        "{} is a symbolic link that cannot be followed ({e}): remove it, or pass --no-follow-symlinks to leave links out",
+        path.display()
+    ))
+}
+
+/// `path` below `dir` as a key suffix: its components joined by `/`, each valid UTF-8.
+fn relative(dir: &Path, path: &Path) -> Result<String, TransferError> {
+    Ok(path
+        .strip_prefix(dir)
+        .map_err(|e| TransferError::Io(std::io::Error::other(e)))?
+        .components()
+        .map(|c| c.as_os_str().to_str().map(str::to_owned))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            TransferError::Invalid(format!(
+                "{} is not valid UTF-8: S3 keys must be",
+                path.display()
+            ))
+        })?
+        .join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path, links: Links) -> Vec<String> {
+        walk(dir, links)
+            .unwrap()
+            .into_iter()
+            .map(|(_, rel)| rel)
+            .collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_once_and_loops_left_out() {
+        use std::os::unix::fs::symlink;
+        let root = tempfile::tempdir().unwrap();
+        let (t, other) = (root.path().join("t"), root.path().join("other"));
+        std::fs::create_dir_all(t.join("real")).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(t.join("real/f"), b"1").unwrap();
+        std::fs::write(other.join("g"), b"2").unwrap();
+        symlink("../other", t.join("linkdir")).unwrap();
+        symlink("real/f", t.join("linkfile")).unwrap();
+        symlink("..", t.join("real/up")).unwrap(); // back to t: a loop
+        symlink(&t, other.join("back")).unwrap(); // t -> other -> t: a loop through two
+        assert_eq!(
+            names(&t, Links::Follow),
+            ["linkdir/g", "linkfile", "real/f"]
+        );
+        assert_eq!(names(&t, Links::Skip), ["real/f"]);
+        symlink("nowhere", t.join("broken")).unwrap();
+        let e = walk(&t, Links::Follow).unwrap_err().to_string();
+        assert!(
+            e.contains("broken") && e.contains("--no-follow-symlinks"),
+            "{e}"
+        );
+        assert_eq!(names(&t, Links::Skip), ["real/f"]);
+    }
+}
