@@ -257,6 +257,9 @@ def test_bad_input_gets_clear_errors(slipstream_bin, server, tmp_path):
     assert r.returncode == 2 and b"copy" in r.stderr
     r = bench(slipstream_bin, server, "get", "--bucket", bucket, "--rate", "0", check=False)
     assert r.returncode == 2
+    # Zero operations measure nothing: refused rather than an empty table.
+    r = bench(slipstream_bin, server, "head", "--bucket", bucket, "--count", "0", check=False)
+    assert r.returncode == 2 and b"--count" in r.stderr
     secret = "x" * 40
     r = bench(slipstream_bin, server, "put", "--bucket", bucket, "--count", "3", secret=secret, check=False)
     assert r.returncode == 1 and b"SignatureDoesNotMatch" in r.stderr

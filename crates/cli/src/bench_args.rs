@@ -64,7 +64,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
     /// Operations to measure [default: 1000; outposts: 50000].
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// Measure for this long instead (30s, 2m, 500ms).
     #[arg(long, value_parser = parse_duration)]
