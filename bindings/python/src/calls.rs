@@ -29,6 +29,7 @@ pub(crate) struct SyncArgs {
     pub(crate) dryrun: bool,
     pub(crate) filters: Vec<(String, String)>,
     pub(crate) objects: Option<usize>,
+    pub(crate) follow_symlinks: bool,
 }
 
 impl Client {
@@ -219,8 +220,12 @@ impl Client {
                     t.push(action.clone());
                 }
             })),
-            // Symbolic links followed, as `slipstream sync` and the AWS CLI follow them.
-            links: Links::Follow,
+            // Followed by default, as `slipstream sync` and the AWS CLI follow them.
+            links: if a.follow_symlinks {
+                Links::Follow
+            } else {
+                Links::Skip
+            },
         };
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let work = async move { sync(client, &from, &to, &options, opts).await };

@@ -431,7 +431,7 @@ impl Client {
     /// CLI's rules and with `delete` removing what the source lacks. `filters`:
     /// `[("exclude", "*.log"), ("include", "keep.log")]`, the last match deciding. Returns
     /// `{"copied", "bytes", "deleted", "unchanged", "actions", "failed"}`.
-    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None))]
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true))]
     #[allow(clippy::too_many_arguments)]
     fn sync<'py>(
         &self,
@@ -444,6 +444,7 @@ impl Client {
         dryrun: bool,
         filters: Vec<(String, String)>,
         objects: Option<usize>,
+        follow_symlinks: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let args = SyncArgs {
             delete,
@@ -452,6 +453,7 @@ impl Client {
             dryrun,
             filters,
             objects,
+            follow_symlinks,
         };
         let (work, taken) = self.sync_work(source, destination, args)?;
         let done = self.wait(py, work)?;
@@ -459,7 +461,7 @@ impl Client {
     }
 
     /// `sync`, awaited.
-    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None))]
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true))]
     #[allow(clippy::too_many_arguments)]
     fn sync_async<'py>(
         &self,
@@ -472,6 +474,7 @@ impl Client {
         dryrun: bool,
         filters: Vec<(String, String)>,
         objects: Option<usize>,
+        follow_symlinks: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let args = SyncArgs {
             delete,
@@ -480,6 +483,7 @@ impl Client {
             dryrun,
             filters,
             objects,
+            follow_symlinks,
         };
         let (work, taken) = self.sync_work(source, destination, args)?;
         aio::spawn(py, &self.runtime, work, move |py, done| {

@@ -188,3 +188,25 @@ def test_every_extra_arg_reaches_the_object_single_and_multipart(server, s3, tmp
         assert h["ExpiresString"] == "Wed, 02 Jan 2030 03:04:05 GMT", key
         tags = s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]
         assert sorted((t["Key"], t["Value"]) for t in tags) == [("project", "a"), ("team", "b c")], key
+
+
+def test_sync_follows_symbolic_links_unless_told_not_to(server, s3, tmp_path):
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "real").mkdir(parents=True)
+    outside.mkdir()
+    (tree / "real" / "f").write_bytes(b"f")
+    (outside / "g").write_bytes(b"g")
+    (tree / "linkdir").symlink_to(outside)
+    (tree / "real" / "up").symlink_to(tree)  # a loop, left out
+    done = c.sync(str(tree), f"s3://{bucket}/a/")
+    assert done["copied"] == 2
+    assert sorted(o["Key"] for o in c.list(bucket, "a/")) == ["a/linkdir/g", "a/real/f"]
+    done = c.sync(str(tree), f"s3://{bucket}/b/", follow_symlinks=False)
+    assert [o["Key"] for o in c.list(bucket, "b/")] == ["b/real/f"] and done["copied"] == 1
+    (tree / "broken").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="broken is a symbolic link"):
+        c.sync(str(tree), f"s3://{bucket}/c/")
+    assert list(c.list(bucket, "c/")) == []

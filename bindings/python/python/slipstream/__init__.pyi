@@ -246,11 +246,14 @@ class Client:
         dryrun: bool = False,
         filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
         objects: int | None = None,
+        follow_symlinks: bool = True,
     ) -> SyncResult:
         """Makes ``destination`` hold what ``source`` holds: a directory and
         ``s3://bucket/prefix`` either way, or two prefixes (copied on the server). Moves what is
         missing or differs (size, then time, as ``aws s3 sync``); ``delete`` removes what the
-        source lacks; ``filters`` in order, the last match deciding."""
+        source lacks; ``filters`` in order, the last match deciding. A directory's symbolic
+        links are followed (a loop left out, a link to nothing an error) unless
+        ``follow_symlinks=False``."""
         ...
 
     # asyncio twins: each returns a coroutine whose work starts at the call, runs on the
@@ -298,6 +301,7 @@ class Client:
         dryrun: bool = False,
         filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
         objects: int | None = None,
+        follow_symlinks: bool = True,
     ) -> Coroutine[Any, Any, SyncResult]: ...
 
 class ExtraArgs(TypedDict, total=False):
