@@ -533,22 +533,27 @@ pub struct ListFrom<'a> {
     pub max_keys: Option<usize>,
 }
 
-/// A HEAD answer has no body to carry S3's error code: without one, the message says which
-/// request the status answered (`what`), where "HTTP 400" alone says nothing a user can act on.
+/// A HEAD answer has no body to carry S3's error: its code and message are only the status's
+/// (`NotFound`, "Bad Request"), so the message says which request the status answered
+/// (`what`), where "HTTP 400" alone says nothing a user can act on.
 fn head_failed(e: ClientError, what: impl FnOnce() -> String) -> ClientError {
     match e {
         ClientError::S3 {
             status,
             code,
             message,
-        } if code.is_empty() => ClientError::S3 {
-            status,
-            code,
-            message: format!(
-                "{message}, in answer to {} (a HEAD answer has no body to say why)",
-                what()
-            ),
-        },
+        } => {
+            // A status with a code of its own (404 NotFound) says enough; others need the note.
+            let why = match code.is_empty() {
+                true => " (a HEAD answer has no body to say why)",
+                false => "",
+            };
+            ClientError::S3 {
+                status,
+                message: format!("{message}, in answer to {}{why}", what()),
+                code,
+            }
+        }
         e => e,
     }
 }
