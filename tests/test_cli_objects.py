@@ -255,6 +255,12 @@ def test_object_headers_acl_and_encryption_flags(slipstream_bin, server, s3, tmp
     assert "ContentEncoding" not in h and "ContentDisposition" not in h, "replaced, not merged"
     bad = cli(slipstream_bin, server, "cp", str(small), f"s3://{bucket}/x", "--acl", "everyone", check=False)
     assert bad.returncode == 2
+    # --expires reads as botocore reads a timestamp and goes as an HTTP date; text that is no
+    # date is refused rather than stored.
+    cli(slipstream_bin, server, "cp", str(small), f"s3://{bucket}/iso.txt", "--expires", "2030-01-02T03:04:05Z")
+    assert s3.head_object(Bucket=bucket, Key="iso.txt")["ExpiresString"] == "Wed, 02 Jan 2030 03:04:05 GMT"
+    bad = cli(slipstream_bin, server, "cp", str(small), f"s3://{bucket}/x", "--expires", "soon", check=False)
+    assert bad.returncode == 2 and b"is not a date" in bad.stderr
 
 
 def test_many_objects_in_flight_are_not_held_to_a_logins_open_files(slipstream_bin, server, tmp_path):

@@ -224,8 +224,9 @@ pub struct Headers {
     /// Content-Language of the objects written, e.g. fr.
     #[arg(long, value_name = "VALUE")]
     pub content_language: Option<String>,
-    /// Expires of the objects written, an HTTP date: 'Tue, 01 Jan 2030 00:00:00 GMT'.
-    #[arg(long, value_name = "DATE")]
+    /// Expires of the objects written: an HTTP date ('Tue, 01 Jan 2030 00:00:00 GMT'), an ISO
+    /// 8601 time ('2030-01-01T00:00:00Z') or seconds since 1970, sent as an HTTP date.
+    #[arg(long, value_name = "DATE", value_parser = crate::flags::parse_http_date)]
     pub expires: Option<String>,
     /// Where a website bucket redirects requests for the objects written.
     #[arg(long, value_name = "URL")]

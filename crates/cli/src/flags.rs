@@ -28,6 +28,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is out of range"))
 }
 
+/// `--expires`, as botocore takes a timestamp: an HTTP date (`Tue, 01 Jan 2030 00:00:00
+/// GMT`), an ISO 8601 UTC time (`2030-01-01T00:00:00Z`) or seconds since 1970, sent as the HTTP
+/// date the header needs. Anything else is refused here rather than stored as it was typed.
+pub fn parse_http_date(s: &str) -> Result<String, String> {
+    let at = if let Ok(t) = httpdate::parse_http_date(s) {
+        t
+    } else if let Some(nanos) = slipstream_s3::time::parse_timestamp(s) {
+        let secs =
+            u64::try_from(nanos / 1_000_000_000).map_err(|_| format!("{s:?} is before 1970"))?;
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)
+    } else if let Ok(secs) = s.parse::<u64>() {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)
+    } else {
+        return Err(format!(
+            "{s:?} is not a date: give an HTTP date ('Tue, 01 Jan 2030 00:00:00 GMT'), an ISO 8601 time ('2030-01-01T00:00:00Z') or seconds since 1970"
+        ));
+    };
+    Ok(httpdate::fmt_http_date(at))
+}
+
 /// `30s`, `2m`, `500ms`, `1h`, or seconds.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let split = s
@@ -133,6 +153,27 @@ pub struct Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What botocore sends as `Expires` for the same inputs.
+    #[test]
+    fn expiry_dates_read_as_botocore_reads_them() {
+        let want = "Tue, 01 Jan 2030 00:00:00 GMT";
+        for given in [
+            want,
+            "2030-01-01T00:00:00Z",
+            "2030-01-01T00:00:00.000Z",
+            "1893456000",
+        ] {
+            assert_eq!(parse_http_date(given).as_deref(), Ok(want), "{given}");
+        }
+        for bad in ["", "soon", "2030-01-01T00:00:00", "Tue, 01 Jan 2030"] {
+            assert!(parse_http_date(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_http_date("2").as_deref(),
+            Ok("Thu, 01 Jan 1970 00:00:02 GMT")
+        );
+    }
 
     #[test]
     fn durations() {
