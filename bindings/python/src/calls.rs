@@ -20,6 +20,7 @@ use slipstream_transfer::{
 };
 
 use crate::client::Client;
+use crate::errors::AtPath;
 
 /// `Client.sync`'s keywords.
 pub(crate) struct SyncArgs {
@@ -38,13 +39,14 @@ impl Client {
         bucket: &str,
         key: &str,
         path: PathBuf,
-    ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
+    ) -> impl Future<Output = Result<u64, AtPath>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         async move {
             download_to_file(client, &bucket, &key, &path, opts)
                 .await
                 .map(|d| d.size)
+                .map_err(|e| AtPath(e, path))
         }
     }
 
@@ -54,7 +56,7 @@ impl Client {
         (bucket, key): (&str, &str),
         checksum_algorithm: Option<&str>,
         headers: ObjectHeaders,
-    ) -> PyResult<impl Future<Output = Result<u64, TransferError>> + Send + 'static> {
+    ) -> PyResult<impl Future<Output = Result<u64, AtPath>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
         let opts = TransferOptions {
             checksum: self.checksum(checksum_algorithm)?,
@@ -66,6 +68,7 @@ impl Client {
             upload_file(client, &path, &bucket, &key, opts)
                 .await
                 .map(|u| u.size)
+                .map_err(|e| AtPath(e, path))
         })
     }
 

@@ -210,3 +210,21 @@ def test_sync_follows_symbolic_links_unless_told_not_to(server, s3, tmp_path):
     with pytest.raises(ValueError, match="broken is a symbolic link"):
         c.sync(str(tree), f"s3://{bucket}/c/")
     assert list(c.list(bucket, "c/")) == []
+
+
+def test_file_errors_name_the_file_as_pythons_own_do(server, s3, tmp_path):
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    missing = tmp_path / "no" / "such" / "f"
+    with pytest.raises(FileNotFoundError) as e:
+        c.download(bucket, "k", missing)
+    assert (e.value.errno, e.value.filename) == (2, str(missing))
+    assert str(e.value) == f"[Errno 2] No such file or directory: '{missing}'"
+    with pytest.raises(FileNotFoundError) as e:
+        c.upload(tmp_path / "absent", bucket, "k2")
+    assert e.value.filename == str(tmp_path / "absent")
+    with pytest.raises(IsADirectoryError) as e:
+        c.download(bucket, "k", tmp_path)
+    assert e.value.filename == str(tmp_path)
