@@ -224,11 +224,7 @@ impl Client {
                 }
             })),
             // Followed by default, as `slipstream sync` and the AWS CLI follow them.
-            links: if a.follow_symlinks {
-                Links::Follow
-            } else {
-                Links::Skip
-            },
+            links: Links::follow(a.follow_symlinks),
         };
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let work = async move { sync(client, &from, &to, &options, opts).await };
@@ -317,9 +313,6 @@ fn http_date(value: &Bound<'_, PyAny>) -> PyResult<String> {
         .extract()
 }
 
-/// `HeadObject`'s answer with boto3's names: `ContentLength`, `ETag`, `LastModified`,
-/// `Metadata` (`x-amz-meta-*` without the prefix), the content headers (`ContentType`...) and
-/// the whole-object checksum (`ChecksumCRC64NVME`...).
 /// `ListBuckets`' buckets as boto3 names their fields (`Name`, `CreationDate` as S3 wrote it).
 pub(crate) fn bucket_list<'py>(
     py: Python<'py>,
@@ -335,6 +328,9 @@ pub(crate) fn bucket_list<'py>(
     Ok(list)
 }
 
+/// `HeadObject`'s answer with boto3's names: `ContentLength`, `ETag`, `LastModified`,
+/// `Metadata` (`x-amz-meta-*` without the prefix), the content headers (`ContentType`...) and
+/// the whole-object checksum (`ChecksumCRC64NVME`...).
 pub(crate) fn head_dict<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("ContentLength", info.size)?;

@@ -83,7 +83,7 @@ pub(crate) async fn cp_many(
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
             many.filters = plan.filters.clone();
-            many.links = crate::syncing::links(a.no_follow_symlinks);
+            many.links = slipstream_transfer::Links::follow(!a.no_follow_symlinks);
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
             let r = Arc::clone(&removal_failed);

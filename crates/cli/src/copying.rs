@@ -38,8 +38,6 @@ pub(crate) struct Plan<'a> {
     pub(crate) moving: bool,
     /// The source reads as many objects: --recursive, or a wildcard in an s3:// source.
     pub(crate) many: bool,
-    /// The s3:// source has a wildcard (and no --raw).
-    pub(crate) wildcard: bool,
     pub(crate) printer: Arc<Printer>,
 }
 
@@ -70,7 +68,6 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         filters,
         moving,
         many,
-        wildcard: has_wildcard(a),
         // Per-object lines for many objects (the summary says the rest), as the AWS CLI prints.
         printer: Arc::new(Printer::new(false, a.quiet || a.json || !many, a.dryrun)),
     };
@@ -191,7 +188,7 @@ pub(crate) async fn copy(
         // As s5cmd (and `rm` here): a wildcard that matches nothing is an error, so a script
         // that expected files does not go on as if it had them; an empty --recursive prefix
         // is not (the AWS CLI copies nothing and exits 0).
-        if src_s3 && plan.wildcard && many.objects == 0 && many.skipped == 0 {
+        if src_s3 && has_wildcard(a) && many.objects == 0 && many.skipped == 0 {
             return Err(Failure::input(format!("no object matches {}", a.source)));
         }
         return Ok(Moved {

@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 
 use crate::actions::Printer;
 use crate::args::{Cli, Command, CpArgs};
-use crate::copying::{copy, has_wildcard, reads_many, Plan};
+use crate::copying::{copy, reads_many, Plan};
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, interruptible, runtime};
 use crate::remove::{remove_targets, RmArgs};
@@ -341,7 +341,6 @@ async fn execute(
                 filters,
                 moving,
                 many,
-                wildcard: has_wildcard(a),
                 printer: Arc::clone(&printer),
             };
             let mut opts = a.tuning.transfer_options(None, &a.headers)?;

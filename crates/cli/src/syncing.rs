@@ -119,7 +119,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());
         })),
-        links: links(a.no_follow_symlinks),
+        links: Links::follow(!a.no_follow_symlinks),
     };
     let started = Instant::now();
     let done = runtime()?.block_on(interruptible(async {
@@ -175,14 +175,5 @@ fn bucket_of(place: &Place) -> &str {
     match place {
         Place::S3 { bucket, .. } => bucket,
         Place::Local(_) => "",
-    }
-}
-
-/// `--no-follow-symlinks` as the walk reads it.
-pub(crate) fn links(no_follow: bool) -> Links {
-    if no_follow {
-        Links::Skip
-    } else {
-        Links::Follow
     }
 }

@@ -153,9 +153,7 @@ pub fn resolve(
     style: AddressingStyle,
 ) -> Result<UrlBase, Error> {
     check_bucket(bucket)?;
-    if !region.split('.').all(is_valid_host_label) {
-        return Err(Error::InvalidRegion(region.to_owned()));
-    }
+    check_region(region)?;
     if let Some(ep) = endpoint {
         let virtual_ok =
             style == AddressingStyle::Virtual && is_virtual_hostable(bucket) && !ep.is_ip();
@@ -176,11 +174,7 @@ pub fn resolve(
         });
     }
     let (suffix, has_global) = partition(region);
-    let regional = if has_global && region == "us-east-1" {
-        format!("s3.{suffix}")
-    } else {
-        format!("s3.{region}.{suffix}")
-    };
+    let regional = regional_host(region);
     let s3_host = match style {
         AddressingStyle::Auto if has_global && is_valid_host_label(bucket) => {
             format!("s3.{suffix}")
@@ -202,9 +196,7 @@ pub fn resolve(
 /// The URL base of the service itself, for requests that name no bucket (`ListBuckets`): the
 /// endpoint given, or the region's S3 host as [`resolve`] picks it for a path-style bucket.
 pub fn resolve_service(region: &str, endpoint: Option<&Endpoint>) -> Result<UrlBase, Error> {
-    if !region.split('.').all(is_valid_host_label) {
-        return Err(Error::InvalidRegion(region.to_owned()));
-    }
+    check_region(region)?;
     if let Some(ep) = endpoint {
         let (url_authority, host) = ep.authority("");
         return Ok(UrlBase {
@@ -218,17 +210,30 @@ pub fn resolve_service(region: &str, endpoint: Option<&Endpoint>) -> Result<UrlB
             },
         });
     }
-    let (suffix, has_global) = partition(region);
-    let host = if has_global && region == "us-east-1" {
-        format!("s3.{suffix}")
-    } else {
-        format!("s3.{region}.{suffix}")
-    };
+    let host = regional_host(region);
     Ok(UrlBase {
         origin: format!("https://{host}"),
         host,
         path_prefix: "/".to_owned(),
     })
+}
+
+fn check_region(region: &str) -> Result<(), Error> {
+    match region.split('.').all(is_valid_host_label) {
+        true => Ok(()),
+        false => Err(Error::InvalidRegion(region.to_owned())),
+    }
+}
+
+/// The region's own S3 host: `s3.amazonaws.com` for us-east-1 (botocore's "legacy" global
+/// endpoint), `s3.REGION.SUFFIX` elsewhere.
+fn regional_host(region: &str) -> String {
+    let (suffix, has_global) = partition(region);
+    if has_global && region == "us-east-1" {
+        format!("s3.{suffix}")
+    } else {
+        format!("s3.{region}.{suffix}")
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ pub struct Operation {
     pub checks: Vec<Check>,
     /// `POST /bucket?delete`: each key in the body needs `s3:DeleteObject` as well.
     pub batch_delete: bool,
+    /// `PUT /bucket` (CreateBucket): its body may name a region (`LocationConstraint`).
+    pub create_bucket: bool,
 }
 
 /// A request the edge cannot map to S3 actions: refused (`InvalidURI` or `AccessDenied`).
@@ -250,6 +252,7 @@ pub fn operation(
         key,
         checks: Vec::with_capacity(1),
         batch_delete: false,
+        create_bucket: false,
     };
     // A check owns its resource: the request's own is moved into its only check (a GET, a
     // LIST: one allocation fewer per request) and cloned only where it is needed twice.
@@ -331,7 +334,10 @@ pub fn operation(
                     let row = BUCKET[i];
                     [row.1, row.2, row.3][column - 1]
                 }
-                None => ["s3:ListBucket", "s3:CreateBucket", "s3:DeleteBucket"][column - 1],
+                None => {
+                    op.create_bucket = column == 2;
+                    ["s3:ListBucket", "s3:CreateBucket", "s3:DeleteBucket"][column - 1]
+                }
             };
             if action.is_empty() {
                 return unknown(format!(
@@ -596,6 +602,14 @@ mod tests {
         }
         let batch = operation("POST", None, "/b", &[("delete", "")], &[]).unwrap();
         assert!(batch.batch_delete && batch.checks.is_empty());
+        let create = |method, path, query: &[(&str, &str)]| {
+            operation(method, None, path, query, &[])
+                .unwrap()
+                .create_bucket
+        };
+        assert!(create("PUT", "/b", &[]));
+        assert!(!create("PUT", "/b", &[("versioning", "")]) && !create("PUT", "/b/k", &[]));
+        assert!(!create("GET", "/b", &[]) && !batch.create_bucket);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use crate::ranges::list_ranges;
 use crate::select::{list_selected, Selection};
 use crate::sync::{Entry, Place};
-use crate::walk::{walk, Links};
+use crate::walk::{walk_files, Links};
 use crate::TransferError;
 
 /// A time as nanoseconds since 1970 (negative before), as `Entry::modified` holds it.
@@ -101,9 +101,8 @@ pub(crate) fn local_entries(
     if !dir.exists() {
         return Ok(Vec::new());
     }
-    walk(dir, links)?
+    walk_files(dir, filters, links)?
         .into_iter()
-        .filter(|(_, name)| filters.takes(name))
         .map(|(path, name)| {
             let meta = std::fs::metadata(&path)?;
             Ok(Entry {

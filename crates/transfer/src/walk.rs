@@ -23,6 +23,17 @@ pub enum Links {
     Skip,
 }
 
+impl Links {
+    /// `Follow` when `yes` (a `--no-follow-symlinks` flag or a `follow_symlinks` keyword read).
+    pub fn follow(yes: bool) -> Self {
+        if yes {
+            Links::Follow
+        } else {
+            Links::Skip
+        }
+    }
+}
+
 /// Every regular file below `dir` that `filters` take, with its path relative to `dir` in
 /// `/` form (what the filters see, and what an upload appends to its prefix), sorted by it.
 pub fn walk_files(
@@ -43,7 +54,7 @@ struct Pending {
 }
 
 /// Every regular file below `dir` (see [`walk_files`]).
-pub(crate) fn walk(dir: &Path, links: Links) -> Result<Vec<(PathBuf, String)>, TransferError> {
+fn walk(dir: &Path, links: Links) -> Result<Vec<(PathBuf, String)>, TransferError> {
     let mut out = Vec::new();
     let mut stack = vec![Pending {
         path: dir.to_path_buf(),

@@ -7,6 +7,7 @@
 //! client's choice and goes to the origin as it came.
 
 use bytes::Bytes;
+use hyper::header::{HeaderMap, HeaderName};
 use hyper::StatusCode;
 
 use crate::proxy::Answer;
@@ -17,13 +18,32 @@ pub(super) const CREATE_BUCKET_LIMIT: usize = 64 << 10;
 const OPEN: &str = "<LocationConstraint>";
 const CLOSE: &str = "</LocationConstraint>";
 
-/// The body for the origin, and whether it differs from the client's (whose checksum headers
-/// then no longer apply).
+/// The body for the origin. When it differs from the client's, the client's checksum headers
+/// (of its body, checked with its signature) leave `headers`.
 pub(super) fn for_origin(
     body: Bytes,
     edge_region: &str,
     origin_region: &str,
-) -> Result<(Bytes, bool), Answer> {
+    headers: &mut HeaderMap,
+) -> Result<Bytes, Answer> {
+    let (body, changed) = rewritten(body, edge_region, origin_region)?;
+    if changed {
+        headers.remove("content-md5");
+        headers.remove("x-amz-sdk-checksum-algorithm");
+        let sums: Vec<HeaderName> = headers
+            .keys()
+            .filter(|n| n.as_str().starts_with("x-amz-checksum-"))
+            .cloned()
+            .collect();
+        for name in sums {
+            headers.remove(name);
+        }
+    }
+    Ok(body)
+}
+
+/// The body for the origin, and whether it differs from the client's.
+fn rewritten(body: Bytes, edge_region: &str, origin_region: &str) -> Result<(Bytes, bool), Answer> {
     let mut constraint = None;
     let mut elements = 0usize;
     slipstream_s3::xml::walk(&body, |path, text| match (path, text) {
@@ -64,20 +84,20 @@ mod tests {
 
     const AWS_CLI: &str = r#"<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>eu-edge-1</LocationConstraint></CreateBucketConfiguration>"#;
 
-    fn rewritten(body: &str, origin: &str) -> (String, bool) {
-        let (b, changed) = for_origin(Bytes::from(body.to_owned()), "eu-edge-1", origin).unwrap();
+    fn rewritten_as(body: &str, origin: &str) -> (String, bool) {
+        let (b, changed) = rewritten(Bytes::from(body.to_owned()), "eu-edge-1", origin).unwrap();
         (String::from_utf8(b.to_vec()).unwrap(), changed)
     }
 
     #[test]
     fn the_edges_region_becomes_the_origins() {
-        let (body, changed) = rewritten(AWS_CLI, "eu-west-3");
+        let (body, changed) = rewritten_as(AWS_CLI, "eu-west-3");
         assert!(changed);
         assert_eq!(body, AWS_CLI.replace("eu-edge-1", "eu-west-3"));
         // us-east-1 takes no constraint: the whole configuration goes.
-        assert_eq!(rewritten(AWS_CLI, "us-east-1"), (String::new(), true));
+        assert_eq!(rewritten_as(AWS_CLI, "us-east-1"), (String::new(), true));
         let more = r#"<CreateBucketConfiguration><LocationConstraint>eu-edge-1</LocationConstraint><Tags><Tag><Key>a</Key><Value>b</Value></Tag></Tags></CreateBucketConfiguration>"#;
-        let (body, changed) = rewritten(more, "us-east-1");
+        let (body, changed) = rewritten_as(more, "us-east-1");
         assert!(changed);
         assert_eq!(
             body,
@@ -93,14 +113,14 @@ mod tests {
             "<CreateBucketConfiguration/>",
         ] {
             assert_eq!(
-                rewritten(body, "us-east-1"),
+                rewritten_as(body, "us-east-1"),
                 (body.to_owned(), false),
                 "{body}"
             );
         }
         // The origin in the edge's own region: nothing to change.
-        let (b, changed) = for_origin(Bytes::from(AWS_CLI), "eu-edge-1", "eu-edge-1").unwrap();
+        let (b, changed) = rewritten(Bytes::from(AWS_CLI), "eu-edge-1", "eu-edge-1").unwrap();
         assert!(!changed && b == AWS_CLI);
-        assert!(for_origin(Bytes::from("<a><b></a>"), "eu-edge-1", "us-east-1").is_err());
+        assert!(rewritten(Bytes::from("<a><b></a>"), "eu-edge-1", "us-east-1").is_err());
     }
 }

@@ -376,30 +376,13 @@ impl Verify {
                 });
             }
             authorize(&key.policy, &checks)?;
-            set_decoded(&mut headers, data.len() as u64);
-            let payload = PayloadHash::of(&data);
-            (full(data), payload, None, None)
-        } else if creates_bucket(&parts.method, &op) && !body.is_end_stream() {
+            whole(&mut headers, data)
+        } else if op.create_bucket && !body.is_end_stream() {
             let limit = create_bucket::CREATE_BUCKET_LIMIT;
             let data = read_whole(body, &verified, &keys, &header_list, limit, &counted).await?;
-            let (data, changed) =
-                create_bucket::for_origin(data, &self.region, &self.origin_region)?;
-            if changed {
-                // The client's checksums were of its body, checked above with its signature.
-                headers.remove("content-md5");
-                let sums: Vec<HeaderName> = headers
-                    .keys()
-                    .filter(|n| n.as_str().starts_with("x-amz-checksum-"))
-                    .cloned()
-                    .collect();
-                for name in sums {
-                    headers.remove(name);
-                }
-                headers.remove("x-amz-sdk-checksum-algorithm");
-            }
-            set_decoded(&mut headers, data.len() as u64);
-            let payload = PayloadHash::of(&data);
-            (full(data), payload, None, None)
+            let data =
+                create_bucket::for_origin(data, &self.region, &self.origin_region, &mut headers)?;
+            whole(&mut headers, data)
         } else if body.is_end_stream() {
             verified.check_empty_body().map_err(refuse)?;
             // `Empty` is a zero-sized body: boxing it allocates nothing (GET and HEAD).
@@ -724,13 +707,6 @@ fn claimed_access_key_id(header_list: &[(&str, &str)], target: &str) -> Option<S
     value.get(..end).map(str::to_owned)
 }
 
-/// `PUT /bucket` with no sub-resource: `CreateBucket`, whose body may name a region.
-fn creates_bucket(method: &hyper::Method, op: &slipstream_s3::operation::Operation) -> bool {
-    *method == hyper::Method::PUT
-        && op.key.is_none()
-        && op.checks.iter().any(|c| c.action == "s3:CreateBucket")
-}
-
 /// The keys of a `Delete` request body.
 fn delete_keys(body: &[u8]) -> Result<Vec<String>, Answer> {
     let mut keys = Vec::new();
@@ -748,6 +724,22 @@ fn delete_keys(body: &[u8]) -> Result<Vec<String>, Answer> {
         ));
     }
     Ok(keys)
+}
+
+/// A body read whole (and checked) goes upstream as it is now, decoded and hashed for the
+/// edge's own signature.
+fn whole(
+    headers: &mut hyper::HeaderMap,
+    data: Bytes,
+) -> (
+    UpBody,
+    PayloadHash,
+    Option<oneshot::Receiver<()>>,
+    Option<FailureSlot>,
+) {
+    set_decoded(headers, data.len() as u64);
+    let payload = PayloadHash::of(&data);
+    (full(data), payload, None, None)
 }
 
 /// Headers for a body forwarded decoded (no longer aws-chunked), `len` bytes.
