@@ -1,8 +1,9 @@
 """`slipstream ls` against `aws s3 ls` (awscli from PyPI in .tools/awscli-venv, `make setup`) on
 the same bucket of the local versitygw: the same lines, byte for byte, and the same exit code.
-Both print times in UTC here (TZ=UTC: the AWS CLI prints local time, slipstream UTC)."""
+Both print local times: TZ=UTC for most cases, and zones away from UTC for the times alone."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +22,8 @@ NAMES = {
 }
 
 
-def both(bin_path, server, *args):
-    env = dict(cli_env(server), TZ="UTC", AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+def both(bin_path, server, *args, tz="UTC"):
+    env = dict(cli_env(server), TZ=tz, AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
     aws = subprocess.run([str(AWS), "s3", "ls", *args, "--endpoint-url", server["endpoint"]], env=env,
                          capture_output=True, timeout=120)
     ours = subprocess.run([bin_path, "ls", *args,
@@ -62,6 +63,21 @@ def test_ls_prints_what_aws_s3_ls_prints(slipstream_bin, server, listed, args):
     assert ours.returncode == aws.returncode, (args, ours.stderr, aws.stderr)
     if aws.returncode == 0:
         assert aws.stdout, "a listing that printed nothing compares nothing"
+
+
+# A POSIX rule half an hour off the hour (needs no tz database, so the AWS CLI's Python and
+# slipstream read it alike) and a named zone with summer time.
+@pytest.mark.parametrize("tz", ["XST-5:30", "ZZZ11:45", "America/New_York"])
+@pytest.mark.parametrize("args", [[], ["--recursive", "s3://{b}/dir/"]])
+def test_ls_prints_times_in_the_local_zone_as_aws_s3_ls(slipstream_bin, server, listed, tz, args):
+    if "/" in tz and not (Path("/usr/share/zoneinfo") / tz).exists():
+        pytest.skip(f"no tz database entry for {tz} on this machine")
+    args = [a.format(b=listed) for a in args]
+    aws, ours = both(slipstream_bin, server, *args, tz=tz)
+    utc, _ = both(slipstream_bin, server, *args)
+    assert ours.returncode == aws.returncode == 0, (ours.stderr, aws.stderr)
+    assert ours.stdout.decode() == aws.stdout.decode(), (tz, args)
+    assert ours.stdout != utc.stdout, "the zone moved no time: this compares nothing"
 
 
 def test_ls_wildcards_match_whole_keys_and_a_miss_is_an_error(slipstream_bin, server, listed):

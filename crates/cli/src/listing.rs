@@ -1,11 +1,12 @@
 //! `slipstream ls`: buckets, a "directory" or every object under a prefix, or a wildcard's
 //! matches, printed as `aws s3 ls` prints them so that scripts written for its output read
-//! ours (times in UTC, where the AWS CLI converts to the local zone).
+//! ours (times in the local zone, as the AWS CLI converts them).
 
 use std::io::Write;
 use std::sync::Arc;
 
 use clap::Args;
+use jiff::tz::TimeZone;
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{list_selected, Selection};
 
@@ -59,10 +60,16 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
         false => n.to_string(),
     };
     let mut tally = Tally::default();
+    // `TZ`, else /etc/localtime, as Python's `tzlocal()` reads them for the AWS CLI; UTC when
+    // neither names a zone.
+    let zone = TimeZone::system();
+    let object_line = |last_modified: &str, size: &str, name: &str| {
+        format!("{} {size:>10} {name}", when(last_modified, &zone))
+    };
     runtime()?.block_on(async {
         let Some(target) = target else {
             for b in client.list_buckets().await.map_err(failed)? {
-                line(format!("{} {}", when(&b.created), b.name))?;
+                line(format!("{} {}", when(&b.created, &zone), b.name))?;
             }
             return Ok(());
         };
@@ -135,20 +142,19 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn object_line(last_modified: &str, size: &str, name: &str) -> String {
-    format!("{} {size:>10} {name}", when(last_modified))
-}
-
 fn relative<'k>(key: &'k str, base: &str) -> &'k str {
     key.strip_prefix(base).unwrap_or(key)
 }
 
-/// S3's ISO 8601 time (`2026-11-27T20:49:11.000Z`) as `2026-11-27 20:49:11`; anything else
-/// as it came.
-fn when(iso: &str) -> String {
-    match (iso.get(..10), iso.get(10..11), iso.get(11..19)) {
-        (Some(day), Some("T"), Some(time)) => format!("{day} {time}"),
-        _ => iso.to_owned(),
+/// S3's ISO 8601 time (`2026-11-27T20:49:11.000Z`) in `zone`, as `2026-11-27 20:49:11`;
+/// anything else as it came.
+fn when(iso: &str, zone: &TimeZone) -> String {
+    match iso.parse::<jiff::Timestamp>() {
+        Ok(t) => zone
+            .to_datetime(t)
+            .strftime("%Y-%m-%d %H:%M:%S")
+            .to_string(),
+        Err(_) => iso.to_owned(),
     }
 }
 
@@ -178,10 +184,24 @@ mod tests {
 
     #[test]
     fn times_read_as_the_aws_cli_prints_them() {
-        assert_eq!(when("2026-11-27T20:49:11.000Z"), "2026-11-27 20:49:11");
-        assert_eq!(when("2026-11-27T20:49:11Z"), "2026-11-27 20:49:11");
-        assert_eq!(when("yesterday"), "yesterday");
-        assert_eq!(when(""), "");
+        let utc = TimeZone::UTC;
+        assert_eq!(
+            when("2026-11-27T20:49:11.000Z", &utc),
+            "2026-11-27 20:49:11"
+        );
+        assert_eq!(when("2026-11-27T20:49:11Z", &utc), "2026-11-27 20:49:11");
+        assert_eq!(when("yesterday", &utc), "yesterday");
+        assert_eq!(when("", &utc), "");
+        // A zone east of UTC by a half hour crosses midnight.
+        let east = TimeZone::posix("XST-5:30").unwrap();
+        assert_eq!(
+            when("2026-11-27T20:49:11.000Z", &east),
+            "2026-11-28 02:19:11"
+        );
+        // A zone with summer time, each half of the year (POSIX rules: no tz database needed).
+        let ny = TimeZone::posix("EST5EDT,M3.2.0,M11.1.0").unwrap();
+        assert_eq!(when("2026-01-15T12:00:00.000Z", &ny), "2026-01-15 07:00:00");
+        assert_eq!(when("2026-07-15T12:00:00.000Z", &ny), "2026-07-15 08:00:00");
     }
 
     /// Figures printed by awscli 1.x's `human_readable_size`.
