@@ -17,10 +17,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
-    ChecksumAlgorithm, ClientError, ClientOptions, CredentialSource, Expiring, ProvideCredentials,
-    Resolved, S3Client,
+    resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
+    Env, Expiring, Overrides, ProvideCredentials, S3Client,
 };
-use slipstream_s3::Endpoint;
 use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOptions, CLEANUP_WAIT};
 
 use crate::aio;
@@ -72,6 +71,31 @@ impl ProvideCredentials for Callback {
     }
 }
 
+/// `credentials=` as given: a `Credentials`, or a callable returning `(Credentials, expires_at)`.
+fn own_credentials(given: &Bound<'_, PyAny>) -> PyResult<CredentialSource> {
+    if let Ok(fixed) = given.cast::<Credentials>() {
+        Ok(CredentialSource::Static(fixed.get().inner.clone()))
+    } else if given.is_callable() {
+        Ok(CredentialSource::Provider(Arc::new(Callback(
+            given.clone().unbind(),
+        ))))
+    } else {
+        Err(PyValueError::new_err(
+            "credentials must be a Credentials or a callable returning (Credentials, expires_at)",
+        ))
+    }
+}
+
+/// The chain's refusal: a shared file that cannot be read is an `OSError` naming it; the rest
+/// (no credentials anywhere, a profile that is not there, a bad setting) is the caller's set-up,
+/// a `ValueError` that says what to set.
+fn config_error(e: ConfigError) -> PyErr {
+    match e {
+        e @ ConfigError::Unreadable(..) => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
 /// How often a waiting transfer lets Python run its signal handlers: Ctrl-C feels immediate, and
 /// the GIL is taken ten times a second at most.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -88,11 +112,11 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region, credentials, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None))]
+    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        region: String,
-        credentials: &Bound<'_, PyAny>,
+        region: Option<String>,
+        credentials: Option<&Bound<'_, PyAny>>,
         endpoint_url: Option<&str>,
         addressing: &str,
         part_size: u64,
@@ -103,8 +127,8 @@ impl Client {
         stall_timeout: Option<f64>,
         signature: &str,
         region_set: Option<&str>,
+        profile: Option<String>,
     ) -> PyResult<Self> {
-        let region_set = crate::sigv4a_region_set(signature, region_set, &region)?;
         let stall_timeout = match stall_timeout {
             None => Duration::ZERO,
             Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
@@ -122,28 +146,29 @@ impl Client {
         if concurrency == 0 {
             return Err(PyValueError::new_err("concurrency must be at least 1"));
         }
-        let endpoint = endpoint_url
-            .map(Endpoint::parse)
-            .transpose()
-            .map_err(crate::value_error)?;
-        let credentials = if let Ok(fixed) = credentials.cast::<Credentials>() {
-            CredentialSource::Static(fixed.get().inner.clone())
-        } else if credentials.is_callable() {
-            CredentialSource::Provider(Arc::new(Callback(credentials.clone().unbind())))
-        } else {
-            return Err(PyValueError::new_err(
-                "credentials must be a Credentials or a callable returning (Credentials, expires_at)",
-            ));
+        let own = match credentials {
+            None => None,
+            Some(c) if c.is_none() => None,
+            Some(c) => Some((own_credentials(c)?, "Python".to_owned())),
         };
-        let config = Resolved {
-            credentials,
+        // What the caller left out comes from where boto3 and the AWS CLI look: the
+        // environment (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, `AWS_PROFILE`, ...) and the profile.
+        let overrides = Overrides {
+            profile,
             region,
-            endpoint,
-            addressing: addressing_style(addressing)?,
-            credential_source: "Python".into(),
+            endpoint_url: endpoint_url.map(str::to_owned),
+            addressing: match addressing {
+                "auto" => None, // the profile's `s3.addressing_style`, else auto
+                style => Some(addressing_style(style)?),
+            },
             ca_bundle,
-            region_set,
+            region_set: None,
         };
+        let mut config =
+            resolve_with(&Env::from_process(), &overrides, own).map_err(config_error)?;
+        // SigV4A only when asked for here; without a set, the profile's or the region.
+        let region_set = region_set.or(config.region_set.as_deref().filter(|_| signature == "v4a"));
+        config.region_set = crate::sigv4a_region_set(signature, region_set, &config.region)?;
         let options = ClientOptions {
             tcp_congestion,
             ..ClientOptions::default()

@@ -151,13 +151,23 @@ class Client:
 
     ``credentials`` is a ``Credentials``, or a callable returning ``(Credentials, expires_at)``
     (Unix seconds, or ``None`` for credentials that do not expire): it is called at the first
-    request and again five minutes before ``expires_at``, also during a long transfer."""
+    request and again five minutes before ``expires_at``, also during a long transfer.
+
+    What is left out is found where boto3 and the AWS CLI find it: credentials from
+    ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, the profile (``profile``, else
+    ``AWS_PROFILE``, else ``default``) in ~/.aws/credentials and ~/.aws/config (keys, SSO,
+    ``credential_process``), web identity, the container or instance metadata; the region from
+    ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile, else us-east-1; the endpoint from
+    ``AWS_ENDPOINT_URL_S3``, ``AWS_ENDPOINT_URL`` or the profile; the CA bundle from
+    ``AWS_CA_BUNDLE`` or the profile; ``addressing="auto"`` from the profile's
+    ``s3.addressing_style``. No credentials anywhere raises ``ValueError`` saying where it
+    looked."""
 
     def __init__(
         self,
         *,
-        region: str,
-        credentials: Union[Credentials, Callable[[], tuple[Credentials, Optional[float]]]],
+        region: Optional[str] = None,
+        credentials: Optional[Union[Credentials, Callable[[], tuple[Credentials, Optional[float]]]]] = None,
         endpoint_url: Optional[str] = None,
         addressing: Literal["auto", "virtual", "path"] = "auto",
         part_size: int = 8 << 20,
@@ -168,9 +178,11 @@ class Client:
         stall_timeout: Optional[float] = 120.0,
         signature: Literal["v4", "v4a"] = "v4",
         region_set: Optional[str] = None,
+        profile: Optional[str] = None,
     ) -> None:
         """``signature="v4a"`` signs every request with SigV4A for ``region_set``
-        (``"us-east-1,us-west-2"``, ``"*"``; default: ``region``), as a multi-Region access point
+        (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
+        ``sigv4a_signing_region_set`` or ``AWS_SIGV4A_SIGNING_REGION_SET``, else ``region``), as a multi-Region access point
         or an edge that verifies SigV4A needs; each request then costs one ECDSA signature.
 
         ``tcp_congestion`` names the TCP congestion control of the client's connections

@@ -107,9 +107,23 @@ impl std::error::Error for ConfigError {}
 
 /// Runs the chain.
 pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
+    resolve_with(env, cli, None)
+}
+
+/// Runs the chain with the caller's own credentials, if it has some (a library given them in
+/// code, named by `source` in messages): region, endpoint and the rest still come from the
+/// environment and the profile, as boto3's `client("s3", aws_access_key_id=...)` finds them.
+pub fn resolve_with(
+    env: &Env,
+    cli: &Overrides,
+    own: Option<(CredentialSource, String)>,
+) -> Result<Resolved, ConfigError> {
     let files = Files::load(env)?;
     let profile = Profile::select(env, cli.profile.as_deref(), &files)?;
-    let found = chain::local(env, &files, &profile)?;
+    let found = match own {
+        Some(own) => Some(own),
+        None => chain::local(env, &files, &profile)?,
+    };
     let region = endpoint::region(cli, env, &profile);
     let endpoint = endpoint::endpoint(cli, env, &profile)?;
     let addressing = endpoint::addressing(cli, &profile)?;
@@ -180,6 +194,36 @@ mod tests {
             r.region, "us-west-2",
             "AWS_REGION still beats the profile's region"
         );
+        assert_eq!(r.addressing, AddressingStyle::Virtual);
+        assert!(r.endpoint.is_some());
+    }
+
+    /// A library's own credentials: the chain is not asked for any (none anywhere is no
+    /// error), and the region and endpoint still come from the environment and the profile.
+    #[test]
+    fn own_credentials_skip_the_chain_but_not_the_settings() {
+        let h = home("", CONFIG);
+        let env = Env::new(
+            &[
+                ("AWS_PROFILE", "dev"),
+                ("AWS_EC2_METADATA_DISABLED", "true"),
+            ],
+            Some(h.path().into()),
+        );
+        assert!(matches!(
+            resolve(&env, &Overrides::default()),
+            Err(ConfigError::NoCredentials(_))
+        ));
+        let own = slipstream_sign::Credentials::new("OWNKEY", "ownsecret", None).unwrap();
+        let r = resolve_with(
+            &env,
+            &Overrides::default(),
+            Some((CredentialSource::Static(own), "code".into())),
+        )
+        .unwrap();
+        assert_eq!(r.credentials.as_static().unwrap().access_key_id(), "OWNKEY");
+        assert_eq!(r.credential_source, "code");
+        assert_eq!(r.region, "ap-south-1");
         assert_eq!(r.addressing, AddressingStyle::Virtual);
         assert!(r.endpoint.is_some());
     }

@@ -1,0 +1,98 @@
+"""slipstream.Client without region or credentials: found where boto3 and the AWS CLI find them
+(the environment, then the profile in the shared files), against the local versitygw. Each test
+points AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE at files of its own, so the machine's
+~/.aws is never read."""
+
+import uuid
+
+import pytest
+
+import slipstream
+
+# Everything the chain reads that the test server's environment may have set.
+CHAIN_VARS = [
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+    "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_CA_BUNDLE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_SIGV4A_SIGNING_REGION_SET",
+]
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    """No AWS_* setting but empty shared files, and no instance metadata to wait for."""
+    for name in CHAIN_VARS:
+        monkeypatch.delenv(name, raising=False)
+    config, credentials = tmp_path / "config", tmp_path / "credentials"
+    config.write_text("")
+    credentials.write_text("")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    return config, credentials
+
+
+def round_trip(client, s3):
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    client.put_bytes(bucket, "k", b"found by the chain")
+    assert client.get_bytes(bucket, "k") == b"found by the chain"
+
+
+def test_everything_from_the_environment(server, s3, clean_env, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", server["access_key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", server["secret_key"])
+    monkeypatch.setenv("AWS_REGION", server["region"])
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", server["endpoint"])
+    round_trip(slipstream.Client(), s3)
+
+
+def test_a_profile_by_name_or_by_aws_profile(server, s3, clean_env, monkeypatch):
+    config, credentials = clean_env
+    credentials.write_text(f"[edge]\naws_access_key_id = {server['access_key']}\n"
+                           f"aws_secret_access_key = {server['secret_key']}\n")
+    config.write_text(f"[profile edge]\nregion = {server['region']}\nendpoint_url = {server['endpoint']}\n"
+                      "s3 =\n  addressing_style = path\n")
+    round_trip(slipstream.Client(profile="edge"), s3)
+    monkeypatch.setenv("AWS_PROFILE", "edge")
+    round_trip(slipstream.Client(), s3)
+    # A profile named in code wins over keys in the environment, as in boto3's Session(profile_name=).
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDNOTTHEONE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    round_trip(slipstream.Client(profile="edge"), s3)
+    with pytest.raises(slipstream.S3Error, match="(?i)access key"):
+        round_trip(slipstream.Client(), s3)  # AWS_PROFILE yields to the environment's keys
+
+
+def test_credentials_given_in_code_with_the_rest_from_the_environment(server, s3, clean_env, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDNOTTHEONE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", server["region"])
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server["endpoint"])
+    given = slipstream.Credentials(server["access_key"], server["secret_key"])
+    round_trip(slipstream.Client(credentials=given), s3)
+    # Arguments win over the environment: a region the server does not serve is refused.
+    wrong_region = "ap-southeast-7" if server["region"] != "ap-southeast-7" else "eu-north-1"
+    with pytest.raises(slipstream.S3Error):
+        round_trip(slipstream.Client(credentials=given, region=wrong_region), s3)
+
+
+def test_no_credentials_anywhere_says_where_it_looked(clean_env):
+    with pytest.raises(ValueError, match="no AWS credentials found") as e:
+        slipstream.Client(region="us-east-1")
+    assert "AWS_ACCESS_KEY_ID" in str(e.value) and "profile" in str(e.value)
+
+
+def test_a_profile_that_is_not_there_is_named(clean_env):
+    with pytest.raises(ValueError, match='"nowhere"'):
+        slipstream.Client(profile="nowhere")
+
+
+def test_bad_settings_are_value_errors(clean_env, server):
+    config, _ = clean_env
+    config.write_text("[default]\ns3 =\n  addressing_style = sideways\n")
+    given = slipstream.Credentials(server["access_key"], server["secret_key"])
+    with pytest.raises(ValueError, match="addressing_style"):
+        slipstream.Client(credentials=given)
+    with pytest.raises(ValueError, match="addressing"):
+        slipstream.Client(credentials=given, addressing="sideways")
