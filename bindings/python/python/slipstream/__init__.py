@@ -12,7 +12,7 @@ and objects moved in parallel parts over pooled connections::
 
     from slipstream import Client
 
-    c = Client(region="eu-west-1", credentials=Credentials(key_id, secret))
+    c = Client()  # credentials, region and endpoint as boto3 finds them (AWS_*, ~/.aws)
     c.download("my-bucket", "big.iso", "/tmp/big.iso")
     data = c.get_bytes("my-bucket", "small.json")
 """
