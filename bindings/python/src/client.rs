@@ -18,7 +18,7 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
     resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
-    Env, Expiring, Overrides, ProvideCredentials, S3Client,
+    Env, Expiring, Overrides, ProvideCredentials, Resolved, S3Client,
 };
 use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOptions, CLEANUP_WAIT};
 
@@ -86,6 +86,31 @@ fn own_credentials(given: &Bound<'_, PyAny>) -> PyResult<CredentialSource> {
     }
 }
 
+/// What the caller gave, and what it left out found where boto3 and the AWS CLI look: the
+/// environment (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, `AWS_PROFILE`, ...) and the profile.
+pub(crate) fn settings_chain(
+    region: Option<String>,
+    credentials: Option<CredentialSource>,
+    endpoint_url: Option<&str>,
+    addressing: &str,
+    ca_bundle: Option<PathBuf>,
+    profile: Option<String>,
+) -> PyResult<Resolved> {
+    let overrides = Overrides {
+        profile,
+        region,
+        endpoint_url: endpoint_url.map(str::to_owned),
+        addressing: match addressing {
+            "auto" => None, // the profile's `s3.addressing_style`, else auto
+            style => Some(addressing_style(style)?),
+        },
+        ca_bundle,
+        region_set: None,
+    };
+    let own = credentials.map(|c| (c, "Python".to_owned()));
+    resolve_with(&Env::from_process(), &overrides, own).map_err(config_error)
+}
+
 /// The chain's refusal: a shared file that cannot be read is an `OSError` naming it; the rest
 /// (no credentials anywhere, a profile that is not there, a bad setting) is the caller's set-up,
 /// a `ValueError` that says what to set.
@@ -149,23 +174,9 @@ impl Client {
         let own = match credentials {
             None => None,
             Some(c) if c.is_none() => None,
-            Some(c) => Some((own_credentials(c)?, "Python".to_owned())),
+            Some(c) => Some(own_credentials(c)?),
         };
-        // What the caller left out comes from where boto3 and the AWS CLI look: the
-        // environment (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, `AWS_PROFILE`, ...) and the profile.
-        let overrides = Overrides {
-            profile,
-            region,
-            endpoint_url: endpoint_url.map(str::to_owned),
-            addressing: match addressing {
-                "auto" => None, // the profile's `s3.addressing_style`, else auto
-                style => Some(addressing_style(style)?),
-            },
-            ca_bundle,
-            region_set: None,
-        };
-        let mut config =
-            resolve_with(&Env::from_process(), &overrides, own).map_err(config_error)?;
+        let mut config = settings_chain(region, own, endpoint_url, addressing, ca_bundle, profile)?;
         // SigV4A only when asked for here; without a set, the profile's or the region.
         let region_set = region_set.or(config.region_set.as_deref().filter(|_| signature == "v4a"));
         config.region_set = crate::sigv4a_region_set(signature, region_set, &config.region)?;

@@ -31,6 +31,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyList, PyString, PyTuple};
+use slipstream_client::CredentialSource;
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::UrlBatch;
 
@@ -104,35 +105,57 @@ pub struct Presigner {
 #[pymethods]
 impl Presigner {
     #[new]
-    #[pyo3(signature = (bucket, *, region, credentials, endpoint_url = None, addressing = "auto", signature = "v4", region_set = None))]
+    #[pyo3(signature = (bucket, *, region = None, credentials = None, endpoint_url = None, addressing = "auto", signature = "v4", region_set = None, profile = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         bucket: String,
-        region: String,
-        credentials: &Credentials,
+        region: Option<String>,
+        credentials: Option<&Credentials>,
         endpoint_url: Option<&str>,
         addressing: &str,
         signature: &str,
         region_set: Option<&str>,
+        profile: Option<String>,
     ) -> PyResult<Self> {
-        let style = addressing_style(addressing)?;
-        let endpoint = endpoint_url
-            .map(Endpoint::parse)
-            .transpose()
-            .map_err(value_error)?;
-        let base = slipstream_s3::resolve(&bucket, &region, endpoint.as_ref(), style)
-            .map_err(value_error)?;
-        let creds = credentials.inner.clone();
-        let inner = match sigv4a_region_set(signature, region_set, &region)? {
-            None => slipstream_sign::Presigner::new(base, &region, creds),
-            Some(set) => slipstream_sign::Presigner::new_v4a(base, &set, creds),
+        let found = client::settings_chain(
+            region,
+            credentials.map(|c| CredentialSource::Static(c.inner.clone())),
+            endpoint_url,
+            addressing,
+            None,
+            profile,
+        )?;
+        // A presigner signs with fixed keys: credentials that are refreshed cannot be followed.
+        let creds = found.credentials.as_static().cloned().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "the credentials found ({}) are refreshed, which a Presigner's fixed keys cannot \
+                 follow: use Presigner.from_boto3(boto3.client(\"s3\"), bucket), or pass credentials=",
+                found.credential_source
+            ))
+        })?;
+        let region = found.region;
+        let region_set = region_set.or(found.region_set.as_deref().filter(|_| signature == "v4a"));
+        let region_set = sigv4a_region_set(signature, region_set, &region)?;
+        let base =
+            slipstream_s3::resolve(&bucket, &region, found.endpoint.as_ref(), found.addressing)
+                .map_err(value_error)?;
+        let inner = match &region_set {
+            None => slipstream_sign::Presigner::new(base, &region, creds.clone()),
+            Some(set) => slipstream_sign::Presigner::new_v4a(base, set, creds.clone()),
         }
         .map_err(value_error)?;
+        // What the chain found, so that an unpickled copy needs no environment.
         let made = Made {
-            credentials: credentials.inner.clone(),
-            endpoint_url: endpoint_url.map(str::to_owned),
-            addressing: addressing.to_owned(),
+            credentials: creds,
+            endpoint_url: found.endpoint.as_ref().map(Endpoint::to_string),
+            addressing: match found.addressing {
+                AddressingStyle::Auto => "auto",
+                AddressingStyle::Virtual => "virtual",
+                AddressingStyle::Path => "path",
+            }
+            .to_owned(),
             signature: signature.to_owned(),
-            region_set: region_set.map(str::to_owned),
+            region_set,
         };
         Ok(Self {
             inner,

@@ -42,6 +42,18 @@ pub struct Endpoint {
     base_path: String,
 }
 
+/// The URL again, as `parse` reads it (lowercased, no trailing `/`): what a caller that found
+/// the endpoint in the environment hands on, e.g. in a pickle.
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", self.scheme, self.host)?;
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
+        f.write_str(&self.base_path)
+    }
+}
+
 impl Endpoint {
     /// Parses an endpoint URL as `--endpoint-url` takes it.
     pub fn parse(url: &str) -> Result<Self, Error> {
@@ -239,6 +251,22 @@ fn regional_host(region: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_prints_as_a_url_that_parses_to_itself() {
+        for (given, shown) in [
+            ("http://127.0.0.1:9000", "http://127.0.0.1:9000"),
+            ("HTTPS://S3.Example.com/", "https://s3.example.com"),
+            (
+                "https://[::1]:8443/base/path/",
+                "https://[::1]:8443/base/path",
+            ),
+        ] {
+            let e = Endpoint::parse(given).unwrap();
+            assert_eq!(e.to_string(), shown);
+            assert_eq!(Endpoint::parse(shown).unwrap(), e);
+        }
+    }
 
     fn url(bucket: &str, region: &str, ep: Option<&str>, style: AddressingStyle) -> String {
         let ep = ep.map(|e| Endpoint::parse(e).unwrap());

@@ -47,7 +47,12 @@ class Credentials:
     def access_key_id(self) -> str: ...
 
 class Presigner:
-    """Presigns URLs for one bucket. Thread-safe: share one between threads."""
+    """Presigns URLs for one bucket. Thread-safe: share one between threads.
+
+    What is left out is found as ``Client`` finds it (the ``AWS_*`` variables, ``profile`` or
+    ``AWS_PROFILE`` in the shared files); credentials that are refreshed (SSO, a role, instance
+    metadata) raise ``ValueError``: a presigner signs with fixed keys, and
+    ``Presigner.from_boto3`` follows refreshes. A pickle carries what was found."""
 
     @staticmethod
     def from_boto3(client: object, bucket: str) -> "Boto3Presigner": ...
@@ -56,12 +61,13 @@ class Presigner:
         self,
         bucket: str,
         *,
-        region: str,
-        credentials: Credentials,
+        region: Optional[str] = None,
+        credentials: Optional[Credentials] = None,
         endpoint_url: Optional[str] = None,
         addressing: Literal["auto", "virtual", "path"] = "auto",
         signature: Literal["v4", "v4a"] = "v4",
         region_set: Optional[str] = None,
+        profile: Optional[str] = None,
     ) -> None: ...
     @property
     def bucket(self) -> str: ...

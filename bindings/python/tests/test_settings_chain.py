@@ -1,8 +1,10 @@
-"""slipstream.Client without region or credentials: found where boto3 and the AWS CLI find them
+"""slipstream.Client and Presigner without region or credentials: found where boto3 and the AWS CLI find them
 (the environment, then the profile in the shared files), against the local versitygw. Each test
 points AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE at files of its own, so the machine's
 ~/.aws is never read."""
 
+import pickle
+import urllib.request
 import uuid
 
 import pytest
@@ -96,3 +98,47 @@ def test_bad_settings_are_value_errors(clean_env, server):
         slipstream.Client(credentials=given)
     with pytest.raises(ValueError, match="addressing"):
         slipstream.Client(credentials=given, addressing="sideways")
+
+
+def fetch(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.read()
+
+
+def test_a_presigner_from_the_environment_and_its_pickle(server, s3, clean_env, monkeypatch):
+    config, credentials = clean_env
+    credentials.write_text(f"[edge]\naws_access_key_id = {server['access_key']}\n"
+                           f"aws_secret_access_key = {server['secret_key']}\n")
+    config.write_text(f"[profile edge]\nregion = {server['region']}\nendpoint_url = {server['endpoint']}\n"
+                      "s3 =\n  addressing_style = path\n")
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="a b.txt", Body=b"presigned from the profile")
+    p = slipstream.Presigner(bucket, profile="edge")
+    assert p.region == server["region"]
+    assert fetch(p.presign_get("a b.txt")) == b"presigned from the profile"  # versitygw verifies it
+    # The pickle holds what was found: it presigns where the profile is not there.
+    carried = pickle.dumps(p)
+    config.write_text("")
+    credentials.write_text("")
+    assert fetch(pickle.loads(carried).presign_get("a b.txt")) == b"presigned from the profile"
+    # And the environment alone, as a container gets it.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", server["access_key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", server["secret_key"])
+    monkeypatch.setenv("AWS_REGION", server["region"])
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server["endpoint"])
+    assert fetch(slipstream.Presigner(bucket, addressing="path").presign_get("a b.txt")) == \
+        b"presigned from the profile"
+
+
+def test_a_presigner_refuses_credentials_that_are_refreshed(clean_env, monkeypatch):
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds")
+    with pytest.raises(ValueError, match="refreshed.*from_boto3"):
+        slipstream.Presigner("b", region="us-east-1")
+    # The Client follows them (asked at its first request).
+    slipstream.Client(region="us-east-1")
+
+
+def test_no_credentials_for_a_presigner_says_where_it_looked(clean_env):
+    with pytest.raises(ValueError, match="no AWS credentials found"):
+        slipstream.Presigner("b")
