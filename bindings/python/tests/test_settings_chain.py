@@ -49,12 +49,17 @@ def test_everything_from_the_environment(server, s3, clean_env, monkeypatch):
     round_trip(slipstream.Client(), s3)
 
 
-def test_a_profile_by_name_or_by_aws_profile(server, s3, clean_env, monkeypatch):
+def edge_profile(clean_env, server):
+    """A profile named "edge" in the test's own shared files, for the local server."""
     config, credentials = clean_env
     credentials.write_text(f"[edge]\naws_access_key_id = {server['access_key']}\n"
                            f"aws_secret_access_key = {server['secret_key']}\n")
     config.write_text(f"[profile edge]\nregion = {server['region']}\nendpoint_url = {server['endpoint']}\n"
                       "s3 =\n  addressing_style = path\n")
+
+
+def test_a_profile_by_name_or_by_aws_profile(server, s3, clean_env, monkeypatch):
+    edge_profile(clean_env, server)
     round_trip(slipstream.Client(profile="edge"), s3)
     monkeypatch.setenv("AWS_PROFILE", "edge")
     round_trip(slipstream.Client(), s3)
@@ -106,11 +111,8 @@ def fetch(url):
 
 
 def test_a_presigner_from_the_environment_and_its_pickle(server, s3, clean_env, monkeypatch):
+    edge_profile(clean_env, server)
     config, credentials = clean_env
-    credentials.write_text(f"[edge]\naws_access_key_id = {server['access_key']}\n"
-                           f"aws_secret_access_key = {server['secret_key']}\n")
-    config.write_text(f"[profile edge]\nregion = {server['region']}\nendpoint_url = {server['endpoint']}\n"
-                      "s3 =\n  addressing_style = path\n")
     bucket = f"py-{uuid.uuid4().hex[:16]}"
     s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="a b.txt", Body=b"presigned from the profile")
