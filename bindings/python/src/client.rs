@@ -171,15 +171,9 @@ impl Client {
         if concurrency == 0 {
             return Err(PyValueError::new_err("concurrency must be at least 1"));
         }
-        let own = match credentials {
-            None => None,
-            Some(c) if c.is_none() => None,
-            Some(c) => Some(own_credentials(c)?),
-        };
+        let own = credentials.map(own_credentials).transpose()?;
         let mut config = settings_chain(region, own, endpoint_url, addressing, ca_bundle, profile)?;
-        // SigV4A only when asked for here; without a set, the profile's or the region.
-        let region_set = region_set.or(config.region_set.as_deref().filter(|_| signature == "v4a"));
-        config.region_set = crate::sigv4a_region_set(signature, region_set, &config.region)?;
+        config.region_set = crate::sigv4a_region_set(signature, region_set, &config)?;
         let options = ClientOptions {
             tcp_congestion,
             ..ClientOptions::default()

@@ -133,9 +133,8 @@ impl Presigner {
                 found.credential_source
             ))
         })?;
+        let region_set = sigv4a_region_set(signature, region_set, &found)?;
         let region = found.region;
-        let region_set = region_set.or(found.region_set.as_deref().filter(|_| signature == "v4a"));
-        let region_set = sigv4a_region_set(signature, region_set, &region)?;
         let base =
             slipstream_s3::resolve(&bucket, &region, found.endpoint.as_ref(), found.addressing)
                 .map_err(value_error)?;
@@ -148,12 +147,7 @@ impl Presigner {
         let made = Made {
             credentials: creds,
             endpoint_url: found.endpoint.as_ref().map(Endpoint::to_string),
-            addressing: match found.addressing {
-                AddressingStyle::Auto => "auto",
-                AddressingStyle::Virtual => "virtual",
-                AddressingStyle::Path => "path",
-            }
-            .to_owned(),
+            addressing: found.addressing.as_str().to_owned(),
             signature: signature.to_owned(),
             region_set,
         };
@@ -428,18 +422,19 @@ fn addressing_style(addressing: &str) -> PyResult<AddressingStyle> {
 }
 
 /// The region set that `signature` (`"v4"` or `"v4a"`) and `region_set` ask for, checked:
-/// `None` signs with SigV4; SigV4A without a set signs for `region`. `Presigner` and `Client`
+/// `None` signs with SigV4; SigV4A without a set signs for the one the chain `found` (the
+/// profile's or `AWS_SIGV4A_SIGNING_REGION_SET`), else for its region. `Presigner` and `Client`
 /// take the two arguments alike.
 fn sigv4a_region_set(
     signature: &str,
     region_set: Option<&str>,
-    region: &str,
+    found: &slipstream_client::Resolved,
 ) -> PyResult<Option<String>> {
     match (signature, region_set) {
         ("v4", None) => Ok(None),
         ("v4", Some(_)) => Err(PyValueError::new_err("region_set is for signature='v4a'")),
         ("v4a", set) => {
-            let set = set.unwrap_or(region);
+            let set = set.or(found.region_set.as_deref()).unwrap_or(&found.region);
             slipstream_sign::check_region_set(set).map_err(value_error)?;
             Ok(Some(set.to_owned()))
         }

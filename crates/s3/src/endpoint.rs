@@ -31,6 +31,17 @@ pub enum AddressingStyle {
     Path,
 }
 
+impl AddressingStyle {
+    /// The name botocore's `addressing_style` and `--addressing-style` give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddressingStyle::Auto => "auto",
+            AddressingStyle::Virtual => "virtual",
+            AddressingStyle::Path => "path",
+        }
+    }
+}
+
 /// A custom endpoint URL: `http(s)://host[:port][/base/path]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {

@@ -111,8 +111,9 @@ pub fn resolve(env: &Env, cli: &Overrides) -> Result<Resolved, ConfigError> {
 }
 
 /// Runs the chain with the caller's own credentials, if it has some (a library given them in
-/// code, named by `source` in messages): region, endpoint and the rest still come from the
-/// environment and the profile, as boto3's `client("s3", aws_access_key_id=...)` finds them.
+/// code), with the name `credential_source` gives them: region, endpoint and the rest still
+/// come from the environment and the profile, as boto3's `client("s3", aws_access_key_id=...)`
+/// finds them.
 pub fn resolve_with(
     env: &Env,
     cli: &Overrides,
