@@ -93,6 +93,35 @@ def test_failures_leave_nothing_and_say_why(slipstream_bin, server, tmp_path):
     assert r.returncode == 2 and b"must name an object" in r.stderr
     r = cli(slipstream_bin, server, "ls", f"s3://{bucket}/", "--tcp-congestion", "no-such-cc", check=False)
     assert r.returncode == 2 and b'"no-such-cc" refused: this host does not have it' in r.stderr
+    # A download that fails leaves none of the directories it made for its file.
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/missing.bin", str(tmp_path / "new/dir/"), check=False)
+    assert r.returncode == 1 and b"NoSuchKey" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+    # A file that cannot be written is named in the error, not only the system's reason.
+    blocked = tmp_path / "a-file"
+    blocked.write_bytes(b"data")
+    cli(slipstream_bin, server, "cp", str(blocked), f"s3://{bucket}/k")
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/k", str(blocked / "k"), check=False)
+    assert r.returncode == 1 and f"cannot make the directory {blocked}".encode() in r.stderr
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/k", "/proc/no-such-file", check=False)
+    assert r.returncode == 1 and b"cannot write /proc/no-such-file: No such file" in r.stderr
+    r = cli(slipstream_bin, server, "cp", str(tmp_path), f"s3://{bucket}/k", check=False)
+    assert r.returncode == 2 and b"is a directory" in r.stderr
+
+
+def test_the_summary_names_where_one_object_went(slipstream_bin, server, tmp_path):
+    """`cp f s3://b/dir/` says `s3://b/dir/f`, as the AWS CLI's line does, not the prefix given."""
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    (tmp_path / "f.txt").write_bytes(b"hello")
+    r = cli(slipstream_bin, server, "cp", str(tmp_path / "f.txt"), f"s3://{bucket}")
+    assert r.stderr.decode().startswith(f"upload: {tmp_path / 'f.txt'} -> s3://{bucket}/f.txt (5 bytes")
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/f.txt", f"s3://{bucket}/copies/")
+    assert r.stderr.decode().startswith(f"copy: s3://{bucket}/f.txt -> s3://{bucket}/copies/f.txt (")
+    r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/copies/f.txt", f"{tmp_path}/out/")
+    assert r.stderr.decode().startswith(f"download: s3://{bucket}/copies/f.txt -> {tmp_path}/out/f.txt (")
+    r = cli(slipstream_bin, server, "cp", "--no-clobber", f"s3://{bucket}/f.txt", f"{tmp_path}/out/")
+    assert r.stderr.decode().startswith(f"skip: s3://{bucket}/f.txt -> {tmp_path}/out/f.txt: the destination exists")
 
 
 def test_tcp_congestion_is_used_for_the_transfer(slipstream_bin, server, tmp_path):

@@ -11,7 +11,7 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySettings, CopySource, TransferOptions, MIN_PART_SIZE,
+    upload_from_reader, CopySettings, CopySource, TransferError, TransferOptions, MIN_PART_SIZE,
 };
 
 use crate::actions::Printer;
@@ -75,6 +75,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     let started = Instant::now();
     let moved = rt.block_on(interruptible(copy(&plan, client, opts)))??;
     let what = moved.action(moving);
+    let to = moved.destination(&a.destination).to_owned();
     let Moved {
         bytes,
         parts,
@@ -105,8 +106,8 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         }
     } else if !a.quiet && what == "skip" {
         eprintln!(
-            "skip: {} -> {}: the destination exists (--no-clobber)",
-            a.source, a.destination
+            "skip: {} -> {to}: the destination exists (--no-clobber)",
+            a.source
         );
     } else if !a.quiet {
         let kept = match skipped {
@@ -114,8 +115,8 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
             n => format!("; {n} skipped: the destination exists (--no-clobber)"),
         };
         eprintln!(
-            "{what}: {} -> {} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s{kept})",
-            a.source, a.destination
+            "{what}: {} -> {to} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s{kept})",
+            a.source
         );
     }
     Ok(())
@@ -132,11 +133,14 @@ pub(crate) struct Moved {
     checksum: Option<ChecksumAlgorithm>,
     /// Objects --no-clobber left alone.
     skipped: usize,
+    /// One object's destination as resolved (`s3://b/` and `dir/` given, `s3://b/f.txt` and
+    /// `dir/f.txt` written), for the line saying where it went, as the AWS CLI prints it.
+    to: Option<String>,
 }
 
 impl Moved {
     /// Nothing moved: --no-clobber found the destination.
-    fn skip() -> Self {
+    fn skip(to: String) -> Self {
         Self {
             what: "skip",
             bytes: 0,
@@ -144,6 +148,7 @@ impl Moved {
             objects: Some(0),
             checksum: None,
             skipped: 1,
+            to: Some(to),
         }
     }
 }
@@ -155,6 +160,11 @@ impl Moved {
             (true, "download" | "upload" | "copy") => "move",
             (_, w) => w,
         }
+    }
+
+    /// Where one object went, or the destination as `given` for many.
+    pub(crate) fn destination<'a>(&'a self, given: &'a str) -> &'a str {
+        self.to.as_deref().unwrap_or(given)
     }
 }
 
@@ -170,13 +180,14 @@ pub(crate) async fn copy(
         a.destination.starts_with("s3://"),
     );
     let sent = Some(opts.checksum);
-    let moved = |what, bytes, parts, checksum| Moved {
+    let moved = |what, bytes, parts, checksum, to: Option<&dyn std::fmt::Display>| Moved {
         what,
         bytes,
         parts,
         objects: None,
         checksum,
         skipped: 0,
+        to: to.map(|t| t.to_string()),
     };
     if plan.moving && (a.source == "-" || a.destination == "-") {
         return Err(Failure::usage(
@@ -194,54 +205,70 @@ pub(crate) async fn copy(
         return Ok(Moved {
             objects: Some(many.objects),
             skipped: many.skipped,
-            ..moved(what, many.bytes, None, None)
+            ..moved(what, many.bytes, None, None, None)
         });
     }
-    if a.dryrun {
-        let action = if plan.moving { "move" } else { "copy" };
-        Printer::new(false, false, true).done(action, &a.source, Some(&a.destination));
-        return Ok(moved("copy", 0, None, None));
-    }
+    // --dryrun: the line the copy would print, with the word and the destination it resolves.
+    let dry = |what, to: &dyn std::fmt::Display| {
+        let action = if plan.moving { "move" } else { what };
+        Printer::new(false, false, true).done(action, &a.source, Some(&to.to_string()));
+        moved(what, 0, None, None, None)
+    };
     Ok(match (src_s3, dst_s3) {
         (true, false) if a.destination == "-" => {
             let src = object(&a.source)?;
+            if a.dryrun {
+                return Ok(dry("download", &"-"));
+            }
             let mut stdout = tokio::io::stdout();
             let done = download_to_writer(client, &src.bucket, &src.key, &mut stdout, opts)
                 .await
                 .map_err(failed)?;
-            moved("download", done.size, None, done.checksum_verified)
+            moved("download", done.size, None, done.checksum_verified, None)
         }
         (false, true) if a.source == "-" => {
             let dst = object(&a.destination)?;
+            if a.dryrun {
+                return Ok(dry("upload", &dst));
+            }
             if a.no_clobber && exists(&client, &dst).await? {
-                return Ok(Moved::skip());
+                return Ok(Moved::skip(dst.to_string()));
             }
             let mut stdin = tokio::io::stdin();
             let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
                 .await
                 .map_err(failed)?;
-            moved("upload", done.size, Some(done.parts), sent)
+            moved("upload", done.size, Some(done.parts), sent, Some(&dst))
         }
         (true, false) => {
             let src = object(&a.source)?;
             let dest = local_destination(&a.destination, &src.key);
+            if a.dryrun {
+                return Ok(dry("download", &dest.display()));
+            }
             if a.no_clobber && dest.exists() {
-                return Ok(Moved::skip());
+                return Ok(Moved::skip(dest.display().to_string()));
             }
             // As the AWS CLI and s5cmd do: `cp s3://b/k new/dir/k` makes new/dir.
-            if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-                tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                    failed(format!(
-                        "cannot make the directory {}: {e}",
-                        parent.display()
-                    ))
-                })?;
-            }
+            let made = match dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(parent) => Some(MadeDirs::make(parent).await?),
+                None => None,
+            };
             let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
                 .await
-                .map_err(failed)?;
+                .map_err(|e| about_file(e, "write", &dest))?;
+            if let Some(m) = made {
+                m.keep();
+            }
             remove_source(plan, &client, &src).await?;
-            moved("download", done.size, None, done.checksum_verified)
+            let to = dest.display();
+            moved(
+                "download",
+                done.size,
+                None,
+                done.checksum_verified,
+                Some(&to),
+            )
         }
         (false, true) => {
             let dst = s3(&a.destination)?;
@@ -265,13 +292,15 @@ pub(crate) async fn copy(
                 bucket: dst.bucket.clone(),
                 key,
             };
-            if a.no_clobber && exists(&client, &target).await? {
-                return Ok(Moved::skip());
+            if a.dryrun {
+                return Ok(dry("upload", &target));
             }
-            let key = target.key;
-            let done = upload_file(client, path, &dst.bucket, &key, opts)
+            if a.no_clobber && exists(&client, &target).await? {
+                return Ok(Moved::skip(target.to_string()));
+            }
+            let done = upload_file(client, path, &target.bucket, &target.key, opts)
                 .await
-                .map_err(failed)?;
+                .map_err(|e| about_file(e, "read", path))?;
             if plan.moving {
                 std::fs::remove_file(path).map_err(|e| {
                     failed(format!(
@@ -280,7 +309,7 @@ pub(crate) async fn copy(
                     ))
                 })?;
             }
-            moved("upload", done.size, Some(done.parts), sent)
+            moved("upload", done.size, Some(done.parts), sent, Some(&target))
         }
         (true, true) => {
             let src = object(&a.source)?;
@@ -290,8 +319,11 @@ pub(crate) async fn copy(
                 bucket: dst.bucket,
                 key,
             };
+            if a.dryrun {
+                return Ok(dry("copy", &dst));
+            }
             if a.no_clobber && exists(&client, &dst).await? {
-                return Ok(Moved::skip());
+                return Ok(Moved::skip(dst.to_string()));
             }
             if let Some(source) = source_client(&a.source_service, &a.connection, &a.transport)? {
                 let done = copy_through(
@@ -304,7 +336,7 @@ pub(crate) async fn copy(
                 .await
                 .map_err(failed)?;
                 remove_source(plan, &source, &src).await?;
-                return Ok(moved("copy", done.size, Some(done.parts), sent));
+                return Ok(moved("copy", done.size, Some(done.parts), sent, Some(&dst)));
             }
             if src == dst {
                 return Err(Failure::usage(format!(
@@ -326,10 +358,62 @@ pub(crate) async fn copy(
             .await
             .map_err(failed)?;
             remove_source(plan, &client, &src).await?;
-            moved("copy", done.size, Some(done.parts), None)
+            moved("copy", done.size, Some(done.parts), None, Some(&dst))
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
+}
+
+/// A transfer's error, naming the local file when it was the file that failed (`cannot write
+/// /proc/x: No such file or directory`, not the bare system error).
+fn about_file(e: TransferError, doing: &str, path: &Path) -> Failure {
+    match e {
+        TransferError::Io(io) => failed(format!("cannot {doing} {}: {io}", path.display())),
+        other => failed(other),
+    }
+}
+
+/// The directories a download made for its file, removed again (each only while empty) unless
+/// kept: a failed `cp s3://b/k new/dir/` leaves no new/dir behind, as the AWS CLI leaves none
+/// (it asks S3 before it makes them).
+struct MadeDirs {
+    deepest: PathBuf,
+    /// The highest directory made; `None` when `deepest` was already there.
+    top: Option<PathBuf>,
+}
+
+impl MadeDirs {
+    /// Makes `dir` and whatever is missing above it.
+    async fn make(dir: &Path) -> Result<Self, Failure> {
+        let top = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .last()
+            .map(Path::to_path_buf);
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(|e| failed(format!("cannot make the directory {}: {e}", dir.display())))?;
+        Ok(Self {
+            deepest: dir.to_path_buf(),
+            top,
+        })
+    }
+
+    /// The download is complete: its directories stay.
+    fn keep(mut self) {
+        self.top = None;
+    }
+}
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        let Some(top) = &self.top else { return };
+        for dir in self.deepest.ancestors() {
+            if std::fs::remove_dir(dir).is_err() || dir == top {
+                break;
+            }
+        }
+    }
 }
 
 /// Whether the object exists, for --no-clobber.

@@ -347,7 +347,8 @@ async fn execute(
             opts.shared_parts = Some(parts);
             let moved = copy(&plan, client, opts).await?;
             if !many && !a.dryrun {
-                printer.done(moved.action(moving), &a.source, Some(&a.destination));
+                let to = moved.destination(&a.destination);
+                printer.done(moved.action(moving), &a.source, Some(to));
             }
             printer.finish()
         }

@@ -108,7 +108,7 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
     for (name, c) in &groups {
         line(&format!("s3://{}/{name}", target.bucket), c)?;
     }
-    line(&format!("s3://{}/{}", target.bucket, target.key), &total)
+    line(&target.to_string(), &total)
 }
 
 /// `n` bytes in binary units with one decimal, as `du -h` prints them.

@@ -27,6 +27,13 @@ impl S3Uri {
     }
 }
 
+/// `s3://bucket/key` again, as [`S3Uri::parse`] reads it: what messages print for an object.
+impl std::fmt::Display for S3Uri {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "s3://{}/{}", self.bucket, self.key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +45,12 @@ mod tests {
         assert_eq!(S3Uri::parse("s3://b").unwrap().key, "");
         assert!(S3Uri::parse("https://b/k").is_err());
         assert!(S3Uri::parse("s3:///k").is_err());
+    }
+
+    #[test]
+    fn prints_as_it_parses() {
+        for text in ["s3://b/a//b?c#d e", "s3://b/"] {
+            assert_eq!(S3Uri::parse(text).unwrap().to_string(), text);
+        }
     }
 }

@@ -1,0 +1,52 @@
+"""`slipstream cp/mv --dryrun` of one object against `aws s3 cp/mv --dryrun` (awscli from PyPI in
+.tools/awscli-venv): the same line, with the AWS CLI's word (upload, download, copy, move) and the
+destination resolved (`s3://b/dir/` given, `s3://b/dir/f.txt` printed), and nothing done. Local
+paths are compared as the files they name: the AWS CLI prints them relative to the working
+directory (`./f.txt`), slipstream as given, as s5cmd does."""
+
+import os
+import subprocess
+
+import pytest
+
+from support import cli_env
+from test_cli_ls import AWS
+
+
+@pytest.mark.parametrize("command", ["cp", "mv"])
+@pytest.mark.parametrize("source, destination", [
+    ("{d}/f.txt", "s3://{b}"),
+    ("{d}/f.txt", "s3://{b}/dir/"),
+    ("{d}/f.txt", "s3://{b}/named"),
+    ("s3://{b}/f.txt", "."),
+    ("s3://{b}/f.txt", "new/dir/"),
+    ("s3://{b}/f.txt", "{d}/renamed.txt"),
+    ("s3://{b}/f.txt", "s3://{b}/copies/"),
+])
+def test_one_objects_dryrun_says_what_aws_says(slipstream_bin, server, s3, bucket, tmp_path, command,
+                                                source, destination):
+    assert AWS.exists(), "the AWS CLI is missing: `make setup` installs it in .tools/awscli-venv"
+    (tmp_path / "f.txt").write_bytes(b"hello")
+    s3.put_object(Bucket=bucket, Key="f.txt", Body=b"hello")
+    args = [command, source.format(d=tmp_path, b=bucket), destination.format(d=tmp_path, b=bucket), "--dryrun"]
+    env = dict(cli_env(server), AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+    aws = subprocess.run([str(AWS), "s3", *args, "--endpoint-url", server["endpoint"]], env=env, cwd=tmp_path,
+                         capture_output=True, timeout=120)
+    ours = subprocess.run([slipstream_bin, *args, "--endpoint-url", server["endpoint"], "--path-style"], env=env,
+                          cwd=tmp_path, capture_output=True, timeout=120)
+    assert aws.returncode == ours.returncode == 0, (aws.stderr, ours.stderr)
+    assert said(ours.stdout, tmp_path) == said(aws.stdout, tmp_path) != []
+    # Nothing moved, nothing made.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+    listed = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    assert [o["Key"] for o in listed] == ["f.txt"]
+
+
+def said(stdout: bytes, cwd) -> list:
+    """Each line's word and both sides, a local side as the absolute path it names."""
+    out = []
+    for line in stdout.decode().splitlines():
+        word, sides = line.split(": ", 1)
+        out.append((word, *(x if x.startswith("s3://") else os.path.normpath(os.path.join(cwd, x))
+                             for x in sides.split(" to "))))
+    return out
