@@ -104,7 +104,12 @@ def test_failures_leave_nothing_and_say_why(slipstream_bin, server, tmp_path):
     r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/k", str(blocked / "k"), check=False)
     assert r.returncode == 1 and f"cannot make the directory {blocked}".encode() in r.stderr
     r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/k", "/proc/no-such-file", check=False)
-    assert r.returncode == 1 and b"cannot write /proc/no-such-file: No such file" in r.stderr
+    assert r.returncode == 1 and b"slipstream: /proc/no-such-file: No such file" in r.stderr
+    # Among many files too (the AWS CLI names each file that failed).
+    r = cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/", str(blocked), check=False)
+    assert r.returncode == 1 and f"slipstream: {blocked}: File exists".encode() in r.stderr
+    r = cli(slipstream_bin, server, "sync", f"s3://{bucket}/", str(blocked), check=False)
+    assert r.returncode == 1 and f"slipstream: {blocked}: Not a directory".encode() in r.stderr
     r = cli(slipstream_bin, server, "cp", str(tmp_path), f"s3://{bucket}/k", check=False)
     assert r.returncode == 2 and b"is a directory" in r.stderr
 

@@ -20,7 +20,6 @@ use slipstream_transfer::{
 };
 
 use crate::client::Client;
-use crate::errors::AtPath;
 
 /// `Client.sync`'s keywords.
 pub(crate) struct SyncArgs {
@@ -39,14 +38,13 @@ impl Client {
         bucket: &str,
         key: &str,
         path: PathBuf,
-    ) -> impl Future<Output = Result<u64, AtPath>> + Send + 'static {
+    ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         async move {
             download_to_file(client, &bucket, &key, &path, opts)
                 .await
                 .map(|d| d.size)
-                .map_err(|e| AtPath(e, path))
         }
     }
 
@@ -56,7 +54,7 @@ impl Client {
         (bucket, key): (&str, &str),
         checksum_algorithm: Option<&str>,
         headers: ObjectHeaders,
-    ) -> PyResult<impl Future<Output = Result<u64, AtPath>> + Send + 'static> {
+    ) -> PyResult<impl Future<Output = Result<u64, TransferError>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
         let opts = TransferOptions {
             checksum: self.checksum(checksum_algorithm)?,
@@ -68,7 +66,6 @@ impl Client {
             upload_file(client, &path, &bucket, &key, opts)
                 .await
                 .map(|u| u.size)
-                .map_err(|e| AtPath(e, path))
         })
     }
 

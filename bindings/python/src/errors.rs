@@ -51,6 +51,7 @@ impl Raise for TransferError {
         match self {
             TransferError::Client(e) => to_py(e),
             TransferError::Io(io) => io.into(),
+            TransferError::File { path, error } => at_path(error, &path),
             TransferError::Stalled { .. } => PyTimeoutError::new_err(self.to_string()),
             TransferError::Invalid(_) => PyValueError::new_err(self.to_string()),
             other => PyIOError::new_err(other.to_string()),
@@ -58,27 +59,20 @@ impl Raise for TransferError {
     }
 }
 
-/// A transfer's error with the local file it was about: a file error is raised as Python's own
-/// file functions raise it, `FileNotFoundError(2, 'No such file or directory', path)`, whose
-/// message names the file (`[Errno 2] No such file or directory: 'path'`), as boto3's does.
-pub(crate) struct AtPath(pub(crate) TransferError, pub(crate) std::path::PathBuf);
-
-impl Raise for AtPath {
-    fn raise(self) -> PyErr {
-        match &self.0 {
-            TransferError::Io(io) => match io.raw_os_error() {
-                Some(errno) => {
-                    let text = io.to_string();
-                    let strerror = text
-                        .strip_suffix(&format!(" (os error {errno})"))
-                        .unwrap_or(&text)
-                        .to_owned();
-                    // OSError(errno, ...) is made the matching subclass by Python itself.
-                    PyOSError::new_err((errno, strerror, self.1.display().to_string()))
-                }
-                None => self.0.raise(),
-            },
-            _ => self.0.raise(),
+/// A local file's error as Python's own file functions raise it,
+/// `FileNotFoundError(2, 'No such file or directory', path)`, whose message names the file
+/// (`[Errno 2] No such file or directory: 'path'`), as boto3's does.
+fn at_path(io: std::io::Error, path: &std::path::Path) -> PyErr {
+    match io.raw_os_error() {
+        Some(errno) => {
+            let text = io.to_string();
+            let strerror = text
+                .strip_suffix(&format!(" (os error {errno})"))
+                .unwrap_or(&text)
+                .to_owned();
+            // OSError(errno, ...) is made the matching subclass by Python itself.
+            PyOSError::new_err((errno, strerror, path.display().to_string()))
         }
+        None => PyOSError::new_err(format!("{}: {io}", path.display())),
     }
 }

@@ -228,3 +228,18 @@ def test_file_errors_name_the_file_as_pythons_own_do(server, s3, tmp_path):
     with pytest.raises(IsADirectoryError) as e:
         c.download(bucket, "k", tmp_path)
     assert e.value.filename == str(tmp_path)
+    # Among many files, the one that failed is named: a sync into a file, and onto a file
+    # where a directory must go.
+    s3.put_object(Bucket=bucket, Key="tree/a/b", Body=b"y")
+    blocker = tmp_path / "blocker"
+    blocker.write_bytes(b"")
+    with pytest.raises(NotADirectoryError) as e:
+        c.sync(f"s3://{bucket}/tree/", str(blocker))
+    assert e.value.filename == str(blocker)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a").write_bytes(b"")
+    with pytest.raises(FileExistsError) as e:
+        c.sync(f"s3://{bucket}/tree/", str(out))
+    assert e.value.filename == str(out / "a")
+    assert (out / "a").read_bytes() == b""

@@ -11,7 +11,7 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySettings, CopySource, TransferError, TransferOptions, MIN_PART_SIZE,
+    upload_from_reader, CopySettings, CopySource, TransferOptions, MIN_PART_SIZE,
 };
 
 use crate::actions::Printer;
@@ -256,7 +256,7 @@ pub(crate) async fn copy(
             };
             let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
                 .await
-                .map_err(|e| about_file(e, "write", &dest))?;
+                .map_err(failed)?;
             if let Some(m) = made {
                 m.keep();
             }
@@ -300,7 +300,7 @@ pub(crate) async fn copy(
             }
             let done = upload_file(client, path, &target.bucket, &target.key, opts)
                 .await
-                .map_err(|e| about_file(e, "read", path))?;
+                .map_err(failed)?;
             if plan.moving {
                 std::fs::remove_file(path).map_err(|e| {
                     failed(format!(
@@ -362,15 +362,6 @@ pub(crate) async fn copy(
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
-}
-
-/// A transfer's error, naming the local file when it was the file that failed (`cannot write
-/// /proc/x: No such file or directory`, not the bare system error).
-fn about_file(e: TransferError, doing: &str, path: &Path) -> Failure {
-    match e {
-        TransferError::Io(io) => failed(format!("cannot {doing} {}: {io}", path.display())),
-        other => failed(other),
-    }
 }
 
 /// The directories a download made for its file, removed again (each only while empty) unless

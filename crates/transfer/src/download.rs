@@ -31,7 +31,8 @@ pub struct Downloaded {
 
 /// Downloads `bucket/key` to `dest`. The data goes to a temporary file next to `dest`, renamed
 /// to `dest` only after every part arrived, the size matched and (when the object has one) the
-/// checksum matched; on any error the temporary file is removed and `dest` is untouched.
+/// checksum matched; on any error the temporary file is removed and `dest` is untouched. A
+/// file that cannot be made or written is a [`TransferError::File`] naming `dest`.
 pub async fn download_to_file(
     client: Arc<S3Client>,
     bucket: &str,
@@ -56,7 +57,8 @@ pub(crate) async fn download_listed(
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     let work = to_file(client, bucket, key, dest, listed, opts);
-    stall::bounded(&watched, limit, true, work).await
+    let done = stall::bounded(&watched, limit, true, work).await;
+    done.map_err(|e| e.about(dest))
 }
 
 /// The transfer itself, under the stall bound of [`download_to_file`].

@@ -1,6 +1,7 @@
 //! Why a transfer failed, by cause.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use slipstream_client::{ChecksumAlgorithm, ClientError};
@@ -46,6 +47,15 @@ pub enum TransferError {
     /// This machine: a local file or stream could not be read or written (a full disk, a
     /// closed pipe), or a transfer task failed.
     Io(std::io::Error),
+    /// This machine: a local file or directory the transfer read, wrote or made failed. The
+    /// path is kept so a message can say which of many files it was (`dir/a.csv: Permission
+    /// denied`), as Python's own file errors do.
+    File {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
     /// The caller's: what was asked cannot be done (an object too large for memory, a buffer
     /// of the wrong size, a stream past 10,000 parts, a key that would leave the directory).
     Invalid(String),
@@ -58,12 +68,32 @@ impl TransferError {
         matches!(self, TransferError::Client(e) if e.is_retryable())
     }
 
+    /// This error with the local file or directory it was about: a bare file system error
+    /// becomes [`TransferError::File`] naming `path`; any other error is kept as it is.
+    pub(crate) fn about(self, path: &Path) -> Self {
+        match self {
+            TransferError::Io(error) => TransferError::File {
+                path: path.to_owned(),
+                error,
+            },
+            other => other,
+        }
+    }
+
     /// S3's error code, if S3 sent one.
     pub fn code(&self) -> Option<&str> {
         match self {
             TransferError::Client(e) => e.code(),
             _ => None,
         }
+    }
+}
+
+/// `map_err` for a file system call on `path`: its error as a [`TransferError::File`] naming it.
+pub(crate) fn at(path: &Path) -> impl FnOnce(std::io::Error) -> TransferError + '_ {
+    move |error| TransferError::File {
+        path: path.to_owned(),
+        error,
     }
 }
 
@@ -91,6 +121,7 @@ impl fmt::Display for TransferError {
                 idle.as_secs_f64()
             ),
             TransferError::Io(e) => e.fmt(f),
+            TransferError::File { path, error } => write!(f, "{}: {error}", path.display()),
             TransferError::Invalid(why) => f.write_str(why),
         }
     }
@@ -100,7 +131,7 @@ impl std::error::Error for TransferError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             TransferError::Client(e) => Some(e),
-            TransferError::Io(e) => Some(e),
+            TransferError::Io(e) | TransferError::File { error: e, .. } => Some(e),
             _ => None,
         }
     }

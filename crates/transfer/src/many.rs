@@ -12,6 +12,7 @@ use slipstream_s3::pattern::Filters;
 
 use crate::cut::{far_network, LONG_PATH};
 use crate::download::download_listed;
+use crate::error::at;
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::walk::{walk_files, Links};
@@ -324,7 +325,7 @@ impl ManyOptions {
 
     /// Whether `--no-clobber` keeps the file at `path` from being written.
     pub(crate) async fn keeps_file(&self, path: &Path) -> Result<bool, TransferError> {
-        Ok(self.no_clobber && tokio::fs::try_exists(path).await?)
+        Ok(self.no_clobber && tokio::fs::try_exists(path).await.map_err(at(path))?)
     }
 
     pub(crate) fn report(&self, source: &str, destination: &str, size: u64) {
@@ -428,7 +429,9 @@ pub async fn download_prefix(
                 return Ok(None);
             }
             if let Some(parent) = path.parent() {
-                tokio::fs::create_dir_all(parent).await?;
+                tokio::fs::create_dir_all(parent)
+                    .await
+                    .map_err(at(parent))?;
             }
             let size = download_listed(client, &bucket, key, path, Some(*listed), opts)
                 .await?
@@ -454,7 +457,7 @@ pub async fn upload_directory(
     let files = walk_files(dir, &many.filters, many.links)?;
     let mut bytes = 0;
     for (path, _) in &files {
-        bytes += std::fs::metadata(path)?.len();
+        bytes += std::fs::metadata(path).map_err(at(path))?.len();
     }
     let large = bytes / (files.len().max(1) as u64) >= LARGE_OBJECT;
     // A missing bucket fails here, before any file is read.

@@ -13,6 +13,7 @@ use slipstream_s3::pattern::Filters;
 use slipstream_s3::time::parse_timestamp;
 use tokio::sync::mpsc;
 
+use crate::error::at;
 use crate::ranges::list_ranges;
 use crate::select::{list_selected, Selection};
 use crate::sync::{Entry, Place};
@@ -104,7 +105,7 @@ pub(crate) fn local_entries(
     walk_files(dir, filters, links)?
         .into_iter()
         .map(|(path, name)| {
-            let meta = std::fs::metadata(&path)?;
+            let meta = std::fs::metadata(&path).map_err(at(&path))?;
             Ok(Entry {
                 name,
                 size: meta.len(),

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::copy::{copy_object, CopySettings, CopySource};
 use crate::download::download_listed;
+use crate::error::at;
 use crate::flight::Flight;
 use crate::many::{
     far_away, local_path, objects_in_flight, open_ahead, with_part_budget, FAR_OBJECTS,
@@ -468,7 +469,7 @@ impl Run {
                 let path = local_path(dir, "", &dst.name)?;
                 let options = self.options.clone();
                 return Ok(Some(Box::pin(async move {
-                    tokio::fs::remove_file(&path).await?;
+                    tokio::fs::remove_file(&path).await.map_err(at(&path))?;
                     Run::report(&options, &action);
                     Ok((Act::Delete, 0))
                 })));
@@ -551,13 +552,15 @@ async fn move_entry(
         (Place::S3 { bucket, prefix }, Place::Local(dir)) => {
             let path = local_path(dir, "", &src.name)?;
             if let Some(parent) = path.parent() {
-                tokio::fs::create_dir_all(parent).await?;
+                tokio::fs::create_dir_all(parent)
+                    .await
+                    .map_err(at(parent))?;
             }
             let key = format!("{prefix}{}", src.name);
             download_listed(client, bucket, &key, &path, Some(src.size), opts).await?;
             if let Some(time) = src.modified.and_then(system_time) {
-                let file = std::fs::File::options().write(true).open(&path)?;
-                file.set_modified(time)?;
+                let file = std::fs::File::options().write(true).open(&path);
+                file.and_then(|f| f.set_modified(time)).map_err(at(&path))?;
             }
         }
         (

@@ -32,7 +32,8 @@ pub struct Uploaded {
 }
 
 /// Uploads the file at `path` to `bucket/key`. A multipart upload that fails is aborted, so the
-/// bucket keeps no orphaned parts and `key` is unchanged.
+/// bucket keeps no orphaned parts and `key` is unchanged. A file that cannot be read is a
+/// [`TransferError::File`] naming `path`.
 pub async fn upload_file(
     client: Arc<S3Client>,
     path: &Path,
@@ -42,7 +43,8 @@ pub async fn upload_file(
 ) -> Result<Uploaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     let work = from_file(client, path, bucket, key, opts);
-    stall::bounded(&watched, limit, false, work).await
+    let done = stall::bounded(&watched, limit, false, work).await;
+    done.map_err(|e| e.about(path))
 }
 
 /// The transfer itself, under the stall bound of [`upload_file`].

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use slipstream_s3::pattern::Filters;
 
+use crate::error::at;
 use crate::TransferError;
 
 /// What a walk does with a symbolic link.
@@ -58,13 +59,13 @@ fn walk(dir: &Path, links: Links) -> Result<Vec<(PathBuf, String)>, TransferErro
     let mut out = Vec::new();
     let mut stack = vec![Pending {
         path: dir.to_path_buf(),
-        real: vec![std::fs::canonicalize(dir)?],
+        real: vec![std::fs::canonicalize(dir).map_err(at(dir))?],
     }];
     while let Some(Pending { path: d, real }) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let entry = entry?;
+        for entry in std::fs::read_dir(&d).map_err(at(&d))? {
+            let entry = entry.map_err(at(&d))?;
             let path = entry.path();
-            let mut kind = entry.file_type()?;
+            let mut kind = entry.file_type().map_err(at(&path))?;
             let mut here = None;
             if kind.is_symlink() {
                 if links == Links::Skip {
