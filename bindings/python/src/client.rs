@@ -253,6 +253,70 @@ impl Client {
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
+    /// Streams `bucket/key` into `fileobj` (anything with `write(bytes)`: a file opened
+    /// `"wb"`, `io.BytesIO`, a `gzip.GzipFile`), parts fetched in parallel and written in
+    /// order, memory bounded by the window of parts; returns the size. As boto3's
+    /// `download_fileobj`: the file object is neither flushed nor closed, and on an error what
+    /// was written is not the object (its checksum is compared at the end).
+    fn download_fileobj(
+        &self,
+        py: Python<'_>,
+        bucket: &str,
+        key: &str,
+        fileobj: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        self.wait(py, self.download_fileobj_work(bucket, key, fileobj)?)
+    }
+
+    /// `download_fileobj`, awaited (the file object is written from the runtime's threads,
+    /// the GIL taken for each part).
+    fn download_fileobj_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+        fileobj: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.download_fileobj_work(bucket, key, fileobj)?;
+        aio::spawn(py, &self.runtime, work, to_object)
+    }
+
+    /// Uploads what `fileobj.read()` yields until it returns `b""` (a file opened `"rb"`,
+    /// `io.BytesIO`, a pipe) to `bucket/key`: one `PutObject` when it ends within the first
+    /// part, else a multipart upload sending parts while the next is read; returns the size.
+    /// An exception from `read` is raised as it was and no object is made (a multipart upload
+    /// is aborted). `checksum_algorithm` and `extra_args` as for `upload`.
+    #[pyo3(signature = (fileobj, bucket, key, *, checksum_algorithm = None, extra_args = None))]
+    fn upload_fileobj(
+        &self,
+        py: Python<'_>,
+        fileobj: &Bound<'_, PyAny>,
+        bucket: &str,
+        key: &str,
+        checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<u64> {
+        let work =
+            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, extra_args)?;
+        self.wait(py, work)
+    }
+
+    /// `upload_fileobj`, awaited (the file object is read from the runtime's threads).
+    #[pyo3(signature = (fileobj, bucket, key, *, checksum_algorithm = None, extra_args = None))]
+    fn upload_fileobj_async<'py>(
+        &self,
+        py: Python<'py>,
+        fileobj: &Bound<'py, PyAny>,
+        bucket: &str,
+        key: &str,
+        checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work =
+            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, extra_args)?;
+        aio::spawn(py, &self.runtime, work, to_object)
+    }
+
     /// The object's bytes, or `range=(start, end)` of them (end exclusive).
     #[pyo3(signature = (bucket, key, range = None))]
     fn get_bytes<'py>(

@@ -17,6 +17,7 @@ mod arrow_ffi;
 mod calls;
 mod client;
 mod errors;
+mod fileobj;
 mod listing;
 mod options;
 mod pipeline;

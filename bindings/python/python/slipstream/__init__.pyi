@@ -6,6 +6,16 @@ _At = Union[datetime, str, None]
 ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
 """S3's names for the CRCs uploads can send (any case is accepted)."""
 
+class BinaryWriter(Protocol):
+    """What ``download_fileobj`` writes into: a binary file object's ``write``."""
+
+    def write(self, data: bytes, /) -> Optional[int]: ...
+
+class BinaryReader(Protocol):
+    """What ``upload_fileobj`` reads from: a binary file object's ``read``."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+
 class ArrowStringColumn(Protocol):
     """Anything that exports Arrow data by the PyCapsule protocol: a pyarrow Array, ChunkedArray
     or one-column Table, a Polars Series, a DuckDB relation of one column, a pandas Series with
@@ -219,6 +229,25 @@ class Client:
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
     ) -> int: ...
+    def download_fileobj(self, bucket: str, key: str, fileobj: BinaryWriter) -> int:
+        """Streams the object into ``fileobj`` (``write(bytes)``: a file opened ``"wb"``,
+        ``io.BytesIO``, a ``gzip.GzipFile``), parts in parallel and written in order, memory
+        bounded by the window of parts; the size. As boto3's: ``fileobj`` is neither flushed nor
+        closed, and after an error what was written is not the object."""
+        ...
+    def upload_fileobj(
+        self,
+        fileobj: BinaryReader,
+        bucket: str,
+        key: str,
+        *,
+        checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+        extra_args: Optional[ExtraArgs] = None,
+    ) -> int:
+        """Uploads what ``fileobj.read(n)`` yields until ``b""`` (a file opened ``"rb"``,
+        ``io.BytesIO``, a pipe), parts sent while the next is read; the size. An exception from
+        ``read`` is raised as it was, and no object is made."""
+        ...
     def get_bytes(self, bucket: str, key: str, range: Optional[tuple[int, int]] = None) -> bytes:
         """The object (parts in parallel, received straight into the result) or `range` of it."""
         ...
@@ -284,6 +313,16 @@ class Client:
     def upload_async(
         self,
         path: Union[str, "os.PathLike[str]"],
+        bucket: str,
+        key: str,
+        *,
+        checksum_algorithm: Optional[ChecksumAlgorithm] = None,
+        extra_args: Optional[ExtraArgs] = None,
+    ) -> Coroutine[Any, Any, int]: ...
+    def download_fileobj_async(self, bucket: str, key: str, fileobj: BinaryWriter) -> Coroutine[Any, Any, int]: ...
+    def upload_fileobj_async(
+        self,
+        fileobj: BinaryReader,
         bucket: str,
         key: str,
         *,

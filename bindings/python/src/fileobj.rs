@@ -1,0 +1,254 @@
+//! `Client.download_fileobj` and `Client.upload_fileobj`: an object streamed into or out of a
+//! Python file object (an open file, `io.BytesIO`, a socket's `makefile`, a pipe), as boto3's
+//! calls of the same names do, with the parts still moving in parallel.
+//!
+//! Why not a file path: a program that already holds a file object (a gzip stream, a spooled
+//! temporary file, standard output) would otherwise write the object to disk first. Memory is
+//! bounded by the stream transfers' windows (`download_to_writer`, `upload_from_reader`), not by
+//! the object's size.
+//!
+//! The file object is called from the thread that waits for the transfer, with the GIL taken
+//! for each call only: a part is handed to `write` as one `bytes` (one copy, from the part's
+//! buffer), and `read` is asked for what the next part still lacks. Parts go on moving on the
+//! runtime's threads while Python runs.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyDict};
+use slipstream_client::S3Client;
+use slipstream_transfer::{download_to_writer, upload_from_reader, TransferError, TransferOptions};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::calls::object_headers;
+use crate::client::Client;
+use crate::errors::Raise;
+
+/// A streamed transfer's failure: the file object's own exception, raised as it was (an
+/// `OSError` from a full disk, a `TypeError` from a text-mode file), or the transfer's.
+pub(crate) enum StreamError {
+    FileObject(PyErr),
+    Transfer(TransferError),
+}
+
+impl Raise for StreamError {
+    fn raise(self) -> PyErr {
+        match self {
+            StreamError::FileObject(e) => e,
+            StreamError::Transfer(e) => e.raise(),
+        }
+    }
+}
+
+impl Client {
+    /// `download_fileobj`'s work: `fileobj.write` found now, so a wrong object fails at once.
+    pub(crate) fn download_fileobj_work(
+        &self,
+        bucket: &str,
+        key: &str,
+        fileobj: &Bound<'_, PyAny>,
+    ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
+        let write = method(fileobj, "write", "opened 'wb'")?;
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let names = (bucket.to_owned(), key.to_owned());
+        Ok(download_into(client, names, write, opts))
+    }
+
+    /// `upload_fileobj`'s work, with the call's checksum and headers.
+    pub(crate) fn upload_fileobj_work(
+        &self,
+        fileobj: &Bound<'_, PyAny>,
+        (bucket, key): (&str, &str),
+        checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
+        let read = method(fileobj, "read", "opened 'rb'")?;
+        let opts = TransferOptions {
+            checksum: self.checksum(checksum_algorithm)?,
+            headers: object_headers(extra_args)?,
+            ..self.opts.clone()
+        };
+        let client = Arc::clone(&self.inner);
+        Ok(upload_from(
+            client,
+            read,
+            (bucket.to_owned(), key.to_owned()),
+            opts,
+        ))
+    }
+}
+
+/// `fileobj.NAME`, or a `TypeError` saying what a file object needs.
+fn method(fileobj: &Bound<'_, PyAny>, name: &str, mode: &str) -> PyResult<Py<PyAny>> {
+    match fileobj.getattr(name) {
+        Ok(m) if m.is_callable() => Ok(m.unbind()),
+        _ => Err(PyTypeError::new_err(format!(
+            "fileobj must be a binary file object with {name}() (a file {mode}, io.BytesIO), not {}",
+            fileobj
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".into(), |n| n.to_string())
+        ))),
+    }
+}
+
+/// Streams `bucket/key` into `write` (a file object's bound `write`), in order; the size.
+/// The whole-object checksum is compared at the end, after the bytes were written: an error
+/// then means what was written is not the object.
+async fn download_into(
+    client: Arc<S3Client>,
+    (bucket, key): (String, String),
+    write: Py<PyAny>,
+    opts: TransferOptions,
+) -> Result<u64, StreamError> {
+    let mut out = PyWriter {
+        write,
+        raised: None,
+    };
+    let done = download_to_writer(client, &bucket, &key, &mut out, opts).await;
+    match (done, out.raised) {
+        (_, Some(raised)) => Err(StreamError::FileObject(raised)),
+        (Ok(done), None) => Ok(done.size),
+        (Err(e), None) => Err(StreamError::Transfer(e)),
+    }
+}
+
+/// Uploads what `read` (a file object's bound `read`) yields until it returns `b""`, to
+/// `bucket/key`; the size. An exception from `read` fails the upload (a multipart upload is
+/// aborted, as on any failure), so a half-read stream never becomes an object.
+async fn upload_from(
+    client: Arc<S3Client>,
+    read: Py<PyAny>,
+    (bucket, key): (String, String),
+    opts: TransferOptions,
+) -> Result<u64, StreamError> {
+    let mut input = PyReader { read, raised: None };
+    let done = upload_from_reader(client, &mut input, &bucket, &key, opts).await;
+    match (done, input.raised) {
+        (_, Some(raised)) => Err(StreamError::FileObject(raised)),
+        (Ok(done), None) => Ok(done.size),
+        (Err(e), None) => Err(StreamError::Transfer(e)),
+    }
+}
+
+/// A file object's `write` as the writer a streamed download writes each part into.
+struct PyWriter {
+    write: Py<PyAny>,
+    /// What `write` raised; the download then fails with an I/O error and this is raised.
+    raised: Option<PyErr>,
+}
+
+impl PyWriter {
+    /// Hands all of `data` to `write`: again with the rest when a raw file wrote part of it
+    /// (`None` counts as all, as boto3 and `shutil.copyfileobj` take it).
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        Python::attach(|py| {
+            let mut rest = data;
+            while !rest.is_empty() {
+                let wrote = match self.write.bind(py).call1((PyBytes::new(py, rest),)) {
+                    Ok(n) => n.extract::<Option<usize>>().ok().flatten(),
+                    Err(e) => return Err(self.failed(e)),
+                };
+                match wrote {
+                    None => break,
+                    Some(0) => {
+                        let e = PyTypeError::new_err(
+                            "the file object's write() wrote nothing: a non-blocking stream?",
+                        );
+                        return Err(self.failed(e));
+                    }
+                    Some(n) => rest = &rest[n.min(rest.len())..],
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn failed(&mut self, e: PyErr) -> io::Error {
+        self.raised = Some(e);
+        io::Error::other("the file object's write() failed")
+    }
+}
+
+impl AsyncWrite for PyWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(self.get_mut().write_all(data).map(|()| data.len()))
+    }
+
+    // Flushing and closing stay the caller's, as with boto3: the file object may go on being
+    // written after the object (an archive, a multipart MIME body).
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A file object's `read` as the reader a streamed upload cuts into parts.
+struct PyReader {
+    read: Py<PyAny>,
+    /// What `read` raised (or why its answer was refused); the upload then fails.
+    raised: Option<PyErr>,
+}
+
+impl PyReader {
+    /// Up to `buf.remaining()` bytes from `read`, copied into `buf`; none at the end.
+    fn fill(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
+        let want = buf.remaining();
+        let got = Python::attach(|py| -> PyResult<Option<PyBackedBytes>> {
+            let answer = self.read.bind(py).call1((want,))?;
+            if answer.is_none() {
+                return Ok(None);
+            }
+            answer.extract::<PyBackedBytes>().map(Some).map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "the file object's read() returned {}, not bytes: open the file in binary mode ('rb')",
+                    answer.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+                ))
+            })
+        });
+        let data =
+            match got {
+                Ok(Some(data)) if data.len() <= want => data,
+                Ok(Some(data)) => {
+                    return Err(self.failed(PyTypeError::new_err(format!(
+                        "the file object's read({want}) returned {} bytes",
+                        data.len()
+                    ))))
+                }
+                Ok(None) => return Err(self.failed(PyTypeError::new_err(
+                    "the file object's read() returned None: a non-blocking stream with no data",
+                ))),
+                Err(e) => return Err(self.failed(e)),
+            };
+        buf.put_slice(&data);
+        Ok(())
+    }
+
+    fn failed(&mut self, e: PyErr) -> io::Error {
+        self.raised = Some(e);
+        io::Error::other("the file object's read() failed")
+    }
+}
+
+impl AsyncRead for PyReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Poll::Ready(self.get_mut().fill(buf))
+    }
+}
