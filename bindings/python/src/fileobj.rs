@@ -137,6 +137,12 @@ async fn upload_from(
     }
 }
 
+/// The most one `write` call is handed. A whole part (8 MiB) a call made a 1 GiB download into
+/// a file slower than boto3's 256 KiB calls, and unsteady (0.5-2.0 s between runs), where the
+/// same part in 256 KiB slices wrote in 0.53-0.57 s every time (docs/BENCHMARKS.md, "Python
+/// file objects"). The page cache takes smaller writes better; the calls cost nothing beside.
+const WRITE_CHUNK: usize = 1 << 20;
+
 /// A file object's `write` as the writer a streamed download writes each part into.
 struct PyWriter {
     write: Py<PyAny>,
@@ -145,26 +151,30 @@ struct PyWriter {
 }
 
 impl PyWriter {
-    /// Hands all of `data` to `write`: again with the rest when a raw file wrote part of it
-    /// (`None` counts as all, as boto3 and `shutil.copyfileobj` take it).
+    /// Hands all of `data` to `write`, at most [`WRITE_CHUNK`] a call: again with the rest when
+    /// a raw file wrote part of it (`None` counts as all, as boto3 and `shutil.copyfileobj`
+    /// take it).
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
         Python::attach(|py| {
+            let write = self.write.bind(py).clone();
             let mut rest = data;
             while !rest.is_empty() {
-                let wrote = match self.write.bind(py).call1((PyBytes::new(py, rest),)) {
+                let chunk = &rest[..rest.len().min(WRITE_CHUNK)];
+                let wrote = match write.call1((PyBytes::new(py, chunk),)) {
                     Ok(n) => n.extract::<Option<usize>>().ok().flatten(),
                     Err(e) => return Err(self.failed(e)),
                 };
-                match wrote {
-                    None => break,
+                let n = match wrote {
+                    None => chunk.len(),
                     Some(0) => {
                         let e = PyTypeError::new_err(
                             "the file object's write() wrote nothing: a non-blocking stream?",
                         );
                         return Err(self.failed(e));
                     }
-                    Some(n) => rest = &rest[n.min(rest.len())..],
-                }
+                    Some(n) => n.min(chunk.len()),
+                };
+                rest = &rest[n..];
             }
             Ok(())
         })
