@@ -37,6 +37,17 @@ pub(crate) enum StreamError {
     Transfer(TransferError),
 }
 
+impl StreamError {
+    /// The transfer's outcome, unless the file object raised: its exception is the cause (the
+    /// transfer then failed only because its stream did).
+    fn first(done: Result<u64, TransferError>, raised: Option<PyErr>) -> Result<u64, Self> {
+        match raised {
+            Some(e) => Err(StreamError::FileObject(e)),
+            None => done.map_err(StreamError::Transfer),
+        }
+    }
+}
+
 impl Raise for StreamError {
     fn raise(self) -> PyErr {
         match self {
@@ -85,17 +96,23 @@ impl Client {
 }
 
 /// `fileobj.NAME`, or a `TypeError` saying what a file object needs.
-fn method(fileobj: &Bound<'_, PyAny>, name: &str, mode: &str) -> PyResult<Py<PyAny>> {
+fn method(fileobj: &Bound<'_, PyAny>, name: &str, mode: &str) -> PyResult<Method> {
     match fileobj.getattr(name) {
-        Ok(m) if m.is_callable() => Ok(m.unbind()),
+        Ok(m) if m.is_callable() => Ok(Method {
+            call: m.unbind(),
+            raised: None,
+        }),
         _ => Err(PyTypeError::new_err(format!(
             "fileobj must be a binary file object with {name}() (a file {mode}, io.BytesIO), not {}",
-            fileobj
-                .get_type()
-                .name()
-                .map_or_else(|_| "?".into(), |n| n.to_string())
+            type_name(fileobj)
         ))),
     }
+}
+
+fn type_name(o: &Bound<'_, PyAny>) -> String {
+    o.get_type()
+        .name()
+        .map_or_else(|_| "?".into(), |n| n.to_string())
 }
 
 /// Streams `bucket/key` into `write` (a file object's bound `write`), in order; the size.
@@ -104,19 +121,12 @@ fn method(fileobj: &Bound<'_, PyAny>, name: &str, mode: &str) -> PyResult<Py<PyA
 async fn download_into(
     client: Arc<S3Client>,
     (bucket, key): (String, String),
-    write: Py<PyAny>,
+    write: Method,
     opts: TransferOptions,
 ) -> Result<u64, StreamError> {
-    let mut out = PyWriter {
-        write,
-        raised: None,
-    };
+    let mut out = PyWriter(write);
     let done = download_to_writer(client, &bucket, &key, &mut out, opts).await;
-    match (done, out.raised) {
-        (_, Some(raised)) => Err(StreamError::FileObject(raised)),
-        (Ok(done), None) => Ok(done.size),
-        (Err(e), None) => Err(StreamError::Transfer(e)),
-    }
+    StreamError::first(done.map(|d| d.size), out.0.raised)
 }
 
 /// Uploads what `read` (a file object's bound `read`) yields until it returns `b""`, to
@@ -124,31 +134,39 @@ async fn download_into(
 /// aborted, as on any failure), so a half-read stream never becomes an object.
 async fn upload_from(
     client: Arc<S3Client>,
-    read: Py<PyAny>,
+    read: Method,
     (bucket, key): (String, String),
     opts: TransferOptions,
 ) -> Result<u64, StreamError> {
-    let mut input = PyReader { read, raised: None };
+    let mut input = PyReader(read);
     let done = upload_from_reader(client, &mut input, &bucket, &key, opts).await;
-    match (done, input.raised) {
-        (_, Some(raised)) => Err(StreamError::FileObject(raised)),
-        (Ok(done), None) => Ok(done.size),
-        (Err(e), None) => Err(StreamError::Transfer(e)),
-    }
+    StreamError::first(done.map(|u| u.size), input.0.raised)
 }
 
 /// The most one `write` call is handed. A whole part (8 MiB) a call made a 1 GiB download into
 /// a file slower than boto3's 256 KiB calls, and unsteady (0.5-2.0 s between runs), where the
 /// same part in 256 KiB slices wrote in 0.53-0.57 s every time (docs/BENCHMARKS.md, "Python
-/// file objects"). The page cache takes smaller writes better; the calls cost nothing beside.
+/// file objects"; why large writes fared worse was not found). The extra calls cost nothing
+/// measurable.
 const WRITE_CHUNK: usize = 1 << 20;
 
-/// A file object's `write` as the writer a streamed download writes each part into.
-struct PyWriter {
-    write: Py<PyAny>,
-    /// What `write` raised; the download then fails with an I/O error and this is raised.
+/// A file object's bound `write` or `read`, and what it raised: the transfer then fails with
+/// an I/O error, and this is what the call raises.
+struct Method {
+    call: Py<PyAny>,
     raised: Option<PyErr>,
 }
+
+impl Method {
+    /// Keeps `e` to be raised; the error the transfer fails with meanwhile.
+    fn failed(&mut self, e: PyErr) -> io::Error {
+        self.raised = Some(e);
+        io::Error::other("the file object raised")
+    }
+}
+
+/// A file object's `write` as the writer a streamed download writes each part into.
+struct PyWriter(Method);
 
 impl PyWriter {
     /// Hands all of `data` to `write`, at most [`WRITE_CHUNK`] a call: again with the rest when
@@ -156,13 +174,13 @@ impl PyWriter {
     /// take it).
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
         Python::attach(|py| {
-            let write = self.write.bind(py).clone();
+            let write = self.0.call.bind(py).clone();
             let mut rest = data;
             while !rest.is_empty() {
                 let chunk = &rest[..rest.len().min(WRITE_CHUNK)];
                 let wrote = match write.call1((PyBytes::new(py, chunk),)) {
                     Ok(n) => n.extract::<Option<usize>>().ok().flatten(),
-                    Err(e) => return Err(self.failed(e)),
+                    Err(e) => return Err(self.0.failed(e)),
                 };
                 let n = match wrote {
                     None => chunk.len(),
@@ -170,7 +188,7 @@ impl PyWriter {
                         let e = PyTypeError::new_err(
                             "the file object's write() wrote nothing: a non-blocking stream?",
                         );
-                        return Err(self.failed(e));
+                        return Err(self.0.failed(e));
                     }
                     Some(n) => n.min(chunk.len()),
                 };
@@ -178,11 +196,6 @@ impl PyWriter {
             }
             Ok(())
         })
-    }
-
-    fn failed(&mut self, e: PyErr) -> io::Error {
-        self.raised = Some(e);
-        io::Error::other("the file object's write() failed")
     }
 }
 
@@ -207,50 +220,43 @@ impl AsyncWrite for PyWriter {
 }
 
 /// A file object's `read` as the reader a streamed upload cuts into parts.
-struct PyReader {
-    read: Py<PyAny>,
-    /// What `read` raised (or why its answer was refused); the upload then fails.
-    raised: Option<PyErr>,
-}
+struct PyReader(Method);
 
 impl PyReader {
     /// Up to `buf.remaining()` bytes from `read`, copied into `buf`; none at the end.
     fn fill(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
         let want = buf.remaining();
-        let got = Python::attach(|py| -> PyResult<Option<PyBackedBytes>> {
-            let answer = self.read.bind(py).call1((want,))?;
-            if answer.is_none() {
-                return Ok(None);
+        match Python::attach(|py| answer(self.0.call.bind(py), want)) {
+            Ok(data) => {
+                buf.put_slice(&data);
+                Ok(())
             }
-            answer.extract::<PyBackedBytes>().map(Some).map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "the file object's read() returned {}, not bytes: open the file in binary mode ('rb')",
-                    answer.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
-                ))
-            })
-        });
-        let data =
-            match got {
-                Ok(Some(data)) if data.len() <= want => data,
-                Ok(Some(data)) => {
-                    return Err(self.failed(PyTypeError::new_err(format!(
-                        "the file object's read({want}) returned {} bytes",
-                        data.len()
-                    ))))
-                }
-                Ok(None) => return Err(self.failed(PyTypeError::new_err(
-                    "the file object's read() returned None: a non-blocking stream with no data",
-                ))),
-                Err(e) => return Err(self.failed(e)),
-            };
-        buf.put_slice(&data);
-        Ok(())
+            Err(e) => Err(self.0.failed(e)),
+        }
     }
+}
 
-    fn failed(&mut self, e: PyErr) -> io::Error {
-        self.raised = Some(e);
-        io::Error::other("the file object's read() failed")
+/// What `read(want)` returned, if it is bytes (or a bytearray) of at most `want`.
+fn answer(read: &Bound<'_, PyAny>, want: usize) -> PyResult<PyBackedBytes> {
+    let answer = read.call1((want,))?;
+    if answer.is_none() {
+        return Err(PyTypeError::new_err(
+            "the file object's read() returned None: a non-blocking stream with no data",
+        ));
     }
+    let data = answer.extract::<PyBackedBytes>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "the file object's read() returned {}, not bytes: open the file in binary mode ('rb')",
+            type_name(&answer)
+        ))
+    })?;
+    if data.len() > want {
+        return Err(PyTypeError::new_err(format!(
+            "the file object's read({want}) returned {} bytes",
+            data.len()
+        )));
+    }
+    Ok(data)
 }
 
 impl AsyncRead for PyReader {

@@ -44,8 +44,8 @@ pub enum TransferError {
         /// A download (the server stopped sending) rather than an upload.
         sending: bool,
     },
-    /// This machine: a local file or stream could not be read or written (a full disk, a
-    /// closed pipe), or a transfer task failed.
+    /// This machine: a stream could not be read or written (standard output, a closed pipe),
+    /// or a transfer task failed. A named file's failure is [`TransferError::File`].
     Io(std::io::Error),
     /// This machine: a local file or directory the transfer read, wrote or made failed. The
     /// path is kept so a message can say which of many files it was (`dir/a.csv: Permission
@@ -72,10 +72,7 @@ impl TransferError {
     /// becomes [`TransferError::File`] naming `path`; any other error is kept as it is.
     pub(crate) fn about(self, path: &Path) -> Self {
         match self {
-            TransferError::Io(error) => TransferError::File {
-                path: path.to_owned(),
-                error,
-            },
+            TransferError::Io(error) => at(path)(error),
             other => other,
         }
     }
