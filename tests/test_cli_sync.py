@@ -281,3 +281,33 @@ def test_symbolic_links_are_followed_as_the_aws_cli_follows_them(slipstream_bin,
     assert keys(s3, bucket, "b/") == {}
     sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/b/", "--no-follow-symlinks")
     assert sorted(keys(s3, bucket, "b/")) == ["real/f", "top"]
+
+
+def test_fifos_and_sockets_are_left_out_and_named(slipstream_bin, server, s3, bucket, tmp_path):
+    """As s5cmd (an error line each, exit 1) and the AWS CLI (a warning each, exit 2) do: the
+    files go, the entries that are not files are named, and the exit code says not all went."""
+    import socket
+
+    tree = tmp_path / "tree"
+    make_tree(tree, {"a": b"a", "sub/b": b"b"})
+    os.mkfifo(tree / "fifo")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tree / "sub" / "sock"))
+    try:
+        _, err, code = sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/s/", check=False)
+        assert code == 1 and sorted(keys(s3, bucket, "s/")) == ["a", "sub/b"], err
+        assert "warning: skipping tree/fifo: not a regular file" in err, err
+        assert "warning: skipping tree/sub/sock: not a regular file" in err
+        assert "2 entries left out: not regular files" in err
+        for cmd in (["cp", "--recursive"], ["cp", "--recursive", "--dryrun"], ["mv", "--recursive", "--dryrun"]):
+            proc = subprocess.run([slipstream_bin, *cmd, "tree", f"s3://{bucket}/c/", "--endpoint-url",
+                                   server["endpoint"], "--path-style"], cwd=tmp_path, env=cli_env(server),
+                                  capture_output=True, timeout=120)
+            assert proc.returncode == 1 and b"warning: skipping tree/fifo" in proc.stderr, (cmd, proc.stderr)
+        assert sorted(keys(s3, bucket, "c/")) == ["a", "sub/b"]
+        # Excluded, nothing to say.
+        _, err, code = sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/e/", "--exclude", "fifo",
+                            "--exclude", "*/sock")
+        assert code == 0 and "warning" not in err, err
+    finally:
+        sock.close()

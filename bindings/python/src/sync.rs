@@ -56,8 +56,9 @@ pub(crate) fn compare(size_only: bool, exact_timestamps: bool) -> PyResult<Compa
 /// The actions a sync took, gathered as they complete.
 pub(crate) type Taken = Arc<Mutex<Vec<Action>>>;
 
-/// The answer: counts, the actions (`{"action", "source", "destination"?}`) and the keys S3
-/// refused to delete (`{"Key", "Code", "Message"}`).
+/// The answer: counts, the actions (`{"action", "source", "destination"?}`), the keys S3
+/// refused to delete (`{"Key", "Code", "Message"}`) and the source directory's entries left
+/// out for not being files (`not_files`: FIFOs, sockets, devices, as paths).
 pub(crate) fn answer<'py>(
     py: Python<'py>,
     done: &Synced,
@@ -86,5 +87,8 @@ pub(crate) fn answer<'py>(
     d.set_item("actions", actions)?;
     let failed = crate::calls::refused(py, &done.failed)?;
     d.set_item("failed", failed)?;
+    // As str (the file system's encoding, undecodable bytes escaped as os.fsdecode does).
+    let not_files: Vec<_> = done.moved.not_files.iter().map(|p| p.as_os_str()).collect();
+    d.set_item("not_files", not_files)?;
     Ok(d)
 }

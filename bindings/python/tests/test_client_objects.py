@@ -243,3 +243,19 @@ def test_file_errors_name_the_file_as_pythons_own_do(server, s3, tmp_path):
         c.sync(f"s3://{bucket}/tree/", str(out))
     assert e.value.filename == str(out / "a")
     assert (out / "a").read_bytes() == b""
+
+
+def test_sync_leaves_out_fifos_and_names_them(server, s3, tmp_path):
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    tree = tmp_path / "tree"
+    (tree / "d").mkdir(parents=True)
+    (tree / "d" / "f").write_bytes(b"f")
+    os.mkfifo(tree / "d" / "fifo")
+    done = c.sync(str(tree), f"s3://{bucket}/p/")
+    assert (done["copied"], done["not_files"]) == (1, [str(tree / "d" / "fifo")])
+    assert [o["Key"] for o in c.list(bucket)] == ["p/d/f"]
+    assert c.sync(str(tree), f"s3://{bucket}/p/", filters=[("exclude", "*fifo")])["not_files"] == []
+    # Downloading into that tree: a FIFO of the destination is not the sync's business.
+    assert c.sync(f"s3://{bucket}/p/", str(tree))["not_files"] == []

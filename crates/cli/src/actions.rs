@@ -82,3 +82,22 @@ impl Printer {
         }
     }
 }
+
+/// The entries an upload or sync left out because they are not files (FIFOs, sockets,
+/// devices): a warning line each, as the AWS CLI prints, and the command's failure (exit 1), as
+/// s5cmd fails for them, so a script does not take the copy for complete.
+pub fn left_out(not_files: &[std::path::PathBuf]) -> Result<(), Failure> {
+    for path in not_files {
+        eprintln!(
+            "warning: skipping {}: not a regular file (a FIFO, socket or device)",
+            path.display()
+        );
+    }
+    match not_files.len() {
+        0 => Ok(()),
+        n => Err(Failure::input(format!(
+            "{n} entr{} left out: not regular files (see above)",
+            if n == 1 { "y" } else { "ies" }
+        ))),
+    }
+}

@@ -104,14 +104,19 @@ pub(crate) async fn cp_many(
                 }
             }));
             if a.dryrun {
-                for (path, rel) in walk_files(dir, &plan.filters, many.links).map_err(failed)? {
+                let walked = walk_files(dir, &plan.filters, many.links).map_err(failed)?;
+                for (path, rel) in walked.files {
                     plan.printer.done(
                         action("upload"),
                         &path.display().to_string(),
                         Some(&format!("s3://{}/{prefix}{rel}", dst.bucket)),
                     );
                 }
-                return Ok(("upload", slipstream_transfer::Many::default()));
+                let left_out = slipstream_transfer::Many {
+                    not_files: walked.not_files,
+                    ..Default::default()
+                };
+                return Ok(("upload", left_out));
             }
             let done = upload_directory(client, dir, &dst.bucket, &prefix, &many, opts)
                 .await

@@ -14,7 +14,7 @@ use slipstream_transfer::{
     upload_from_reader, CopySettings, CopySource, TransferOptions, MIN_PART_SIZE,
 };
 
-use crate::actions::Printer;
+use crate::actions::{left_out, Printer};
 use crate::args::CpArgs;
 use crate::copy_many::cp_many;
 use crate::objects::{client, client_for, failed, interruptible, object, runtime, s3};
@@ -82,12 +82,13 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         objects,
         checksum,
         skipped,
+        not_files,
         ..
     } = moved;
     drop(bar);
     plan.printer.finish()?;
     if a.dryrun {
-        return Ok(());
+        return left_out(&not_files);
     }
     let seconds = started.elapsed().as_secs_f64();
     let mb_per_s = bytes as f64 / 1e6 / seconds.max(1e-9);
@@ -119,7 +120,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
             a.source
         );
     }
-    Ok(())
+    left_out(&not_files)
 }
 
 /// What one `cp` moved, for its summary line.
@@ -133,6 +134,8 @@ pub(crate) struct Moved {
     checksum: Option<ChecksumAlgorithm>,
     /// Objects --no-clobber left alone.
     skipped: usize,
+    /// Entries of an uploaded directory that are not files, left out.
+    not_files: Vec<PathBuf>,
     /// One object's destination as resolved (`s3://b/` and `dir/` given, `s3://b/f.txt` and
     /// `dir/f.txt` written), for the line saying where it went, as the AWS CLI prints it.
     to: Option<String>,
@@ -148,6 +151,7 @@ impl Moved {
             objects: Some(0),
             checksum: None,
             skipped: 1,
+            not_files: Vec::new(),
             to: Some(to),
         }
     }
@@ -160,6 +164,11 @@ impl Moved {
             (true, "download" | "upload" | "copy") => "move",
             (_, w) => w,
         }
+    }
+
+    /// Entries of an uploaded directory that were left out: not files.
+    pub(crate) fn not_files(&self) -> &[PathBuf] {
+        &self.not_files
     }
 
     /// Where one object went, or the destination as `given` for many.
@@ -187,6 +196,7 @@ pub(crate) async fn copy(
         objects: None,
         checksum,
         skipped: 0,
+        not_files: Vec::new(),
         to: to.map(|t| t.to_string()),
     };
     if plan.moving && (a.source == "-" || a.destination == "-") {
@@ -205,6 +215,7 @@ pub(crate) async fn copy(
         return Ok(Moved {
             objects: Some(many.objects),
             skipped: many.skipped,
+            not_files: many.not_files,
             ..moved(what, many.bytes, None, None, None)
         });
     }

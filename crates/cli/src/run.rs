@@ -19,7 +19,7 @@ use slipstream_s3::pattern::Filters;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::actions::Printer;
+use crate::actions::{left_out, Printer};
 use crate::args::{Cli, Command, CpArgs};
 use crate::copying::{copy, reads_many, Plan};
 use crate::flags::{Connection, Transport};
@@ -350,7 +350,8 @@ async fn execute(
                 let to = moved.destination(&a.destination);
                 printer.done(moved.action(moving), &a.source, Some(to));
             }
-            printer.finish()
+            printer.finish()?;
+            left_out(moved.not_files())
         }
         Job::Remove { args, filters } => {
             let printer = Arc::new(Printer::new(args.json, quiet || args.quiet, args.dryrun));

@@ -10,7 +10,7 @@ use clap::Args;
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{sync, Compare, Links, Place, SyncOptions};
 
-use crate::actions::Printer;
+use crate::actions::{left_out, Printer};
 use crate::args::{Headers, Tuning};
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, failed, interruptible, runtime, s3};
@@ -154,7 +154,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
             done.failed.len()
         )));
     }
-    Ok(())
+    left_out(&done.moved.not_files)
 }
 
 /// A side of the sync: `s3://bucket/prefix` (a `/` added), or a local directory.

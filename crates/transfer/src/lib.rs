@@ -69,7 +69,7 @@ pub use sync::{
 };
 pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_file, Uploaded};
-pub use walk::{walk_files, Links};
+pub use walk::{walk_files, Links, Walked};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a
 /// part's bytes when the part is written (downloads) or accepted by S3 (uploads).

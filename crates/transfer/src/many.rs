@@ -15,7 +15,7 @@ use crate::download::download_listed;
 use crate::error::at;
 use crate::pool::for_each_part;
 use crate::select::Selection;
-use crate::walk::{walk_files, Links};
+use crate::walk::{walk_files, Links, Walked};
 use crate::TransferError;
 use crate::{upload_file, TransferOptions, MIN_PART_SIZE};
 
@@ -28,6 +28,9 @@ pub struct Many {
     pub bytes: u64,
     /// Objects left alone because their destination existed (`ManyOptions::no_clobber`).
     pub skipped: usize,
+    /// Entries below an uploaded directory that are not files (FIFOs, sockets, devices): left
+    /// out, as s5cmd and the AWS CLI leave them, and named so the caller can say so.
+    pub not_files: Vec<PathBuf>,
 }
 
 impl Many {
@@ -454,7 +457,7 @@ pub async fn upload_directory(
     many: &ManyOptions,
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
-    let files = walk_files(dir, &many.filters, many.links)?;
+    let Walked { files, not_files } = walk_files(dir, &many.filters, many.links)?;
     let mut bytes = 0;
     for (path, _) in &files {
         bytes += std::fs::metadata(path).map_err(at(path))?.len();
@@ -489,7 +492,10 @@ pub async fn upload_directory(
         }
     })
     .await?;
-    Ok(Many::of(&sizes))
+    Ok(Many {
+        not_files,
+        ..Many::of(&sizes)
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! has). What to do with each name is `sync.rs`'s.
 
 use std::cmp::Ordering;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -93,16 +93,19 @@ pub(crate) fn entries(
     rx
 }
 
-/// The files below `dir` that `filters` take, sorted by name; none for a missing directory.
+/// The files below `dir` that `filters` take, sorted by name (none for a missing directory),
+/// and the entries there that are not files ([`crate::Walked::not_files`]).
 pub(crate) fn local_entries(
     dir: &Path,
     filters: &Filters,
     links: Links,
-) -> Result<Vec<Entry>, TransferError> {
+) -> Result<(Vec<Entry>, Vec<PathBuf>), TransferError> {
     if !dir.exists() {
-        return Ok(Vec::new());
+        return Ok(Default::default());
     }
-    walk_files(dir, filters, links)?
+    let walked = walk_files(dir, filters, links)?;
+    let entries = walked
+        .files
         .into_iter()
         .map(|(path, name)| {
             let meta = std::fs::metadata(&path).map_err(at(&path))?;
@@ -113,7 +116,8 @@ pub(crate) fn local_entries(
                 etag: String::new(),
             })
         })
-        .collect()
+        .collect::<Result<_, TransferError>>()?;
+    Ok((entries, walked.not_files))
 }
 
 /// One name's situation: only in the source, on both sides, only in the destination.

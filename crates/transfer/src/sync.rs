@@ -272,14 +272,14 @@ pub async fn sync(
         .unwrap_or_else(|| Arc::clone(&client));
     // The local side (if any) is walked first: its names cut the S3 side's listing into
     // ranges fetched side by side.
-    let local = match (from, to) {
+    let (local, not_files) = match (from, to) {
         (Place::Local(dir), _) | (_, Place::Local(dir)) => {
             let (dir, filters, links) = (dir.clone(), options.filters.clone(), options.links);
             tokio::task::spawn_blocking(move || local_entries(&dir, &filters, links))
                 .await
                 .map_err(|e| TransferError::Io(std::io::Error::other(e)))??
         }
-        _ => Vec::new(),
+        _ => Default::default(),
     };
     let local = Arc::new(local);
     // The listings start before HeadBucket: their first pages are on the way while it
@@ -388,6 +388,10 @@ pub async fn sync(
     done.moved.objects += moved.objects;
     done.moved.bytes += moved.bytes;
     done.deleted += deleted;
+    // Only a source's: a FIFO in the destination directory is not the sync's to touch.
+    if matches!(from, Place::Local(_)) {
+        done.moved.not_files = not_files;
+    }
     Ok(done)
 }
 

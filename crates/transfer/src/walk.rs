@@ -2,7 +2,8 @@
 //! their `/`-separated path below the root, with symbolic links followed by default as the AWS
 //! CLI and s5cmd follow them (a link to a file is that file; a link to a directory, its tree).
 //! Skipping them silently, as this walk once did, left linked files out of an upload without a
-//! word.
+//! word. For the same reason the entries that are no files at all (FIFOs, sockets, devices) are
+//! left out but named, so the caller can say so, as s5cmd and the AWS CLI do.
 
 use std::path::{Path, PathBuf};
 
@@ -35,16 +36,36 @@ impl Links {
     }
 }
 
-/// Every regular file below `dir` that `filters` take, with its path relative to `dir` in
-/// `/` form (what the filters see, and what an upload appends to its prefix), sorted by it.
-pub fn walk_files(
-    dir: &Path,
-    filters: &Filters,
-    links: Links,
-) -> Result<Vec<(PathBuf, String)>, TransferError> {
-    let mut files = walk(dir, links)?;
-    files.retain(|(_, rel)| filters.takes(rel));
-    Ok(files)
+/// What a walk found below a directory.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// Every regular file, with its path relative to the directory in `/` form (what the
+    /// filters see, and what an upload appends to its prefix), sorted by it.
+    pub files: Vec<(PathBuf, String)>,
+    /// The entries that are neither files nor directories (FIFOs, sockets, devices), which
+    /// nothing can upload: left out, and named here to be reported.
+    pub not_files: Vec<PathBuf>,
+}
+
+/// What is below `dir` that `filters` take (an excluded FIFO is not reported either).
+pub fn walk_files(dir: &Path, filters: &Filters, links: Links) -> Result<Walked, TransferError> {
+    let mut walked = walk(dir, links)?;
+    walked.files.retain(|(_, rel)| filters.takes(rel));
+    walked
+        .not_files
+        .retain(|(_, rel)| rel.as_ref().map_or(true, |rel| filters.takes(rel)));
+    Ok(Walked {
+        files: walked.files,
+        not_files: walked.not_files.into_iter().map(|(p, _)| p).collect(),
+    })
+}
+
+/// A walk's findings before the filters: the names of entries that are not files are kept
+/// when they are UTF-8 (a filter may leave one out), else `None` (reported whatever the filters).
+#[derive(Debug)]
+struct Found {
+    files: Vec<(PathBuf, String)>,
+    not_files: Vec<(PathBuf, Option<String>)>,
 }
 
 /// A directory to read, and where the walk came through to reach it: the real (canonical)
@@ -54,9 +75,10 @@ struct Pending {
     real: Vec<PathBuf>,
 }
 
-/// Every regular file below `dir` (see [`walk_files`]).
-fn walk(dir: &Path, links: Links) -> Result<Vec<(PathBuf, String)>, TransferError> {
+/// Every entry below `dir` (see [`walk_files`]).
+fn walk(dir: &Path, links: Links) -> Result<Found, TransferError> {
     let mut out = Vec::new();
+    let mut not_files = Vec::new();
     let mut stack = vec![Pending {
         path: dir.to_path_buf(),
         real: vec![std::fs::canonicalize(dir).map_err(at(dir))?],
@@ -91,11 +113,18 @@ fn walk(dir: &Path, links: Links) -> Result<Vec<(PathBuf, String)>, TransferErro
             } else if kind.is_file() {
                 let rel = relative(dir, &path)?;
                 out.push((path, rel));
+            } else {
+                let rel = relative(dir, &path).ok();
+                not_files.push((path, rel));
             }
         }
     }
     out.sort_by(|a, b| a.1.cmp(&b.1));
-    Ok(out)
+    not_files.sort();
+    Ok(Found {
+        files: out,
+        not_files,
+    })
 }
 
 fn broken_link(path: &Path, e: &std::io::Error) -> TransferError {
@@ -125,10 +154,12 @@ fn relative(dir: &Path, path: &Path) -> Result<String, TransferError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use slipstream_s3::pattern::Rule;
 
     fn names(dir: &Path, links: Links) -> Vec<String> {
         walk(dir, links)
             .unwrap()
+            .files
             .into_iter()
             .map(|(_, rel)| rel)
             .collect()
@@ -160,5 +191,26 @@ mod tests {
             "{e}"
         );
         assert_eq!(names(&t, Links::Skip), ["real/f"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn entries_that_are_not_files_are_named_unless_filtered_out() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("d")).unwrap();
+        std::fs::write(t.path().join("d/f"), b"1").unwrap();
+        let _a = std::os::unix::net::UnixListener::bind(t.path().join("a.sock")).unwrap();
+        let _b = std::os::unix::net::UnixListener::bind(t.path().join("d/b.sock")).unwrap();
+        let walked = walk_files(t.path(), &Filters::default(), Links::Follow).unwrap();
+        let files: Vec<_> = walked.files.iter().map(|(_, rel)| rel.as_str()).collect();
+        assert_eq!(files, ["d/f"]);
+        assert_eq!(
+            walked.not_files,
+            [t.path().join("a.sock"), t.path().join("d/b.sock")]
+        );
+        let mut filters = Filters::default();
+        filters.push(Rule::Exclude, "*.sock").unwrap();
+        let walked = walk_files(t.path(), &filters, Links::Follow).unwrap();
+        assert!(walked.not_files.is_empty(), "{:?}", walked.not_files);
     }
 }

@@ -300,7 +300,8 @@ class Client:
         missing or differs (size, then time, as ``aws s3 sync``); ``delete`` removes what the
         source lacks; ``filters`` in order, the last match deciding. A directory's symbolic
         links are followed (a loop left out, a link to nothing an error) unless
-        ``follow_symlinks=False``."""
+        ``follow_symlinks=False``; its FIFOs, sockets and devices are left out and listed in
+        ``not_files``."""
         ...
 
     # asyncio twins: each returns a coroutine whose work starts at the call, runs on the
@@ -397,6 +398,8 @@ class SyncResult(TypedDict):
     unchanged: int
     actions: list[SyncAction]
     failed: list[dict[str, str]]
+    not_files: list[str]
+    """A source directory's entries left out for not being files (FIFOs, sockets, devices)."""
 
 class ObjectIterator:
     """What ``Client.list`` returns: dicts with ``Key``, ``Size``, ``ETag``, ``LastModified``."""
