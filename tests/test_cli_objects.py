@@ -327,3 +327,37 @@ def test_many_objects_in_flight_are_not_held_to_a_logins_open_files(slipstream_b
     cp(f"s3://{bucket}/t/", str(tmp_path / "out"))
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(p.name for p in src.iterdir())
     assert all((tmp_path / "out" / p.name).read_bytes() == p.read_bytes() for p in src.iterdir())
+
+
+def test_local_names_that_are_not_utf8_are_taken_as_the_aws_cli_takes_them(slipstream_bin, server, s3, tmp_path):
+    """A Latin-1 file name goes to a key that is given and comes back under any name; a key
+    that would be made from it is refused with the way out; an s3:// URL must be UTF-8."""
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    root = os.fsencode(tmp_path)
+    latin1 = root + b"/caf\xe9.txt"
+    with open(latin1, "wb") as f:
+        f.write(b"latin")
+    cli(slipstream_bin, server, "cp", latin1, f"s3://{bucket}/cafe.txt")
+    assert s3.get_object(Bucket=bucket, Key="cafe.txt")["Body"].read() == b"latin"
+    r = cli(slipstream_bin, server, "cp", latin1, f"s3://{bucket}/dir/", check=False)
+    assert r.returncode == 2 and b"not valid UTF-8" in r.stderr and f"s3://{bucket}/dir/KEY".encode() in r.stderr
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/cafe.txt", root + b"/back\xe9.txt")
+    with open(root + b"/back\xe9.txt", "rb") as f:
+        assert f.read() == b"latin"
+    r = cli(slipstream_bin, server, "cp", latin1, f"s3://{bucket}/k\xe9".encode("latin-1"), check=False)
+    assert r.returncode == 2 and b"is not valid UTF-8, as S3 keys must be" in r.stderr
+    # A directory so named: uploaded, synced, downloaded into another, moved (its files go).
+    tree = root + b"/d\xe9"
+    os.mkdir(tree)
+    with open(tree + b"/a", "wb") as f:
+        f.write(b"a")
+    cli(slipstream_bin, server, "cp", "--recursive", tree, f"s3://{bucket}/t/")
+    cli(slipstream_bin, server, "sync", tree, f"s3://{bucket}/s/")
+    cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/t/", root + b"/out\xe9")
+    with open(root + b"/out\xe9/a", "rb") as f:
+        assert f.read() == b"a"
+    cli(slipstream_bin, server, "mv", "--recursive", tree, f"s3://{bucket}/m/")
+    assert os.listdir(tree) == []
+    listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"])
+    assert listed == ["cafe.txt", "m/a", "s/a", "t/a"]

@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use slipstream_client::ChecksumAlgorithm;
 
 use crate::flags::{parse_size, parse_timeout, Connection, Transport};
+use crate::location::Location;
 
 /// Slipstream: the fast path to S3.
 #[derive(Parser, Debug)]
@@ -113,9 +114,11 @@ a failed or interrupted move leaves every source that was not copied where it wa
 #[derive(Args, Debug)]
 pub struct CpArgs {
     /// A local path or s3://bucket/key.
-    pub source: String,
+    #[arg(value_parser = Location::parser())]
+    pub source: Location,
     /// A local path or s3://bucket/key (a key ending in / takes the file's name).
-    pub destination: String,
+    #[arg(value_parser = Location::parser())]
+    pub destination: Location,
     #[command(flatten)]
     pub connection: Connection,
     #[command(flatten)]

@@ -3,7 +3,6 @@
 //! server; `--dryrun`; and, for `mv`, deleting each source once its copy completed (in
 //! `DeleteObjects` batches, while the copies go on).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use slipstream_client::xml::Object;
@@ -31,10 +30,10 @@ pub(crate) async fn cp_many(
     let action = move |base: &'static str| if moving { "move" } else { base };
     match (src_s3, dst_s3) {
         (true, false) => {
-            let src = s3(&a.source)?;
+            let src = s3(a.source.url()?)?;
             let selection = Selection::parse_as(&src.key, a.recursive, a.raw)
                 .map_err(|e| Failure::usage(e.to_string()))?;
-            let dir = Path::new(&a.destination);
+            let dir = a.destination.path();
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
             many.filters = plan.filters.clone();
@@ -71,8 +70,8 @@ pub(crate) async fn cp_many(
             finish_deletes(deleting, result.map(|m| ("download", m))).await
         }
         (false, true) => {
-            let dst = s3(&a.destination)?;
-            let dir = Path::new(&a.source);
+            let dst = s3(a.destination.url()?)?;
+            let dir = a.source.path();
             if !dir.is_dir() {
                 return Err(Failure::usage(format!("{} is not a directory", a.source)));
             }
@@ -87,6 +86,7 @@ pub(crate) async fn cp_many(
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
             let r = Arc::clone(&removal_failed);
+            let (root, below) = (dir.to_path_buf(), prefix.clone());
             many.on_object = Some(Arc::new(move |path, key, _| {
                 p.done(
                     action("upload"),
@@ -94,7 +94,10 @@ pub(crate) async fn cp_many(
                     Some(&format!("s3://{bucket}/{key}")),
                 );
                 if moving {
-                    if let Err(e) = std::fs::remove_file(path) {
+                    // The file as the walk found it, its directory's bytes kept (`path` is
+                    // text for the line printed: a directory named in Latin-1 would not match).
+                    let file = root.join(key.strip_prefix(below.as_str()).unwrap_or(key));
+                    if let Err(e) = std::fs::remove_file(file) {
                         if let Ok(mut r) = r.lock() {
                             r.get_or_insert(format!(
                                 "uploaded, but {path} could not be removed: {e}"
@@ -127,7 +130,7 @@ pub(crate) async fn cp_many(
             Ok(("upload", done))
         }
         (true, true) => {
-            let (src, dst) = (s3(&a.source)?, s3(&a.destination)?);
+            let (src, dst) = (s3(a.source.url()?)?, s3(a.destination.url()?)?);
             // Another service or account: listed, read and (for mv) deleted with its own
             // client, the bytes through this machine.
             let reader = source_client(&a.source_service, &a.connection, &a.transport)?;

@@ -17,6 +17,7 @@ use slipstream_transfer::{
 use crate::actions::{left_out, Printer};
 use crate::args::CpArgs;
 use crate::copy_many::cp_many;
+use crate::location::Location;
 use crate::objects::{client, client_for, failed, interruptible, object, runtime, s3};
 use crate::progress::Bar;
 use crate::Failure;
@@ -55,7 +56,10 @@ pub(crate) fn reads_many(a: &CpArgs, filters: &Filters) -> Result<bool, Failure>
 
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
 pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
-    !a.raw && a.source.starts_with("s3://") && Pattern::has_wildcard(&a.source)
+    !a.raw
+        && a.source
+            .url()
+            .is_ok_and(|url| url.starts_with("s3://") && Pattern::has_wildcard(url))
 }
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
@@ -75,7 +79,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     let started = Instant::now();
     let moved = rt.block_on(interruptible(copy(&plan, client, opts)))??;
     let what = moved.action(moving);
-    let to = moved.destination(&a.destination).to_owned();
+    let to = moved.destination(&a.destination);
     let Moved {
         bytes,
         parts,
@@ -100,7 +104,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
             objects.unwrap_or(1),
             checksum.map_or("null".into(), |c| format!("\"{c}\""))
         );
-        if a.destination == "-" {
+        if a.destination.is_stdio() {
             eprintln!("{line}");
         } else {
             println!("{line}");
@@ -172,8 +176,8 @@ impl Moved {
     }
 
     /// Where one object went, or the destination as `given` for many.
-    pub(crate) fn destination<'a>(&'a self, given: &'a str) -> &'a str {
-        self.to.as_deref().unwrap_or(given)
+    pub(crate) fn destination(&self, given: &Location) -> String {
+        self.to.clone().unwrap_or_else(|| given.to_string())
     }
 }
 
@@ -184,10 +188,7 @@ pub(crate) async fn copy(
     opts: TransferOptions,
 ) -> Result<Moved, Failure> {
     let a = plan.a;
-    let (src_s3, dst_s3) = (
-        a.source.starts_with("s3://"),
-        a.destination.starts_with("s3://"),
-    );
+    let (src_s3, dst_s3) = (a.source.is_s3(), a.destination.is_s3());
     let sent = Some(opts.checksum);
     let moved = |what, bytes, parts, checksum, to: Option<&dyn std::fmt::Display>| Moved {
         what,
@@ -199,7 +200,7 @@ pub(crate) async fn copy(
         not_files: Vec::new(),
         to: to.map(|t| t.to_string()),
     };
-    if plan.moving && (a.source == "-" || a.destination == "-") {
+    if plan.moving && (a.source.is_stdio() || a.destination.is_stdio()) {
         return Err(Failure::usage(
             "mv moves files and objects, not standard input or output",
         ));
@@ -222,12 +223,13 @@ pub(crate) async fn copy(
     // --dryrun: the line the copy would print, with the word and the destination it resolves.
     let dry = |what, to: &dyn std::fmt::Display| {
         let action = if plan.moving { "move" } else { what };
-        Printer::new(false, false, true).done(action, &a.source, Some(&to.to_string()));
+        let from = a.source.to_string();
+        Printer::new(false, false, true).done(action, &from, Some(&to.to_string()));
         moved(what, 0, None, None, None)
     };
     Ok(match (src_s3, dst_s3) {
-        (true, false) if a.destination == "-" => {
-            let src = object(&a.source)?;
+        (true, false) if a.destination.is_stdio() => {
+            let src = object(a.source.url()?)?;
             if a.dryrun {
                 return Ok(dry("download", &"-"));
             }
@@ -237,8 +239,8 @@ pub(crate) async fn copy(
                 .map_err(failed)?;
             moved("download", done.size, None, done.checksum_verified, None)
         }
-        (false, true) if a.source == "-" => {
-            let dst = object(&a.destination)?;
+        (false, true) if a.source.is_stdio() => {
+            let dst = object(a.destination.url()?)?;
             if a.dryrun {
                 return Ok(dry("upload", &dst));
             }
@@ -252,8 +254,8 @@ pub(crate) async fn copy(
             moved("upload", done.size, Some(done.parts), sent, Some(&dst))
         }
         (true, false) => {
-            let src = object(&a.source)?;
-            let dest = local_destination(&a.destination, &src.key);
+            let src = object(a.source.url()?)?;
+            let dest = local_destination(a.destination.path(), &src.key);
             if a.dryrun {
                 return Ok(dry("download", &dest.display()));
             }
@@ -282,8 +284,8 @@ pub(crate) async fn copy(
             )
         }
         (false, true) => {
-            let dst = s3(&a.destination)?;
-            let path = Path::new(&a.source);
+            let dst = s3(a.destination.url()?)?;
+            let path = a.source.path();
             match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => {
                     return Err(Failure::usage(format!(
@@ -296,9 +298,19 @@ pub(crate) async fn copy(
             }
             let name = path
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| Failure::usage(format!("{} is not a file", a.source)))?;
-            let key = join_key(&dst.key, &name);
+            // A name in a legacy encoding can still go to a key that is given, as with the
+            // AWS CLI; only a key made from the name must be UTF-8.
+            let key = match name.to_str() {
+                Some(name) => join_key(&dst.key, name),
+                None if takes_name(&dst.key) => {
+                    return Err(Failure::usage(format!(
+                        "the name of {} is not valid UTF-8, as S3 keys must be: give the key (s3://{}/{}KEY)",
+                        a.source, dst.bucket, dst.key
+                    )))
+                }
+                None => dst.key.clone(),
+            };
             let target = S3Uri {
                 bucket: dst.bucket.clone(),
                 key,
@@ -323,8 +335,8 @@ pub(crate) async fn copy(
             moved("upload", done.size, Some(done.parts), sent, Some(&target))
         }
         (true, true) => {
-            let src = object(&a.source)?;
-            let dst = s3(&a.destination)?;
+            let src = object(a.source.url()?)?;
+            let dst = s3(a.destination.url()?)?;
             let key = join_key(&dst.key, src.key.rsplit('/').next().unwrap_or(&src.key));
             let dst = S3Uri {
                 bucket: dst.bucket,
@@ -440,11 +452,16 @@ async fn remove_source(plan: &Plan<'_>, client: &S3Client, src: &S3Uri) -> Resul
 /// `key` as a destination for a source named `name`: a prefix (empty, or ending in `/`) takes
 /// the name, as `cp file s3://b/dir/` does.
 fn join_key(key: &str, name: &str) -> String {
-    if key.is_empty() || key.ends_with('/') {
+    if takes_name(key) {
         format!("{key}{name}")
     } else {
         key.to_owned()
     }
+}
+
+/// Whether a destination key is a prefix that the source's name completes (`s3://b/dir/`).
+fn takes_name(key: &str) -> bool {
+    key.is_empty() || key.ends_with('/')
 }
 
 /// The source's own client, when --source-endpoint-url, --source-profile or --source-region
@@ -542,8 +559,7 @@ impl crate::args::Headers {
 }
 /// A directory destination (one that exists, or a path ending in `/`) takes the key's last
 /// segment as the file name.
-fn local_destination(dest: &str, key: &str) -> PathBuf {
-    let dest = Path::new(dest);
+fn local_destination(dest: &Path, key: &str) -> PathBuf {
     if dest.is_dir() || dest.as_os_str().to_string_lossy().ends_with('/') {
         dest.join(key.rsplit('/').next().unwrap_or(key))
     } else {

@@ -19,6 +19,7 @@ mod flags;
 mod gateway;
 mod gateway_keys;
 mod listing;
+mod location;
 mod objects;
 mod open_files;
 mod presign;

@@ -117,9 +117,9 @@ impl Job {
     /// The bucket the line touches first, to choose the workers by its server's latency.
     fn bucket(&self) -> Option<String> {
         let target = match self {
-            Job::Copy { args, .. } if args.source.starts_with("s3://") => &args.source,
-            Job::Copy { args, .. } => &args.destination,
-            Job::Remove { args, .. } => args.targets.first()?,
+            Job::Copy { args, .. } if args.source.is_s3() => args.source.url().ok()?,
+            Job::Copy { args, .. } => args.destination.url().ok()?,
+            Job::Remove { args, .. } => args.targets.first()?.as_str(),
         };
         slipstream_s3::S3Uri::parse(target).ok().map(|u| u.bucket)
     }
@@ -297,7 +297,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
         Command::Cp(mut args) | Command::Mv(mut args) => {
             let moving = matches.subcommand_name() == Some("mv");
             args.connection = own(&args.connection)?;
-            if args.source == "-" || args.destination == "-" {
+            if args.source.is_stdio() || args.destination.is_stdio() {
                 return Err("a line cannot read standard input or write standard output".into());
             }
             let filters = filters(&args.filters)?;
@@ -348,7 +348,7 @@ async fn execute(
             let moved = copy(&plan, client, opts).await?;
             if !many && !a.dryrun {
                 let to = moved.destination(&a.destination);
-                printer.done(moved.action(moving), &a.source, Some(to));
+                printer.done(moved.action(moving), &a.source.to_string(), Some(&to));
             }
             printer.finish()?;
             left_out(moved.not_files())
@@ -395,7 +395,7 @@ mod tests {
             panic!("not a copy");
         };
         assert!(moving && args.recursive);
-        assert_eq!(args.source, "s3://b/a dir/");
+        assert_eq!(args.source, "s3://b/a dir/".into());
         assert_eq!(args.connection.region.as_deref(), Some("eu-west-1"));
         assert!(filters.takes("x.gz") && !filters.takes("x.txt"));
         let Ok(Job::Remove { args, .. }) = parsed("rm s3://b/k1 s3://b/k2") else {

@@ -2,7 +2,6 @@
 //! server, moving what is missing or differs (the AWS CLI's rules: see
 //! `slipstream_transfer::differs`) and with --delete removing what the source lacks.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,6 +12,7 @@ use slipstream_transfer::{sync, Compare, Links, Place, SyncOptions};
 use crate::actions::{left_out, Printer};
 use crate::args::{Headers, Tuning};
 use crate::flags::{Connection, Transport};
+use crate::location::Location;
 use crate::objects::{client, failed, interruptible, runtime, s3};
 use crate::progress::Bar;
 use crate::Failure;
@@ -40,9 +40,11 @@ refused to delete are printed), 2 flags or configuration.";
 #[derive(Args, Debug)]
 pub struct SyncArgs {
     /// A directory or s3://bucket/prefix.
-    pub source: String,
+    #[arg(value_parser = Location::parser())]
+    pub source: Location,
     /// A directory (made if missing) or s3://bucket/prefix.
-    pub destination: String,
+    #[arg(value_parser = Location::parser())]
+    pub destination: Location,
     #[command(flatten)]
     pub connection: Connection,
     #[command(flatten)]
@@ -158,17 +160,17 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
 }
 
 /// A side of the sync: `s3://bucket/prefix` (a `/` added), or a local directory.
-fn place(text: &str) -> Result<Place, Failure> {
-    if text.starts_with("s3://") {
-        let uri = s3(text)?;
+fn place(side: &Location) -> Result<Place, Failure> {
+    if side.is_s3() {
+        let uri = s3(side.url()?)?;
         return Ok(Place::s3(&uri.bucket, &uri.key));
     }
-    if text == "-" {
+    if side.is_stdio() {
         return Err(Failure::usage(
             "sync copies directories and prefixes, not standard input or output",
         ));
     }
-    Ok(Place::Local(PathBuf::from(text)))
+    Ok(Place::Local(side.path().to_path_buf()))
 }
 
 fn bucket_of(place: &Place) -> &str {
