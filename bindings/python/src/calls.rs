@@ -15,8 +15,8 @@ use slipstream_client::xml::Object;
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
-    CopySettings, CopySource, DeleteReport, Deleted, Links, ObjectHeaders, SyncOptions, Synced,
-    TransferError, TransferOptions,
+    CopySettings, CopySource, DeleteReport, Deleted, Links, ObjectHeaders, Progress, SyncOptions,
+    Synced, TransferError, TransferOptions,
 };
 
 use crate::client::Client;
@@ -33,13 +33,19 @@ pub(crate) struct SyncArgs {
 }
 
 impl Client {
+    /// `progress`: the counter a `callback=` reads (`progress.rs`).
     pub(crate) fn download_work(
         &self,
         bucket: &str,
         key: &str,
         path: PathBuf,
+        progress: Option<Arc<Progress>>,
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let client = Arc::clone(&self.inner);
+        let opts = TransferOptions {
+            progress,
+            ..self.opts.clone()
+        };
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         async move {
             download_to_file(client, &bucket, &key, &path, opts)
@@ -54,11 +60,13 @@ impl Client {
         (bucket, key): (&str, &str),
         checksum_algorithm: Option<&str>,
         headers: ObjectHeaders,
+        progress: Option<Arc<Progress>>,
     ) -> PyResult<impl Future<Output = Result<u64, TransferError>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
         let opts = TransferOptions {
             checksum: self.checksum(checksum_algorithm)?,
             headers,
+            progress,
             ..self.opts.clone()
         };
         let (bucket, key) = (bucket.to_owned(), key.to_owned());

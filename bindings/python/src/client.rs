@@ -26,6 +26,7 @@ use crate::aio;
 use crate::calls::{bucket_list, head_dict, object_headers, refused, SyncArgs};
 use crate::errors::{to_py, Raise};
 use crate::listing::{AsyncObjectIterator, ObjectIterator};
+use crate::progress::Reporter;
 use crate::{addressing_style, Credentials};
 
 /// A Python callable that returns `(Credentials, expires_at)`, `expires_at` in Unix seconds or
@@ -199,9 +200,20 @@ impl Client {
     }
 
     /// Downloads `bucket/key` to `path` (parts in parallel); returns the size. The file appears
-    /// only when complete and checked.
-    fn download(&self, py: Python<'_>, bucket: &str, key: &str, path: PathBuf) -> PyResult<u64> {
-        self.wait(py, self.download_work(bucket, key, path))
+    /// only when complete and checked. `callback` (boto3's `Callback`) is called with the bytes
+    /// moved since its last call (`progress.rs`).
+    #[pyo3(signature = (bucket, key, path, *, callback = None))]
+    fn download(
+        &self,
+        py: Python<'_>,
+        bucket: &str,
+        key: &str,
+        path: PathBuf,
+        callback: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let reporter = Reporter::new(callback)?;
+        let work = self.download_work(bucket, key, path, Reporter::progress(&reporter));
+        self.wait_reporting(py, work, reporter)
     }
 
     /// `download`, awaited.
@@ -212,15 +224,17 @@ impl Client {
         key: &str,
         path: PathBuf,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.download_work(bucket, key, path);
+        let work = self.download_work(bucket, key, path, None);
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
     /// Uploads the file at `path` to `bucket/key` (multipart when large), every part with its
     /// checksum (`checksum_algorithm`, else the client's); returns the size. `extra_args` as
     /// boto3's `ExtraArgs`: the content headers, `Metadata`, `StorageClass`, `ACL`, encryption,
-    /// `Tagging`, `WebsiteRedirectLocation` (`calls::object_headers`).
-    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None, extra_args = None))]
+    /// `Tagging`, `WebsiteRedirectLocation` (`calls::object_headers`). `callback` as for
+    /// `download`.
+    #[pyo3(signature = (path, bucket, key, *, checksum_algorithm = None, extra_args = None, callback = None))]
+    #[allow(clippy::too_many_arguments)]
     fn upload(
         &self,
         py: Python<'_>,
@@ -229,12 +243,13 @@ impl Client {
         key: &str,
         checksum_algorithm: Option<&str>,
         extra_args: Option<&Bound<'_, PyDict>>,
+        callback: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let headers = object_headers(extra_args)?;
-        self.wait(
-            py,
-            self.upload_work(path, (bucket, key), checksum_algorithm, headers)?,
-        )
+        let reporter = Reporter::new(callback)?;
+        let progress = Reporter::progress(&reporter);
+        let work = self.upload_work(path, (bucket, key), checksum_algorithm, headers, progress)?;
+        self.wait_reporting(py, work, reporter)
     }
 
     /// `upload`, awaited.
@@ -249,7 +264,7 @@ impl Client {
         extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let headers = object_headers(extra_args)?;
-        let work = self.upload_work(path, (bucket, key), checksum_algorithm, headers)?;
+        let work = self.upload_work(path, (bucket, key), checksum_algorithm, headers, None)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -257,15 +272,21 @@ impl Client {
     /// `"wb"`, `io.BytesIO`, a `gzip.GzipFile`), parts fetched in parallel and written in
     /// order, memory bounded by the window of parts; returns the size. As boto3's
     /// `download_fileobj`: the file object is neither flushed nor closed, and on an error what
-    /// was written is not the object (its checksum is compared at the end).
+    /// was written is not the object (its checksum is compared at the end). `callback` as for
+    /// `download`.
+    #[pyo3(signature = (bucket, key, fileobj, *, callback = None))]
     fn download_fileobj(
         &self,
         py: Python<'_>,
         bucket: &str,
         key: &str,
         fileobj: &Bound<'_, PyAny>,
+        callback: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        self.wait(py, self.download_fileobj_work(bucket, key, fileobj)?)
+        let reporter = Reporter::new(callback)?;
+        let progress = Reporter::progress(&reporter);
+        let work = self.download_fileobj_work(bucket, key, fileobj, progress)?;
+        self.wait_reporting(py, work, reporter)
     }
 
     /// `download_fileobj`, awaited (the file object is written from the runtime's threads,
@@ -277,7 +298,7 @@ impl Client {
         key: &str,
         fileobj: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.download_fileobj_work(bucket, key, fileobj)?;
+        let work = self.download_fileobj_work(bucket, key, fileobj, None)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -285,8 +306,9 @@ impl Client {
     /// `io.BytesIO`, a pipe) to `bucket/key`: one `PutObject` when it ends within the first
     /// part, else a multipart upload sending parts while the next is read; returns the size.
     /// An exception from `read` is raised as it was and no object is made (a multipart upload
-    /// is aborted). `checksum_algorithm` and `extra_args` as for `upload`.
-    #[pyo3(signature = (fileobj, bucket, key, *, checksum_algorithm = None, extra_args = None))]
+    /// is aborted). `checksum_algorithm`, `extra_args` and `callback` as for `upload`.
+    #[pyo3(signature = (fileobj, bucket, key, *, checksum_algorithm = None, extra_args = None, callback = None))]
+    #[allow(clippy::too_many_arguments)]
     fn upload_fileobj(
         &self,
         py: Python<'_>,
@@ -295,10 +317,13 @@ impl Client {
         key: &str,
         checksum_algorithm: Option<&str>,
         extra_args: Option<&Bound<'_, PyDict>>,
+        callback: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let work =
-            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, extra_args)?;
-        self.wait(py, work)
+        let reporter = Reporter::new(callback)?;
+        let names = (bucket, key);
+        let (checksum, progress) = (checksum_algorithm, Reporter::progress(&reporter));
+        let work = self.upload_fileobj_work(fileobj, names, checksum, extra_args, progress)?;
+        self.wait_reporting(py, work, reporter)
     }
 
     /// `upload_fileobj`, awaited (the file object is read from the runtime's threads).
@@ -313,7 +338,7 @@ impl Client {
         extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let work =
-            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, extra_args)?;
+            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, extra_args, None)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -611,6 +636,23 @@ impl Client {
         T: Send,
         E: Raise + Send,
     {
+        self.wait_reporting(py, work, None)
+    }
+
+    /// [`Client::wait`], telling `reporter`'s callback what moved at every step and at the
+    /// end; an exception from the callback stops the work as a signal handler's does.
+    pub(crate) fn wait_reporting<T, E, F>(
+        &self,
+        py: Python<'_>,
+        work: F,
+        mut reporter: Option<Reporter>,
+    ) -> PyResult<T>
+    where
+        F: std::future::Future<Output = Result<T, E>> + Send,
+        T: Send,
+        E: Raise + Send,
+    {
+        let mut report = |py| reporter.as_mut().map_or(Ok(()), |r| r.report(py));
         let watch = crate::stop::watch(py);
         let busy = watch.map(crate::stop::Watch::enter);
         // Boxed so that it can be dropped (cancelled) before the clean-ups are awaited.
@@ -622,9 +664,11 @@ impl Client {
                     .block_on(async { tokio::time::timeout(SIGNAL_CHECK, &mut work).await })
             });
             if let Ok(done) = step {
-                return done.map_err(Raise::raise);
+                let done = done.map_err(Raise::raise)?;
+                report(py)?;
+                return Ok(done);
             }
-            let raised = py.check_signals().err();
+            let raised = py.check_signals().and_then(|()| report(py)).err();
             let stopped = watch.and_then(crate::stop::Watch::stopped);
             if raised.is_none() && stopped.is_none() {
                 continue;

@@ -23,7 +23,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
 use slipstream_client::S3Client;
-use slipstream_transfer::{download_to_writer, upload_from_reader, TransferError, TransferOptions};
+use slipstream_transfer::{
+    download_to_writer, upload_from_reader, Progress, TransferError, TransferOptions,
+};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::calls::object_headers;
@@ -64,9 +66,14 @@ impl Client {
         bucket: &str,
         key: &str,
         fileobj: &Bound<'_, PyAny>,
+        progress: Option<Arc<Progress>>,
     ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
         let write = method(fileobj, "write", "opened 'wb'")?;
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let client = Arc::clone(&self.inner);
+        let opts = TransferOptions {
+            progress,
+            ..self.opts.clone()
+        };
         let names = (bucket.to_owned(), key.to_owned());
         Ok(download_into(client, names, write, opts))
     }
@@ -78,11 +85,13 @@ impl Client {
         (bucket, key): (&str, &str),
         checksum_algorithm: Option<&str>,
         extra_args: Option<&Bound<'_, PyDict>>,
+        progress: Option<Arc<Progress>>,
     ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
         let read = method(fileobj, "read", "opened 'rb'")?;
         let opts = TransferOptions {
             checksum: self.checksum(checksum_algorithm)?,
             headers: object_headers(extra_args)?,
+            progress,
             ..self.opts.clone()
         };
         let client = Arc::clone(&self.inner);
@@ -101,6 +110,7 @@ fn method(fileobj: &Bound<'_, PyAny>, name: &str, mode: &str) -> PyResult<Method
         Ok(m) if m.is_callable() => Ok(Method {
             call: m.unbind(),
             raised: None,
+            yielded: false,
         }),
         _ => Err(PyTypeError::new_err(format!(
             "fileobj must be a binary file object with {name}() (a file {mode}, io.BytesIO), not {}",
@@ -155,9 +165,25 @@ const WRITE_CHUNK: usize = 1 << 20;
 struct Method {
     call: Py<PyAny>,
     raised: Option<PyErr>,
+    /// Whether the last poll gave control back (see [`Method::turn`]).
+    yielded: bool,
 }
 
 impl Method {
+    /// Whether this poll calls Python: every other one returns `Pending` at once, woken
+    /// again. The calls are synchronous, so a transfer whose parts are done by the time the
+    /// next call returns would otherwise run from its first call to its last in one poll,
+    /// and `Client::wait` would not get control between its steps to run signal handlers and
+    /// the `callback=` (a test saw an upload from a slow reader complete before its callback
+    /// could stop it).
+    fn turn(&mut self, cx: &mut Context<'_>) -> bool {
+        self.yielded = !self.yielded;
+        if self.yielded {
+            cx.waker().wake_by_ref();
+        }
+        !self.yielded
+    }
+
     /// Keeps `e` to be raised; the error the transfer fails with meanwhile.
     fn failed(&mut self, e: PyErr) -> io::Error {
         self.raised = Some(e);
@@ -202,10 +228,14 @@ impl PyWriter {
 impl AsyncWrite for PyWriter {
     fn poll_write(
         self: Pin<&mut Self>,
-        _: &mut Context<'_>,
+        cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Poll::Ready(self.get_mut().write_all(data).map(|()| data.len()))
+        let this = self.get_mut();
+        if !this.0.turn(cx) {
+            return Poll::Pending;
+        }
+        Poll::Ready(this.write_all(data).map(|()| data.len()))
     }
 
     // Flushing and closing stay the caller's, as with boto3: the file object may go on being
@@ -262,9 +292,13 @@ fn answer(read: &Bound<'_, PyAny>, want: usize) -> PyResult<PyBackedBytes> {
 impl AsyncRead for PyReader {
     fn poll_read(
         self: Pin<&mut Self>,
-        _: &mut Context<'_>,
+        cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Poll::Ready(self.get_mut().fill(buf))
+        let this = self.get_mut();
+        if !this.0.turn(cx) {
+            return Poll::Pending;
+        }
+        Poll::Ready(this.fill(buf))
     }
 }

@@ -22,6 +22,7 @@ mod listing;
 mod options;
 mod pipeline;
 mod post;
+mod progress;
 mod runtime;
 mod stop;
 mod sync;

@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import os
+import time
 import uuid
 
 import pytest
@@ -140,3 +141,63 @@ def test_async_twins(server, s3, bucket):
         return size, got, out.getvalue()
 
     assert asyncio.run(both()) == (len(data), len(data), data)
+
+
+def test_callback_is_told_every_byte_as_boto3s_callback(server, s3, bucket, tmp_path):
+    """`callback=` on download, upload and the file-object calls: called on the calling thread
+    with the bytes since its last call, summing to the size; a raise stops the transfer."""
+    import threading
+
+    c = make_client(server, part_size=5 * MiB, concurrency=2)
+    data = os.urandom(23 * MiB)
+    src = tmp_path / "src.bin"
+    src.write_bytes(data)
+    me = threading.get_ident()
+
+    def counter():
+        seen = []
+
+        def callback(n):
+            assert threading.get_ident() == me, "called on the calling thread"
+            seen.append(n)
+        return seen, callback
+
+    seen, cb = counter()
+    assert c.upload(src, bucket, "k", callback=cb) == len(data)
+    assert sum(seen) == len(data) and all(n > 0 for n in seen), seen
+    seen, cb = counter()
+    c.download(bucket, "k", tmp_path / "dst.bin", callback=cb)
+    assert sum(seen) == len(data) and (tmp_path / "dst.bin").read_bytes() == data
+    seen, cb = counter()
+    c.upload_fileobj(io.BytesIO(data), bucket, "k2", callback=cb)
+    assert sum(seen) == len(data)
+    seen, cb = counter()
+    out = io.BytesIO()
+    c.download_fileobj(bucket, "k2", out, callback=cb)
+    assert sum(seen) == len(data) and out.getvalue() == data
+
+    class Stop(Exception):
+        pass
+
+    def stop(n):
+        raise Stop(n)
+
+    # Slow file objects keep the transfers going past the callback's first call (every 0.1 s).
+    class SlowWriter(io.BytesIO):
+        def write(self, b):
+            time.sleep(0.02)
+            return super().write(b)
+
+    class SlowReader(io.BytesIO):
+        def read(self, n=-1):
+            time.sleep(0.02)
+            return super().read(min(n, MiB) if n >= 0 else MiB)
+
+    with pytest.raises(Stop):
+        c.download_fileobj(bucket, "k", SlowWriter(), callback=stop)
+    with pytest.raises(Stop):
+        c.upload_fileobj(SlowReader(data), bucket, "stopped", callback=stop)
+    assert "stopped" not in keys(s3, bucket)
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == [], "the multipart upload was aborted"
+    with pytest.raises(TypeError, match="callback must be callable"):
+        c.download(bucket, "k", tmp_path / "x", callback=42)

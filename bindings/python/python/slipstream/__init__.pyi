@@ -219,7 +219,13 @@ class Client:
         ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
-    def download(self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"]) -> int: ...
+    def download(
+        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"], *, callback: Optional[Callable[[int], object]] = None
+    ) -> int:
+        """``callback`` (boto3's ``Callback``, e.g. a ``tqdm``'s ``update``) is called on this
+        thread with the bytes moved since its last call, about ten times a second and at the
+        end; an exception it raises stops the transfer as Ctrl-C does."""
+        ...
     def upload(
         self,
         path: Union[str, "os.PathLike[str]"],
@@ -228,8 +234,11 @@ class Client:
         *,
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
+        callback: Optional[Callable[[int], object]] = None,
     ) -> int: ...
-    def download_fileobj(self, bucket: str, key: str, fileobj: BinaryWriter) -> int:
+    def download_fileobj(
+        self, bucket: str, key: str, fileobj: BinaryWriter, *, callback: Optional[Callable[[int], object]] = None
+    ) -> int:
         """Streams the object into ``fileobj`` (``write(bytes)``: a file opened ``"wb"``,
         ``io.BytesIO``, a ``gzip.GzipFile``), parts in parallel and written in order, memory
         bounded by the window of parts; the size. As boto3's: ``fileobj`` is neither flushed nor
@@ -243,6 +252,7 @@ class Client:
         *,
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
+        callback: Optional[Callable[[int], object]] = None,
     ) -> int:
         """Uploads what ``fileobj.read(n)`` yields until ``b""`` (a file opened ``"rb"``,
         ``io.BytesIO``, a pipe), parts sent while the next is read; the size. An exception from
