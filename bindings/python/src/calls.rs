@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyDict, PyList};
-use slipstream_client::xml::Object;
+use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
@@ -136,6 +136,39 @@ impl Client {
     {
         let client = Arc::clone(&self.inner);
         async move { client.list_buckets().await }
+    }
+
+    /// One level of `prefix`, every page followed: its "directories" (keys cut after the
+    /// first `delimiter` past the prefix) and the objects directly in it.
+    pub(crate) fn list_level_work(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        delimiter: &str,
+    ) -> PyResult<impl Future<Output = Result<ListPage, ClientError>> + Send + 'static> {
+        if delimiter.is_empty() {
+            return Err(PyValueError::new_err(
+                "delimiter must not be empty (list() lists every object under a prefix)",
+            ));
+        }
+        let client = Arc::clone(&self.inner);
+        let (bucket, prefix, delimiter) =
+            (bucket.to_owned(), prefix.to_owned(), delimiter.to_owned());
+        Ok(async move {
+            let mut level = ListPage::default();
+            loop {
+                let token = level.continuation.take();
+                let page = client
+                    .list_objects_v2(&bucket, &prefix, Some(&delimiter), token.as_deref())
+                    .await?;
+                level.prefixes.extend(page.prefixes);
+                level.objects.extend(page.objects);
+                match page.continuation {
+                    Some(t) => level.continuation = Some(t),
+                    None => return Ok(level),
+                }
+            }
+        })
     }
 
     pub(crate) fn delete_work(

@@ -25,7 +25,7 @@ use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOption
 use crate::aio;
 use crate::calls::{bucket_list, head_dict, object_headers, refused, SyncArgs};
 use crate::errors::{to_py, Raise};
-use crate::listing::{AsyncObjectIterator, ObjectIterator};
+use crate::listing::{level_dict, AsyncObjectIterator, ObjectIterator};
 use crate::progress::Reporter;
 use crate::{addressing_style, Credentials};
 
@@ -454,6 +454,37 @@ impl Client {
     #[pyo3(signature = (bucket, prefix = ""))]
     fn list_async(slf: &Bound<'_, Self>, bucket: &str, prefix: &str) -> AsyncObjectIterator {
         AsyncObjectIterator::new(slf, bucket, prefix)
+    }
+
+    /// One level below `prefix`, as the CLI's `ls` shows it (obstore's `list_with_delimiter`,
+    /// in boto3's names): `{"CommonPrefixes": [{"Prefix": "logs/2026/"}...], "Contents":
+    /// [objects directly under prefix]}`, every page followed. A folder view: `prefix` usually
+    /// ends in `delimiter`.
+    #[pyo3(signature = (bucket, prefix = "", delimiter = "/"))]
+    fn list_with_delimiter<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        prefix: &str,
+        delimiter: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let level = self.wait(py, self.list_level_work(bucket, prefix, delimiter)?)?;
+        level_dict(py, level)
+    }
+
+    /// `list_with_delimiter`, awaited.
+    #[pyo3(signature = (bucket, prefix = "", delimiter = "/"))]
+    fn list_with_delimiter_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        prefix: &str,
+        delimiter: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.list_level_work(bucket, prefix, delimiter)?;
+        aio::spawn(py, &self.runtime, work, |py, level| {
+            Ok(level_dict(py, level)?.into_any().unbind())
+        })
     }
 
     /// `ListBuckets`: the buckets these credentials own, as boto3's `Buckets` list of dicts

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use slipstream_client::xml::Object;
+use slipstream_client::xml::{ListPage, Object};
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{list_selected, Selection, TransferError};
 use tokio::sync::mpsc::Receiver;
@@ -132,6 +132,29 @@ impl AsyncObjectIterator {
             },
         )
     }
+}
+
+/// One level of a listing as boto3's `list_objects_v2` answers it with a `Delimiter`:
+/// `CommonPrefixes` (`[{"Prefix": ...}]`) and `Contents` (the objects as `list` yields them).
+pub(crate) fn level_dict(py: Python<'_>, level: ListPage) -> PyResult<Bound<'_, PyDict>> {
+    let prefixes = level
+        .prefixes
+        .into_iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("Prefix", p)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let objects = level
+        .objects
+        .into_iter()
+        .map(|o| object_dict(py, o))
+        .collect::<PyResult<Vec<_>>>()?;
+    let d = PyDict::new(py);
+    d.set_item("CommonPrefixes", prefixes)?;
+    d.set_item("Contents", objects)?;
+    Ok(d)
 }
 
 /// One listed object as boto3's `list_objects_v2` names its fields.

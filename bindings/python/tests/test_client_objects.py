@@ -259,3 +259,40 @@ def test_sync_leaves_out_fifos_and_names_them(server, s3, tmp_path):
     assert c.sync(str(tree), f"s3://{bucket}/p/", filters=[("exclude", "*fifo")])["not_files"] == []
     # Downloading into that tree: a FIFO of the destination is not the sync's business.
     assert c.sync(f"s3://{bucket}/p/", str(tree))["not_files"] == []
+
+
+def test_list_with_delimiter_answers_as_boto3_does(server, s3):
+    """One level of a prefix, every page followed: the same prefixes and keys as boto3's
+    paginated list_objects_v2 with Delimiter."""
+    import asyncio
+
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    names = [f"logs/d{i:04}/x" for i in range(1003)] + ["logs/top.txt", "logs/z", "other/k", "root"]
+    for n in names:
+        s3.put_object(Bucket=bucket, Key=n, Body=b"1")
+
+    def boto3_level(prefix, delimiter="/"):
+        prefixes, keys = [], []
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter=delimiter):
+            prefixes += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+            keys += [o["Key"] for o in page.get("Contents", [])]
+        return prefixes, keys
+
+    for prefix in ["", "logs/", "logs/d000", "nothing/"]:
+        level = c.list_with_delimiter(bucket, prefix)
+        ours = ([p["Prefix"] for p in level["CommonPrefixes"]], [o["Key"] for o in level["Contents"]])
+        assert ours == boto3_level(prefix), prefix
+    level = c.list_with_delimiter(bucket, "logs/")
+    assert len(level["CommonPrefixes"]) == 1003, "more than one page of prefixes"
+    assert set(level["Contents"][0]) == {"Key", "Size", "ETag", "LastModified"}
+    assert [p["Prefix"] for p in c.list_with_delimiter(bucket, "", delimiter="o")["CommonPrefixes"]] == \
+        boto3_level("", "o")[0]
+
+    async def both():
+        return await c.list_with_delimiter_async(bucket, "logs/")
+
+    assert asyncio.run(both()) == level
+    with pytest.raises(ValueError, match="delimiter"):
+        c.list_with_delimiter(bucket, "", delimiter="")

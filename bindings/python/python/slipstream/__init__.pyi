@@ -281,6 +281,12 @@ class Client:
     def list(self, bucket: str, prefix: str = "") -> "ObjectIterator":
         """Every object under ``prefix`` in key order, next pages fetched while you iterate."""
         ...
+    def list_with_delimiter(self, bucket: str, prefix: str = "", delimiter: str = "/") -> "ListLevel":
+        """One level below ``prefix``, as ``slipstream ls`` shows it (obstore's
+        ``list_with_delimiter``, in boto3's names): ``CommonPrefixes`` (``[{"Prefix":
+        "logs/2026/"}]``) and the objects directly under it as ``Contents``, every page
+        followed. An empty ``delimiter`` raises ``ValueError``."""
+        ...
     def list_buckets(self) -> list["BucketEntry"]:
         """``ListBuckets``: the buckets these credentials own, as boto3's ``Buckets`` list."""
         ...
@@ -354,6 +360,9 @@ class Client:
     ) -> Coroutine[Any, Any, str]: ...
     def head_async(self, bucket: str, key: str) -> Coroutine[Any, Any, dict[str, object]]: ...
     def list_async(self, bucket: str, prefix: str = "") -> "AsyncObjectIterator": ...
+    def list_with_delimiter_async(
+        self, bucket: str, prefix: str = "", delimiter: str = "/"
+    ) -> Coroutine[Any, Any, "ListLevel"]: ...
     def list_buckets_async(self) -> Coroutine[Any, Any, list["BucketEntry"]]: ...
     def delete_async(self, bucket: str, key: str) -> Coroutine[Any, Any, None]: ...
     def delete_many_async(self, bucket: str, keys: Sequence[str]) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
@@ -400,6 +409,10 @@ class SyncAction(TypedDict, total=False):
     action: Literal["upload", "download", "copy", "delete"]
     source: str
     destination: str
+
+class ListLevel(TypedDict):
+    CommonPrefixes: list[dict[str, str]]
+    Contents: list[dict[str, object]]
 
 class SyncResult(TypedDict):
     copied: int
