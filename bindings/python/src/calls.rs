@@ -30,6 +30,8 @@ pub(crate) struct SyncArgs {
     pub(crate) filters: Vec<(String, String)>,
     pub(crate) objects: Option<usize>,
     pub(crate) follow_symlinks: bool,
+    /// The counter a `callback=` reads (`progress.rs`).
+    pub(crate) progress: Option<Arc<Progress>>,
 }
 
 impl Client {
@@ -264,7 +266,11 @@ impl Client {
             // Followed by default, as `slipstream sync` and the AWS CLI follow them.
             links: Links::follow(a.follow_symlinks),
         };
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let client = Arc::clone(&self.inner);
+        let opts = TransferOptions {
+            progress: a.progress,
+            ..self.opts.clone()
+        };
         let work = async move { sync(client, &from, &to, &options, opts).await };
         Ok((work, taken))
     }

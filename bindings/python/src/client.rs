@@ -580,8 +580,9 @@ impl Client {
     /// either way, or two prefixes on the server), moving what is missing or differs by the AWS
     /// CLI's rules and with `delete` removing what the source lacks. `filters`:
     /// `[("exclude", "*.log"), ("include", "keep.log")]`, the last match deciding. Returns
-    /// `{"copied", "bytes", "deleted", "unchanged", "actions", "failed"}`.
-    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true))]
+    /// `{"copied", "bytes", "deleted", "unchanged", "actions", "failed", "not_files"}`.
+    /// `callback` as for `download`, with the bytes of every object moved.
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true, callback = None))]
     #[allow(clippy::too_many_arguments)]
     fn sync<'py>(
         &self,
@@ -595,7 +596,9 @@ impl Client {
         filters: Vec<(String, String)>,
         objects: Option<usize>,
         follow_symlinks: bool,
+        callback: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let reporter = Reporter::new(callback)?;
         let args = SyncArgs {
             delete,
             size_only,
@@ -604,9 +607,10 @@ impl Client {
             filters,
             objects,
             follow_symlinks,
+            progress: Reporter::progress(&reporter),
         };
         let (work, taken) = self.sync_work(source, destination, args)?;
-        let done = self.wait(py, work)?;
+        let done = self.wait_reporting(py, work, reporter)?;
         crate::sync::answer(py, &done, &taken)
     }
 
@@ -634,6 +638,7 @@ impl Client {
             filters,
             objects,
             follow_symlinks,
+            progress: None,
         };
         let (work, taken) = self.sync_work(source, destination, args)?;
         aio::spawn(py, &self.runtime, work, move |py, done| {

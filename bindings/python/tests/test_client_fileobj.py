@@ -201,3 +201,18 @@ def test_callback_is_told_every_byte_as_boto3s_callback(server, s3, bucket, tmp_
     assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == [], "the multipart upload was aborted"
     with pytest.raises(TypeError, match="callback must be callable"):
         c.download(bucket, "k", tmp_path / "x", callback=42)
+
+
+def test_sync_tells_its_callback_the_bytes_of_every_object(server, s3, bucket, tmp_path):
+    c = make_client(server)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    sizes = [0, 1, 70_000, 6 * MiB]
+    for i, n in enumerate(sizes):
+        (tree / f"f{i}").write_bytes(os.urandom(n))
+    seen = []
+    done = c.sync(str(tree), f"s3://{bucket}/t/", callback=seen.append)
+    assert done["copied"] == len(sizes) and sum(seen) == sum(sizes), seen
+    seen.clear()
+    c.sync(f"s3://{bucket}/t/", str(tmp_path / "back"), callback=seen.append)
+    assert sum(seen) == sum(sizes)

@@ -310,6 +310,7 @@ class Client:
         filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
         objects: int | None = None,
         follow_symlinks: bool = True,
+        callback: Optional[Callable[[int], object]] = None,
     ) -> SyncResult:
         """Makes ``destination`` hold what ``source`` holds: a directory and
         ``s3://bucket/prefix`` either way, or two prefixes (copied on the server). Moves what is
@@ -317,7 +318,7 @@ class Client:
         source lacks; ``filters`` in order, the last match deciding. A directory's symbolic
         links are followed (a loop left out, a link to nothing an error) unless
         ``follow_symlinks=False``; its FIFOs, sockets and devices are left out and listed in
-        ``not_files``."""
+        ``not_files``. ``callback`` as for ``download``, told the bytes of every object moved."""
         ...
 
     # asyncio twins: each returns a coroutine whose work starts at the call, runs on the
