@@ -16,7 +16,7 @@ use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
     CopySettings, CopySource, DeleteReport, Deleted, Links, ObjectHeaders, Progress, SyncOptions,
-    Synced, TransferError, TransferOptions,
+    Synced, TransferError,
 };
 
 use crate::client::Client;
@@ -43,11 +43,7 @@ impl Client {
         path: PathBuf,
         progress: Option<Arc<Progress>>,
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
-        let client = Arc::clone(&self.inner);
-        let opts = TransferOptions {
-            progress,
-            ..self.opts.clone()
-        };
+        let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(progress));
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         async move {
             download_to_file(client, &bucket, &key, &path, opts)
@@ -65,12 +61,7 @@ impl Client {
         progress: Option<Arc<Progress>>,
     ) -> PyResult<impl Future<Output = Result<u64, TransferError>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
-        let opts = TransferOptions {
-            checksum: self.checksum(checksum_algorithm)?,
-            headers,
-            progress,
-            ..self.opts.clone()
-        };
+        let opts = self.upload_options(checksum_algorithm, headers, progress)?;
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         Ok(async move {
             upload_file(client, &path, &bucket, &key, opts)
@@ -266,11 +257,7 @@ impl Client {
             // Followed by default, as `slipstream sync` and the AWS CLI follow them.
             links: Links::follow(a.follow_symlinks),
         };
-        let client = Arc::clone(&self.inner);
-        let opts = TransferOptions {
-            progress: a.progress,
-            ..self.opts.clone()
-        };
+        let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(a.progress));
         let work = async move { sync(client, &from, &to, &options, opts).await };
         Ok((work, taken))
     }

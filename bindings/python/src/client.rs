@@ -20,7 +20,9 @@ use slipstream_client::{
     resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
     Env, Expiring, Overrides, ProvideCredentials, Resolved, S3Client,
 };
-use slipstream_transfer::{finish_cleanups_within, MemoryDownload, TransferOptions, CLEANUP_WAIT};
+use slipstream_transfer::{
+    finish_cleanups_within, MemoryDownload, ObjectHeaders, Progress, TransferOptions, CLEANUP_WAIT,
+};
 
 use crate::aio;
 use crate::calls::{bucket_list, head_dict, object_headers, refused, SyncArgs};
@@ -322,7 +324,8 @@ impl Client {
         let reporter = Reporter::new(callback)?;
         let names = (bucket, key);
         let (checksum, progress) = (checksum_algorithm, Reporter::progress(&reporter));
-        let work = self.upload_fileobj_work(fileobj, names, checksum, extra_args, progress)?;
+        let headers = object_headers(extra_args)?;
+        let work = self.upload_fileobj_work(fileobj, names, checksum, headers, progress)?;
         self.wait_reporting(py, work, reporter)
     }
 
@@ -337,8 +340,9 @@ impl Client {
         checksum_algorithm: Option<&str>,
         extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let headers = object_headers(extra_args)?;
         let work =
-            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, extra_args, None)?;
+            self.upload_fileobj_work(fileobj, (bucket, key), checksum_algorithm, headers, None)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -724,6 +728,29 @@ impl Client {
     /// The algorithm a call names, else the client's.
     pub(crate) fn checksum(&self, name: Option<&str>) -> PyResult<ChecksumAlgorithm> {
         name.map_or(Ok(self.opts.checksum), algorithm)
+    }
+
+    /// The client's transfer options, counting into a call's `progress` (its `callback=`).
+    pub(crate) fn transfer_options(&self, progress: Option<Arc<Progress>>) -> TransferOptions {
+        TransferOptions {
+            progress,
+            ..self.opts.clone()
+        }
+    }
+
+    /// [`Client::transfer_options`] of an upload: the call's checksum (else the client's) and
+    /// the headers of its `extra_args`.
+    pub(crate) fn upload_options(
+        &self,
+        checksum_algorithm: Option<&str>,
+        headers: ObjectHeaders,
+        progress: Option<Arc<Progress>>,
+    ) -> PyResult<TransferOptions> {
+        Ok(TransferOptions {
+            checksum: self.checksum(checksum_algorithm)?,
+            headers,
+            ..self.transfer_options(progress)
+        })
     }
 }
 

@@ -21,14 +21,13 @@ use std::task::{Context, Poll};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 use slipstream_client::S3Client;
 use slipstream_transfer::{
-    download_to_writer, upload_from_reader, Progress, TransferError, TransferOptions,
+    download_to_writer, upload_from_reader, ObjectHeaders, Progress, TransferError, TransferOptions,
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::calls::object_headers;
 use crate::client::Client;
 use crate::errors::Raise;
 
@@ -69,11 +68,7 @@ impl Client {
         progress: Option<Arc<Progress>>,
     ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
         let write = method(fileobj, "write", "opened 'wb'")?;
-        let client = Arc::clone(&self.inner);
-        let opts = TransferOptions {
-            progress,
-            ..self.opts.clone()
-        };
+        let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(progress));
         let names = (bucket.to_owned(), key.to_owned());
         Ok(download_into(client, names, write, opts))
     }
@@ -84,16 +79,11 @@ impl Client {
         fileobj: &Bound<'_, PyAny>,
         (bucket, key): (&str, &str),
         checksum_algorithm: Option<&str>,
-        extra_args: Option<&Bound<'_, PyDict>>,
+        headers: ObjectHeaders,
         progress: Option<Arc<Progress>>,
     ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
         let read = method(fileobj, "read", "opened 'rb'")?;
-        let opts = TransferOptions {
-            checksum: self.checksum(checksum_algorithm)?,
-            headers: object_headers(extra_args)?,
-            progress,
-            ..self.opts.clone()
-        };
+        let opts = self.upload_options(checksum_algorithm, headers, progress)?;
         let client = Arc::clone(&self.inner);
         Ok(upload_from(
             client,

@@ -18,6 +18,7 @@ use crate::actions::{left_out, Printer};
 use crate::args::CpArgs;
 use crate::copy_many::cp_many;
 use crate::location::Location;
+use crate::made_dirs::MadeDirs;
 use crate::objects::{client, client_for, failed, interruptible, object, runtime, s3};
 use crate::progress::Bar;
 use crate::Failure;
@@ -56,10 +57,7 @@ pub(crate) fn reads_many(a: &CpArgs, filters: &Filters) -> Result<bool, Failure>
 
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
 pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
-    !a.raw
-        && a.source
-            .url()
-            .is_ok_and(|url| url.starts_with("s3://") && Pattern::has_wildcard(url))
+    !a.raw && a.source.is_s3() && a.source.url().is_ok_and(Pattern::has_wildcard)
 }
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
@@ -385,49 +383,6 @@ pub(crate) async fn copy(
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
-}
-
-/// The directories a download made for its file, removed again (each only while empty) unless
-/// kept: a failed `cp s3://b/k new/dir/` leaves no new/dir behind, as the AWS CLI leaves none
-/// (it asks S3 before it makes them).
-struct MadeDirs {
-    deepest: PathBuf,
-    /// The highest directory made; `None` when `deepest` was already there.
-    top: Option<PathBuf>,
-}
-
-impl MadeDirs {
-    /// Makes `dir` and whatever is missing above it.
-    async fn make(dir: &Path) -> Result<Self, Failure> {
-        let top = dir
-            .ancestors()
-            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
-            .last()
-            .map(Path::to_path_buf);
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(|e| failed(format!("cannot make the directory {}: {e}", dir.display())))?;
-        Ok(Self {
-            deepest: dir.to_path_buf(),
-            top,
-        })
-    }
-
-    /// The download is complete: its directories stay.
-    fn keep(mut self) {
-        self.top = None;
-    }
-}
-
-impl Drop for MadeDirs {
-    fn drop(&mut self) {
-        let Some(top) = &self.top else { return };
-        for dir in self.deepest.ancestors() {
-            if std::fs::remove_dir(dir).is_err() || dir == top {
-                break;
-            }
-        }
-    }
 }
 
 /// Whether the object exists, for --no-clobber.

@@ -20,6 +20,7 @@ mod gateway;
 mod gateway_keys;
 mod listing;
 mod location;
+mod made_dirs;
 mod objects;
 mod open_files;
 mod presign;
