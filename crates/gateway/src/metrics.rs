@@ -44,6 +44,7 @@ pub(crate) struct Metrics {
     pub(crate) dials: Counter,
     pub(crate) dial_failures: Counter,
     pub(crate) reuses: Counter,
+    pub(crate) not_reused: Counter,
     pub(crate) waits: Counter,
     pub(crate) stale_retries: Counter,
     pub(crate) keepalives: Counter,
@@ -88,6 +89,7 @@ impl Metrics {
             dials: Counter::default(),
             dial_failures: Counter::default(),
             reuses: Counter::default(),
+            not_reused: Counter::default(),
             waits: Counter::default(),
             stale_retries: Counter::default(),
             keepalives: Counter::default(),
@@ -189,6 +191,12 @@ impl Metrics {
             "upstream_reuses",
             "Requests sent on a connection that was already open",
             self.reuses.clone(),
+        );
+        r.register(
+            "upstream_not_reused",
+            "Upstream connections closed after one exchange because the origin may not have read \
+             the whole request: its body went out chunked, or was answered with an error",
+            self.not_reused.clone(),
         );
         r.register(
             "upstream_waits",

@@ -351,11 +351,17 @@ impl Pool {
                 (slipstream_client::describe(e.error()), back)
             }),
             Sender::H1(mut send) => {
-                // An error answer to a request with a body may come before the origin read that
-                // body (versitygw refuses a bad signature at once): the bytes hyper still sends
-                // would then be read as the next request on the connection ("error when parsing
-                // the HTTP request"). Such a connection is not reused.
+                // Two kinds of exchange leave bytes of the request unread by the origin, which it
+                // would then read as the start of the next request on the connection ("error when
+                // parsing the HTTP request"), so such a connection is not reused:
+                // - an error answer to a request with a body can come before the origin read
+                //   that body (versitygw refuses a bad signature at once);
+                // - a body sent chunked (no length known: boto3's aws-chunked uploads over
+                //   HTTPS) can be read by an origin to the end of its aws-chunked content and no
+                //   further: versitygw 1.8 leaves HTTP's closing `0\r\n\r\n` unread, and
+                //   answers it with a 400 and a close that races the next request.
                 let has_body = !hyper::body::Body::is_end_stream(request.body());
+                let chunked = has_body && sent_chunked(&request);
                 // The verdict comes with the response's status; the connection waits for it
                 // even when its response was read to the end first (a small error answer can
                 // be, before this task sees the status). No verdict (the request failed): not
@@ -373,7 +379,11 @@ impl Pool {
                     let back = e.take_message();
                     (slipstream_client::describe(e.error()), back)
                 })?;
-                let _ = verdict.send(!(has_body && response.status().as_u16() >= 400));
+                let refused = has_body && response.status().as_u16() >= 400;
+                if chunked || refused {
+                    self.inner.metrics.not_reused.inc();
+                }
+                let _ = verdict.send(!(chunked || refused));
                 Ok(response)
             }
         }
@@ -505,6 +515,17 @@ impl Inner {
             Err(poisoned) => poisoned.into_inner(),
         }
     }
+}
+
+/// Whether hyper sends `request`'s body with chunked framing: it has no `Content-Length` and
+/// its size is not known ahead.
+fn sent_chunked(request: &Request<UpBody>) -> bool {
+    !request
+        .headers()
+        .contains_key(hyper::header::CONTENT_LENGTH)
+        && hyper::body::Body::size_hint(request.body())
+            .exact()
+            .is_none()
 }
 
 /// Closes of this connection reset it (a zero linger). hyper closes an upstream connection
