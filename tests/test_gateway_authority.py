@@ -50,13 +50,21 @@ class Authority:
         return ["--database", self.database, "--master-key-file", str(self.master)]
 
     def start(self, *extra: str) -> None:
-        err = open(self.directory / f"authority-{self.port}.err", "wb")
-        self.proc = subprocess.Popen([self.binary, "authority", "serve", *self.store(), *extra, "--listen", f"127.0.0.1:{self.port}",
-                                      "--tls-cert", str(self.pki["auth_cert"]), "--tls-key", str(self.pki["auth_key"]),
-                                      "--edge-token-file", str(self.tokens), *self.database_tls()],
-                                     stdout=subprocess.DEVNULL, stderr=err)
-        self.stderr_path = err.name
-        wait_for(lambda: "listening on" in open(self.stderr_path).read() or self.proc.poll() is not None, 20, "the authority")
+        first = self.proc is None
+        for attempt in range(3):
+            err = open(self.directory / f"authority-{self.port}.err", "wb")
+            self.proc = subprocess.Popen([self.binary, "authority", "serve", *self.store(), *extra, "--listen", f"127.0.0.1:{self.port}",
+                                          "--tls-cert", str(self.pki["auth_cert"]), "--tls-key", str(self.pki["auth_key"]),
+                                          "--edge-token-file", str(self.tokens), *self.database_tls()],
+                                         stdout=subprocess.DEVNULL, stderr=err)
+            self.stderr_path = err.name
+            wait_for(lambda: "listening on" in open(self.stderr_path).read() or self.proc.poll() is not None, 20, "the authority")
+            taken = self.proc.poll() is not None and "Address already in use" in open(self.stderr_path).read()
+            # A free port can be taken before the bind: a new one, while no edge knows the URL.
+            if not (taken and first and attempt < 2):
+                break
+            self.port = free_port()
+            self.url = f"https://localhost:{self.port}"
         assert self.proc.poll() is None, open(self.stderr_path).read()
 
     def stop(self) -> int:
