@@ -7,8 +7,9 @@ Rows: 1 KiB PUTs one after another (COUNT), and from 8 threads (COUNT each round
 each a PUT followed by a GET of the same key, on the same boto3 client. The gateway forwards
 to the origin over HTTPS where there is one (SLIPSTREAM_TEST_TLS_ENDPOINT: a dial is then a TCP
 and a TLS handshake), else over HTTP (scripts/with-minio.sh: MinIO reads a chunked body to its
-end, so there the old binary reuses the connection and the new one dials). Printed: the median seconds per round for each binary, the requests that failed,
-and the gateway's dials and waits (requests that found no warm connection).
+end, so there the old binary reuses the connection and the new one dials). Printed: the median seconds per round for each binary, the gateway's CPU time per pair
+(its process's user and system time over the round), the requests that failed, and the
+gateway's dials and waits (requests that found no warm connection).
 
     scripts/with-s3-server.sh .venv/bin/python scripts/bench-edge-chunked.py OLD_BIN NEW_BIN [ROUNDS] [COUNT]
     scripts/with-minio.sh .venv/bin/python scripts/bench-edge-chunked.py OLD_BIN NEW_BIN [ROUNDS] [COUNT]
@@ -57,6 +58,12 @@ def metrics(port: int) -> dict[str, float]:
     return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(gateway_upstream_\w+_total) (\S+)$", text, re.M)}
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's user and system CPU time so far."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def client(port: int, ca: str):
     return boto3.client("s3", endpoint_url=f"https://localhost:{port}", region_name=os.environ["SLIPSTREAM_TEST_REGION"],
                         verify=ca, config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1},
@@ -98,6 +105,7 @@ def main() -> None:
         direct.create_bucket(Bucket="edge-chunked")
     times: dict[tuple[str, int], list[float]] = {}
     totals: dict[tuple[str, int], list[float]] = {}
+    cpus: dict[tuple[str, int], list[float]] = {}
     port = 18300
     for r in range(rounds):
         for name, binary in (("old", old), ("new", new)) if r % 2 == 0 else (("new", new), ("old", old)):
@@ -108,14 +116,17 @@ def main() -> None:
                     c = client(port, str(work / "ca.pem"))
                     run(c, "edge-chunked", range(8), 1)  # the client's own connections and TLS
                     before = metrics(port)
+                    cpu = cpu_seconds(g.pid)
                     started = time.perf_counter()
                     failed = run(c, "edge-chunked", range(count), threads)
                     took = time.perf_counter() - started
+                    cpu = cpu_seconds(g.pid) - cpu
                     after = metrics(port)
                 finally:
                     g.terminate()
                     g.wait()
                 times.setdefault((name, threads), []).append(took)
+                cpus.setdefault((name, threads), []).append(cpu / count)
                 d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
                 row = totals.setdefault((name, threads), [0, 0, 0, 0])
                 row[0] += failed
@@ -126,12 +137,13 @@ def main() -> None:
                       f"dials {d.get('gateway_upstream_dials_total', 0):.0f}, waits {d.get('gateway_upstream_waits_total', 0):.0f}",
                       flush=True)
     print(f"\n{count} PUT+GET pairs of 1 KiB a round, medians of {rounds} rounds")
-    print("| | old | new | new/old | failed old/new | dials old/new | waits old/new |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| | old | new | new/old | gateway CPU a pair old / new | failed old/new | dials old/new | waits old/new |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for threads in (1, 8):
         o, n = statistics.median(times[("old", threads)]), statistics.median(times[("new", threads)])
+        co, cn = statistics.median(cpus[("old", threads)]) * 1e6, statistics.median(cpus[("new", threads)]) * 1e6
         to, tn = totals[("old", threads)], totals[("new", threads)]
-        print(f"| {'sequential' if threads == 1 else '8 threads'} | {o:.3f} s | {n:.3f} s | {n / o:.2f} | "
+        print(f"| {'sequential' if threads == 1 else '8 threads'} | {o:.3f} s | {n:.3f} s | {n / o:.2f} | {co:.0f} / {cn:.0f} us | "
               f"{to[0]:.0f} / {tn[0]:.0f} | {to[1]:.0f} / {tn[1]:.0f} | {to[2]:.0f} / {tn[2]:.0f} |")
 
 
