@@ -148,19 +148,9 @@ impl Client {
         let (bucket, prefix, delimiter) =
             (bucket.to_owned(), prefix.to_owned(), delimiter.to_owned());
         Ok(async move {
-            let mut level = ListPage::default();
-            loop {
-                let token = level.continuation.take();
-                let page = client
-                    .list_objects_v2(&bucket, &prefix, Some(&delimiter), token.as_deref())
-                    .await?;
-                level.prefixes.extend(page.prefixes);
-                level.objects.extend(page.objects);
-                match page.continuation {
-                    Some(t) => level.continuation = Some(t),
-                    None => return Ok(level),
-                }
-            }
+            client
+                .list_gathered(&bucket, &prefix, Some(&delimiter))
+                .await
         })
     }
 

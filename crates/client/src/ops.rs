@@ -449,17 +449,30 @@ impl S3Client {
         bucket: &str,
         prefix: &str,
     ) -> Result<Vec<xml::Object>, ClientError> {
-        let mut out = Vec::new();
-        let mut token = None;
+        Ok(self.list_gathered(bucket, prefix, None).await?.objects)
+    }
+
+    /// Every page of a listing gathered into one: with a `delimiter`, one level of `prefix`
+    /// (its "directories" and the objects right in it), without, every object under it.
+    /// `continuation` is `None`.
+    pub async fn list_gathered(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        delimiter: Option<&str>,
+    ) -> Result<xml::ListPage, ClientError> {
+        let mut all = xml::ListPage::default();
         loop {
+            let token = all.continuation.take();
             let page = self
-                .list_objects_v2(bucket, prefix, None, token.as_deref())
+                .list_objects_v2(bucket, prefix, delimiter, token.as_deref())
                 .await?;
-            out.extend(page.objects);
-            match page.continuation {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
+            all.objects.extend(page.objects);
+            all.prefixes.extend(page.prefixes);
+            if page.continuation.is_none() {
+                return Ok(all);
             }
+            all.continuation = page.continuation;
         }
     }
 
