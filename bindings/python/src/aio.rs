@@ -41,7 +41,8 @@ where
     let (future, resolver) = pending(py)?;
     let task = runtime.spawn(async move {
         let done = work.await;
-        Python::attach(|py| {
+        // Python exiting: the result is dropped, and the resolver with it (unsent).
+        crate::exit::attach(|py| {
             let outcome = done.map_err(Raise::raise).and_then(|v| convert(py, v));
             resolver.send(py, outcome);
         });
@@ -113,7 +114,7 @@ impl Resolver {
 impl Drop for Resolver {
     fn drop(&mut self) {
         if let Some(future) = self.future.take() {
-            Python::attach(|py| {
+            crate::exit::attach(|py| {
                 let stopped = PyRuntimeError::new_err(
                     "the call was stopped: its Client was closed while it ran",
                 );

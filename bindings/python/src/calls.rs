@@ -6,20 +6,22 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use bytes::{Bytes, BytesMut};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
-    copy_object, delete_listed, download_to_file, download_to_memory, sync, upload_file,
-    CopySettings, CopySource, DeleteReport, Deleted, Links, ObjectHeaders, Progress, SyncOptions,
-    Synced, TransferError,
+    copy_object, delete_listed, download_to_file, sync, upload_file, CopySettings, CopySource,
+    DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions, Synced,
+    TransferError,
 };
 
 use crate::client::Client;
+use crate::errors::Raise;
+use crate::fresh_bytes::FreshBytes;
 
 /// `Client.sync`'s keywords.
 pub(crate) struct SyncArgs {
@@ -82,15 +84,40 @@ impl Client {
         async move { client.get_bytes(&bucket, &key, Some(range)).await }
     }
 
-    /// The whole object in memory, parts in parallel.
+    /// The whole object, parts in parallel: the size first, then the parts written into a
+    /// new `bytes` from 1 MiB up (made with the GIL taken on a blocking thread: the hop costs
+    /// some 30 µs, nothing beside a megabyte, an eighth of a small GET), else into a buffer
+    /// copied into one at the end.
     pub(crate) fn whole_work(
         &self,
         bucket: &str,
         key: &str,
-    ) -> impl Future<Output = Result<Bytes, TransferError>> + Send + 'static {
+    ) -> impl Future<Output = PyResult<Whole>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
-        async move { download_to_memory(client, &bucket, &key, opts).await }
+        async move {
+            let download = MemoryDownload::start(client, &bucket, &key, opts)
+                .await
+                .map_err(Raise::raise)?;
+            let size = memory_size(&download, &key)?;
+            if size < IN_PLACE_FROM {
+                let mut data = BytesMut::zeroed(size);
+                download.read_into(&mut data).await.map_err(Raise::raise)?;
+                return Ok(Whole::Copied(data.freeze()));
+            }
+            let made = tokio::task::spawn_blocking(move || {
+                crate::exit::attach(|py| FreshBytes::new(py, size))
+            });
+            let mut bytes = made
+                .await
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+                .ok_or_else(|| PyRuntimeError::new_err("Python is exiting"))??;
+            download
+                .read_into(bytes.buffer())
+                .await
+                .map_err(Raise::raise)?;
+            Ok(Whole::InPlace(bytes))
+        }
     }
 
     /// Sends `data` from Python's own buffer (no copy), kept alive by the future.
@@ -400,4 +427,28 @@ fn boto3_name(header: &str) -> String {
                 .unwrap_or_default()
         })
         .collect()
+}
+
+/// From this size the awaited `get_bytes` fills a `bytes` in place ([`Client::whole_work`]).
+const IN_PLACE_FROM: usize = 1 << 20;
+
+/// A whole object for `get_bytes_async`: in the `bytes` it will be, or in a buffer to copy.
+pub(crate) enum Whole {
+    InPlace(FreshBytes),
+    Copied(Bytes),
+}
+
+impl Whole {
+    pub(crate) fn into_bytes(self, py: Python<'_>) -> Bound<'_, PyBytes> {
+        match self {
+            Whole::InPlace(bytes) => bytes.into_bytes(py),
+            Whole::Copied(data) => PyBytes::new(py, &data),
+        }
+    }
+}
+
+/// The object's size as a length in memory, or the `MemoryError` that it does not fit.
+pub(crate) fn memory_size(download: &MemoryDownload, key: &str) -> PyResult<usize> {
+    usize::try_from(download.size())
+        .map_err(|_| PyMemoryError::new_err(format!("{key}: too large for memory")))
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -25,8 +25,9 @@ use slipstream_transfer::{
 };
 
 use crate::aio;
-use crate::calls::{bucket_list, head_dict, object_headers, refused, SyncArgs};
+use crate::calls::{bucket_list, head_dict, memory_size, object_headers, refused, SyncArgs};
 use crate::errors::{to_py, Raise};
+use crate::fresh_bytes::FreshBytes;
 use crate::listing::{level_dict, AsyncObjectIterator, ObjectIterator};
 use crate::progress::Reporter;
 use crate::{addressing_style, Credentials};
@@ -47,7 +48,7 @@ impl ProvideCredentials for Callback {
     fn credentials(&self) -> Result<Expiring, ClientError> {
         // The engine adds which source failed.
         let failed = ClientError::Credentials;
-        Python::attach(|py| {
+        crate::exit::attach(|py| {
             let out = self
                 .0
                 .call0(py)
@@ -71,6 +72,7 @@ impl ProvideCredentials for Callback {
                 expires,
             })
         })
+        .unwrap_or_else(|| Err(failed("Python is exiting".into())))
     }
 }
 
@@ -363,16 +365,13 @@ impl Client {
         // then the parts fill it with the GIL released (no second buffer, no copy).
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let download = self.wait(py, MemoryDownload::start(client, bucket, key, opts))?;
-        let size = usize::try_from(download.size())
-            .map_err(|_| PyMemoryError::new_err(format!("{key}: too large for memory")))?;
-        PyBytes::new_with(py, size, |buf| {
-            self.wait(py, download.read_into(buf)).map(|_| ())
-        })
+        let mut bytes = FreshBytes::new(py, memory_size(&download, key)?)?;
+        self.wait(py, download.read_into(bytes.buffer()))?;
+        Ok(bytes.into_bytes(py))
     }
 
-    /// `get_bytes`, awaited. The parts arrive in one buffer of the runtime's, copied once into
-    /// the `bytes` returned (the blocking form fills the `bytes` directly, which needs the GIL
-    /// held by a waiting thread).
+    /// `get_bytes`, awaited. A whole object of 1 MiB or more goes straight into the `bytes`
+    /// returned, as in the blocking form; a smaller one or a range is copied once.
     #[pyo3(signature = (bucket, key, range = None))]
     fn get_bytes_async<'py>(
         &self,
@@ -385,7 +384,9 @@ impl Client {
             |py: Python<'_>, data: Bytes| Ok(PyBytes::new(py, &data).into_any().unbind());
         match range {
             Some(r) => aio::spawn(py, &self.runtime, self.range_work(bucket, key, r), to_bytes),
-            None => aio::spawn(py, &self.runtime, self.whole_work(bucket, key), to_bytes),
+            None => aio::spawn(py, &self.runtime, self.whole_work(bucket, key), |py, w| {
+                Ok(w.into_bytes(py).into_any().unbind())
+            }),
         }
     }
 

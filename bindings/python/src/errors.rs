@@ -40,6 +40,13 @@ pub(crate) trait Raise {
     fn raise(self) -> PyErr;
 }
 
+/// Already a Python exception (work that made Python objects on the way).
+impl Raise for PyErr {
+    fn raise(self) -> PyErr {
+        self
+    }
+}
+
 impl Raise for ClientError {
     fn raise(self) -> PyErr {
         to_py(self)

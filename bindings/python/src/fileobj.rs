@@ -189,7 +189,7 @@ impl PyWriter {
     /// a raw file wrote part of it (`None` counts as all, as boto3 and `shutil.copyfileobj`
     /// take it).
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        Python::attach(|py| {
+        crate::exit::attach(|py| {
             let write = self.0.call.bind(py).clone();
             let mut rest = data;
             while !rest.is_empty() {
@@ -212,6 +212,7 @@ impl PyWriter {
             }
             Ok(())
         })
+        .unwrap_or_else(|| Err(exiting()))
     }
 }
 
@@ -246,14 +247,20 @@ impl PyReader {
     /// Up to `buf.remaining()` bytes from `read`, copied into `buf`; none at the end.
     fn fill(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
         let want = buf.remaining();
-        match Python::attach(|py| answer(self.0.call.bind(py), want)) {
-            Ok(data) => {
+        match crate::exit::attach(|py| answer(self.0.call.bind(py), want)) {
+            Some(Ok(data)) => {
                 buf.put_slice(&data);
                 Ok(())
             }
-            Err(e) => Err(self.0.failed(e)),
+            Some(Err(e)) => Err(self.0.failed(e)),
+            None => Err(exiting()),
         }
     }
+}
+
+/// The error of a file object's call that Python's exit kept from running.
+fn exiting() -> io::Error {
+    io::Error::other("Python is exiting")
 }
 
 /// What `read(want)` returned, if it is bytes (or a bytearray) of at most `want`.

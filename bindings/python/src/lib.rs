@@ -8,7 +8,8 @@
 //! signal handlers (Ctrl-C) run; a single presign takes well under a microsecond, less than
 //! releasing and taking back the GIL would cost.
 //!
-//! `unsafe` is denied everywhere but in arrow_ffi.rs, which reads and writes Arrow's C structs.
+//! `unsafe` is denied everywhere but in arrow_ffi.rs, which reads and writes Arrow's C structs,
+//! and fresh_bytes.rs, which fills a new `bytes` object in place.
 #![deny(unsafe_code)]
 
 mod aio;
@@ -17,7 +18,9 @@ mod arrow_ffi;
 mod calls;
 mod client;
 mod errors;
+mod exit;
 mod fileobj;
+mod fresh_bytes;
 mod listing;
 mod options;
 mod pipeline;
@@ -461,5 +464,9 @@ fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<listing::ObjectIterator>()?;
     m.add_class::<listing::AsyncObjectIterator>()?;
     m.add("S3Error", m.py().get_type::<errors::S3Error>())?;
+    let quiesce = wrap_pyfunction!(exit::quiesce, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (quiesce,))?;
     Ok(())
 }

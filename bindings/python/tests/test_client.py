@@ -54,6 +54,23 @@ def test_round_trips_through_files_and_memory(server, s3, tmp_path):
     assert etag and s3.get_object(Bucket=bucket, Key="mem")["Body"].read() == b"hello"
 
 
+def test_get_bytes_fills_a_new_bytes_each_call(server, s3):
+    """From 1 MiB the `bytes` is made lazily zeroed and filled in place (fresh_bytes.rs): each
+    call's object is its own, whole, and hashes as one made by Python."""
+    c = make_client(server, part_size=5 << 20, concurrency=4)
+    bucket = new_bucket(s3)
+    for size in [(1 << 20) - 1, 1 << 20, (1 << 20) + 1, (10 << 20) + 3]:
+        data = os.urandom(size)
+        c.put_bytes(bucket, "k", data)
+        first, second = c.get_bytes(bucket, "k"), c.get_bytes(bucket, "k")
+        assert first == data and second == data
+        assert first is not second and type(first) is bytes
+        assert hash(first) == hash(data) and {data: 1}[second] == 1
+        c.put_bytes(bucket, "k", b"\0" * size)
+        assert c.get_bytes(bucket, "k") == b"\0" * size
+        assert first == data, "a later call wrote into an earlier result"
+
+
 def b64(value: int, width: int) -> str:
     return base64.b64encode(value.to_bytes(width, "big")).decode()
 

@@ -182,3 +182,38 @@ print(type(task.exception()).__name__, task.exception())
     p = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     assert p.stdout.decode().startswith("RuntimeError the call was stopped: its Client was closed")
+
+
+EXIT_CHILD = """
+import asyncio, sys, slipstream
+bucket, endpoint, region, ak, sk = sys.argv[1:6]
+c = slipstream.Client(region=region, credentials=slipstream.Credentials(ak, sk),
+                      endpoint_url=endpoint, addressing="path")
+
+async def get():
+    global data
+    data = await c.get_bytes_async(bucket, "k")
+
+for _ in range(2):
+    asyncio.run(get())
+    del data
+"""
+
+
+def test_the_interpreter_exits_cleanly_right_after_an_awaited_call(server, s3, bucket_name):
+    """An awaited call's last step (handing the result to the event loop) runs Python on a
+    runtime thread; when the script ends at once, Python's exit began while that thread still
+    held or wanted the GIL, and CPython killed it mid-step: "Fatal Python error:
+    PyGILState_Release" and SIGABRT about one exit in fifteen. exit.rs waits for such steps at
+    `atexit` and lets no new one start."""
+    import subprocess
+    import sys
+
+    s3.put_object(Bucket=bucket_name, Key="k", Body=os.urandom(64 << 20))
+    args = [bucket_name, server["endpoint"], server["region"], server["access_key"], server["secret_key"]]
+    failures = []
+    for _ in range(40):
+        run = subprocess.run([sys.executable, "-c", EXIT_CHILD, *args], capture_output=True, text=True, timeout=60)
+        if run.returncode != 0:
+            failures.append((run.returncode, run.stderr[-300:]))
+    assert failures == [], f"{len(failures)} of 40 exits failed, the first: {failures[0]}"

@@ -1,0 +1,120 @@
+"""One large object read into a Python `bytes`: slipstream's `get_bytes` against boto3's
+`get_object()['Body'].read()`, and against `download_fileobj` into a writer that keeps nothing
+(the transfer without the `bytes`: what filling the result adds), and `get_bytes_async` in
+`asyncio.run`. With OLD_PACKAGE (a directory holding another build's `slipstream` package),
+that build's `get_bytes` and `get_bytes_async` run as rows too.
+
+Every row runs in a process of its own, the rows in turn within each round; each prints the
+seconds of its call alone (not the import or the client's set-up). With REPEAT=N a process
+makes the call N times and its first is left out (a long-running service's calls, its client
+and connections warm; each result freed before the next). Printed: every row's median and
+range, and the ratios of the medians.
+
+    scripts/with-s3-server.sh .venv/bin/python scripts/bench-get-bytes.py [SIZE_MIB] [ROUNDS] [OLD_PACKAGE]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+
+SIZE_MIB = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+OLD_PACKAGE = sys.argv[3] if len(sys.argv) > 3 else None
+BUCKET, KEY = "bench-get-bytes", "object"
+ENDPOINT = os.environ["SLIPSTREAM_TEST_ENDPOINT"]
+REGION = os.environ.get("SLIPSTREAM_TEST_REGION", "us-east-1")
+REPEAT = int(os.environ.get("REPEAT", "1"))
+
+SLIPSTREAM_CLIENT = f"""
+import slipstream, time
+c = slipstream.Client(region={REGION!r}, endpoint_url={ENDPOINT!r})
+"""
+BOTO3_CLIENT = f"""
+import boto3, time
+c = boto3.client('s3', region_name={REGION!r}, endpoint_url={ENDPOINT!r})
+"""
+ROWS = {
+    "slipstream get_bytes": SLIPSTREAM_CLIENT + f"""
+t = time.perf_counter(); data = c.get_bytes({BUCKET!r}, {KEY!r}); t = time.perf_counter() - t
+""",
+    "slipstream get_bytes_async": SLIPSTREAM_CLIENT + f"""
+import asyncio
+# Kept beside, not returned: asyncio.run would take the repr of a returned 1 GiB (CPython
+# issue 112559, Python 3.11 to 3.12.1), which costs seconds.
+async def get():
+    global data
+    data = await c.get_bytes_async({BUCKET!r}, {KEY!r})
+t = time.perf_counter(); asyncio.run(get())
+t = time.perf_counter() - t
+""",
+    "slipstream download_fileobj, kept nothing": SLIPSTREAM_CLIENT + f"""
+class Drop:
+    n = 0
+    def __len__(self):
+        return self.n
+    def write(self, b):
+        self.n += len(b)
+        return len(b)
+t = time.perf_counter(); data = Drop(); c.download_fileobj({BUCKET!r}, {KEY!r}, data)
+t = time.perf_counter() - t
+""",
+    "boto3 get_object().read()": BOTO3_CLIENT + f"""
+t = time.perf_counter(); data = c.get_object(Bucket={BUCKET!r}, Key={KEY!r})['Body'].read()
+t = time.perf_counter() - t
+""",
+}
+CHECK = f"\nassert len(data) == {SIZE_MIB << 20}, len(data)\nprint(t)\ndel data\n"
+
+
+def repeated(row: str) -> str:
+    """The row's client set-up once, then its timed call REPEAT times."""
+    setup, call = row.split("\nt = ", 1)
+    body = ("t = " + call + CHECK).strip("\n").replace("\n", "\n    ")
+    return f"{setup}\nfor _ in range({REPEAT}):\n    {body}\n"
+
+
+def run(code: str, pythonpath: str | None = None) -> list[float]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    out = subprocess.run([sys.executable, "-c", repeated(code)], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"a row failed ({out.returncode}):\n{out.stderr}")
+    seconds = [float(line) for line in out.stdout.split()]
+    return seconds[1:] if REPEAT > 1 else seconds
+
+
+def main() -> None:
+    import boto3
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
+    try:
+        s3.create_bucket(Bucket=BUCKET)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=os.urandom(1 << 20) * SIZE_MIB)
+    rows = dict(ROWS)
+    if OLD_PACKAGE:
+        rows["old build get_bytes"] = ROWS["slipstream get_bytes"]
+        rows["old build get_bytes_async"] = ROWS["slipstream get_bytes_async"]
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(ROUNDS):
+        for name, code in rows.items():
+            times[name] += run(code, OLD_PACKAGE if name.startswith("old") else None)
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    print(f"{SIZE_MIB} MiB into a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:")
+    for name, ts in times.items():
+        print(f"  {name:45} median {medians[name]:.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
+    base = medians["slipstream get_bytes"]
+    for name, m in medians.items():
+        if name != "slipstream get_bytes":
+            print(f"  {name} / get_bytes: {m / base:.2f}x")
+    s3.delete_object(Bucket=BUCKET, Key=KEY)
+    s3.delete_bucket(Bucket=BUCKET)
+
+
+if __name__ == "__main__":
+    main()
