@@ -27,6 +27,14 @@ BUCKET, KEY = "bench-get-bytes", "object"
 ENDPOINT = os.environ["SLIPSTREAM_TEST_ENDPOINT"]
 REGION = os.environ.get("SLIPSTREAM_TEST_REGION", "us-east-1")
 REPEAT = int(os.environ.get("REPEAT", "1"))
+# RANGE_MIB=N: every row reads the object's first N MiB with a range (one GET in each tool;
+# download_fileobj has no range, so its row is left out). The object is then SIZE_MIB + 1 MiB.
+RANGE_MIB = int(os.environ.get("RANGE_MIB", "0"))
+READ_MIB = RANGE_MIB or SIZE_MIB
+OBJECT_MIB = SIZE_MIB + 1 if RANGE_MIB else SIZE_MIB
+SLIP_RANGE = f", range=(0, {READ_MIB << 20})" if RANGE_MIB else ""
+SLIP_RANGE_ASYNC = f", (0, {READ_MIB << 20})" if RANGE_MIB else ""
+BOTO3_RANGE = f", Range='bytes=0-{(READ_MIB << 20) - 1}'" if RANGE_MIB else ""
 
 SLIPSTREAM_CLIENT = f"""
 import slipstream, time
@@ -38,7 +46,7 @@ c = boto3.client('s3', region_name={REGION!r}, endpoint_url={ENDPOINT!r})
 """
 ROWS = {
     "slipstream get_bytes": SLIPSTREAM_CLIENT + f"""
-t = time.perf_counter(); data = c.get_bytes({BUCKET!r}, {KEY!r}); t = time.perf_counter() - t
+t = time.perf_counter(); data = c.get_bytes({BUCKET!r}, {KEY!r}{SLIP_RANGE}); t = time.perf_counter() - t
 """,
     "slipstream get_bytes_async": SLIPSTREAM_CLIENT + f"""
 import asyncio
@@ -46,7 +54,7 @@ import asyncio
 # issue 112559, Python 3.11 to 3.12.1), which costs seconds.
 async def get():
     global data
-    data = await c.get_bytes_async({BUCKET!r}, {KEY!r})
+    data = await c.get_bytes_async({BUCKET!r}, {KEY!r}{SLIP_RANGE_ASYNC})
 t = time.perf_counter(); asyncio.run(get())
 t = time.perf_counter() - t
 """,
@@ -62,11 +70,11 @@ t = time.perf_counter(); data = Drop(); c.download_fileobj({BUCKET!r}, {KEY!r}, 
 t = time.perf_counter() - t
 """,
     "boto3 get_object().read()": BOTO3_CLIENT + f"""
-t = time.perf_counter(); data = c.get_object(Bucket={BUCKET!r}, Key={KEY!r})['Body'].read()
+t = time.perf_counter(); data = c.get_object(Bucket={BUCKET!r}, Key={KEY!r}{BOTO3_RANGE})['Body'].read()
 t = time.perf_counter() - t
 """,
 }
-CHECK = f"\nassert len(data) == {SIZE_MIB << 20}, len(data)\nprint(t)\ndel data\n"
+CHECK = f"\nassert len(data) == {READ_MIB << 20}, len(data)\nprint(t)\ndel data\n"
 
 
 def repeated(row: str) -> str:
@@ -98,8 +106,10 @@ def main() -> None:
         s3.create_bucket(Bucket=BUCKET)
     except s3.exceptions.BucketAlreadyOwnedByYou:
         pass
-    s3.put_object(Bucket=BUCKET, Key=KEY, Body=os.urandom(1 << 20) * SIZE_MIB)
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=os.urandom(1 << 20) * OBJECT_MIB)
     rows = dict(ROWS)
+    if RANGE_MIB:
+        del rows["slipstream download_fileobj, kept nothing"]
     if OLD_PACKAGE:
         rows["old build get_bytes"] = ROWS["slipstream get_bytes"]
         rows["old build get_bytes_async"] = ROWS["slipstream get_bytes_async"]
@@ -108,7 +118,8 @@ def main() -> None:
         for name, code in rows.items():
             times[name] += run(code, OLD_PACKAGE if name.startswith("old") else None)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
-    print(f"{SIZE_MIB} MiB into a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:")
+    what = f"the first {READ_MIB} MiB of {OBJECT_MIB} MiB (a range)" if RANGE_MIB else f"{SIZE_MIB} MiB"
+    print(f"{what} into a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:")
     for name, ts in times.items():
         print(f"  {name:45} median {medians[name]:.4f} s  ({min(ts):.4f}-{max(ts):.4f})")
     base = medians["slipstream get_bytes"]

@@ -15,8 +15,8 @@ use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, sync, upload_file, CopySettings, CopySource,
-    DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions, Synced,
-    TransferError,
+    DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, RangeDownload,
+    SyncOptions, Synced, TransferError,
 };
 
 use crate::client::Client;
@@ -72,16 +72,43 @@ impl Client {
         })
     }
 
-    /// `range` (start, end exclusive) of the object, in one request.
+    /// The answer to a GET of `range` (start, end exclusive), its body still to come: its
+    /// length is then known (a range past the object's end is cut short by S3), so the `bytes`
+    /// can be made that long and the body received into it.
+    pub(crate) fn range_answer(
+        &self,
+        bucket: &str,
+        key: &str,
+        range: (u64, u64),
+    ) -> impl Future<Output = Result<RangeDownload, TransferError>> + Send + 'static {
+        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
+        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        async move { RangeDownload::start(client, &bucket, &key, range, &opts).await }
+    }
+
+    /// `range` of the object in one request, for the awaited form: into a new `bytes` from
+    /// 1 MiB up, as [`Client::whole_work`].
     pub(crate) fn range_work(
         &self,
         bucket: &str,
         key: &str,
         range: (u64, u64),
-    ) -> impl Future<Output = Result<Bytes, ClientError>> + Send + 'static {
-        let client = Arc::clone(&self.inner);
-        let (bucket, key) = (bucket.to_owned(), key.to_owned());
-        async move { client.get_bytes(&bucket, &key, Some(range)).await }
+    ) -> impl Future<Output = PyResult<Whole>> + Send + 'static {
+        let answer = self.range_answer(bucket, key, range);
+        async move {
+            let answer = answer.await.map_err(Raise::raise)?;
+            match in_place_len(&answer).filter(|n| *n >= IN_PLACE_FROM) {
+                Some(len) => {
+                    let mut bytes = fresh_bytes_off_runtime(len).await?;
+                    answer
+                        .read_into(bytes.buffer())
+                        .await
+                        .map_err(Raise::raise)?;
+                    Ok(Whole::InPlace(bytes))
+                }
+                None => Ok(Whole::Copied(answer.bytes().await.map_err(Raise::raise)?)),
+            }
+        }
     }
 
     /// The whole object, parts in parallel: the size first, then the parts written into a
@@ -105,13 +132,7 @@ impl Client {
                 download.read_into(&mut data).await.map_err(Raise::raise)?;
                 return Ok(Whole::Copied(data.freeze()));
             }
-            let made = tokio::task::spawn_blocking(move || {
-                crate::exit::attach(|py| FreshBytes::new(py, size))
-            });
-            let mut bytes = made
-                .await
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
-                .ok_or_else(|| PyRuntimeError::new_err("Python is exiting"))??;
+            let mut bytes = fresh_bytes_off_runtime(size).await?;
             download
                 .read_into(bytes.buffer())
                 .await
@@ -445,6 +466,22 @@ impl Whole {
             Whole::Copied(data) => PyBytes::new(py, &data),
         }
     }
+}
+
+/// A new `bytes` of `size` made from a runtime thread: the GIL is taken on a blocking thread
+/// (waiting for it on a runtime thread would hold up the other transfers).
+async fn fresh_bytes_off_runtime(size: usize) -> PyResult<FreshBytes> {
+    let made =
+        tokio::task::spawn_blocking(move || crate::exit::attach(|py| FreshBytes::new(py, size)));
+    made.await
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+        .ok_or_else(|| PyRuntimeError::new_err("Python is exiting"))?
+}
+
+/// The length of an answer's body when it is known and fits in memory: the size of the
+/// `bytes` to receive it in place.
+pub(crate) fn in_place_len(answer: &RangeDownload) -> Option<usize> {
+    answer.len().and_then(|n| usize::try_from(n).ok())
 }
 
 /// The object's size as a length in memory, or the `MemoryError` that it does not fit.

@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -25,7 +24,9 @@ use slipstream_transfer::{
 };
 
 use crate::aio;
-use crate::calls::{bucket_list, head_dict, memory_size, object_headers, refused, SyncArgs};
+use crate::calls::{
+    bucket_list, head_dict, in_place_len, memory_size, object_headers, refused, SyncArgs, Whole,
+};
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
 use crate::listing::{level_dict, AsyncObjectIterator, ObjectIterator};
@@ -358,8 +359,14 @@ impl Client {
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         if let Some(r) = range {
-            let data = self.wait(py, self.range_work(bucket, key, r))?;
-            return Ok(PyBytes::new(py, &data));
+            // One request; its body straight into the `bytes`, once the answer says how long.
+            let answer = self.wait(py, self.range_answer(bucket, key, r))?;
+            let Some(len) = in_place_len(&answer) else {
+                return Ok(PyBytes::new(py, &self.wait(py, answer.bytes())?));
+            };
+            let mut bytes = FreshBytes::new(py, len)?;
+            self.wait(py, answer.read_into(bytes.buffer()))?;
+            return Ok(bytes.into_bytes(py));
         }
         // The whole object goes straight into the `bytes` Python will own: its size first,
         // then the parts fill it with the GIL released (no second buffer, no copy).
@@ -370,8 +377,8 @@ impl Client {
         Ok(bytes.into_bytes(py))
     }
 
-    /// `get_bytes`, awaited. A whole object of 1 MiB or more goes straight into the `bytes`
-    /// returned, as in the blocking form; a smaller one or a range is copied once.
+    /// `get_bytes`, awaited. From 1 MiB the object (or its range) goes straight into the
+    /// `bytes` returned, as in the blocking form; a smaller one is copied once.
     #[pyo3(signature = (bucket, key, range = None))]
     fn get_bytes_async<'py>(
         &self,
@@ -380,13 +387,10 @@ impl Client {
         key: &str,
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let to_bytes =
-            |py: Python<'_>, data: Bytes| Ok(PyBytes::new(py, &data).into_any().unbind());
+        let to_bytes = |py: Python<'_>, w: Whole| Ok(w.into_bytes(py).into_any().unbind());
         match range {
             Some(r) => aio::spawn(py, &self.runtime, self.range_work(bucket, key, r), to_bytes),
-            None => aio::spawn(py, &self.runtime, self.whole_work(bucket, key), |py, w| {
-                Ok(w.into_bytes(py).into_any().unbind())
-            }),
+            None => aio::spawn(py, &self.runtime, self.whole_work(bucket, key), to_bytes),
         }
     }
 

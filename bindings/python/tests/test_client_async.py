@@ -34,6 +34,9 @@ def test_every_call_has_an_async_twin_with_the_same_answer(server, s3, bucket_na
         assert await c.upload_async(src, b, "big", checksum_algorithm="CRC64NVME") == 11 << 20
         assert await c.download_async(b, "big", tmp_path / "back.bin") == 11 << 20
         assert await c.get_bytes_async(b, "big") == src.read_bytes()
+        # In place from 1 MiB (the whole object above, these ranges), copied below it.
+        for start, end in [(5, 3 << 20), ((11 << 20) - 10, (11 << 20) + 99), (1 << 20, (1 << 20) + 1)]:
+            assert await c.get_bytes_async(b, "big", (start, end)) == src.read_bytes()[start:end]
         head = await c.head_async(b, "big")
         assert head == c.head(b, "big") and head["ContentLength"] == 11 << 20
         assert await c.copy_async(b, "small", b, "copied") == 5

@@ -223,7 +223,7 @@ fn first(
     Ok((info, (len > 0).then_some(First { response, len })))
 }
 
-fn changed(key: &str, etag: &str) -> TransferError {
+pub(crate) fn changed(key: &str, etag: &str) -> TransferError {
     TransferError::Changed {
         key: key.to_owned(),
         etag: etag.to_owned(),

@@ -15,13 +15,13 @@ use std::time::Duration;
 use proxy::{Action, Seen};
 use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_s3::pattern::{Filters, Rule};
-use slipstream_transfer::TransferError;
 use slipstream_transfer::{
     copy_listed_through, download_prefix, download_to_file, download_to_memory, download_to_writer,
     list_spread, objects_in_flight, sync, upload_file, upload_objects_in_flight, Many, ManyOptions,
     Place, Selection, Spread, SyncOptions, TransferOptions, FAR_OBJECTS, FAR_UPLOAD_OBJECTS,
     MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
+use slipstream_transfer::{RangeDownload, TransferError};
 
 use common::server;
 
@@ -468,6 +468,75 @@ async fn a_server_that_stops_sending_fails_stream_and_memory_downloads() {
     assert_stalled(got, started, true);
     let started = std::time::Instant::now();
     let got = download_to_memory(client, &bucket, "k", stall_opts()).await;
+    assert_stalled(got, started, true);
+}
+
+/// A range into memory (Python's `get_bytes(range=...)`): whole when nothing breaks, cut
+/// short past the end as S3 cuts it, whole again when its body broke off once (the rest asked
+/// for from where it broke); an error when it always breaks (never a buffer with a tail of
+/// zeros), and `Stalled` within the bound when the server stops sending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_range_into_memory_is_whole_or_an_error() {
+    async fn read(
+        client: Arc<S3Client>,
+        bucket: &str,
+        range: (u64, u64),
+        opts: TransferOptions,
+    ) -> Result<Vec<u8>, TransferError> {
+        let answer = RangeDownload::start(client, bucket, "k", range, &opts).await?;
+        let mut buf = vec![0u8; answer.len().unwrap() as usize];
+        answer.read_into(&mut buf).await.map(|()| buf)
+    }
+    let (bucket, body) = object("k").await;
+    let size = body.len() as u64;
+    for (start, end) in [(3, 2_000_000), (size - 10, size + 100)] {
+        let got = read(client_for(&server()), &bucket, (start, end), opts())
+            .await
+            .unwrap();
+        assert!(got == body[start as usize..end.min(size) as usize]);
+    }
+    let gets = Arc::new(AtomicUsize::new(0));
+    let g = Arc::clone(&gets);
+    let once = proxy::start(
+        &server(),
+        Arc::new(move |_: &Seen| match g.fetch_add(1, Ordering::SeqCst) {
+            0 => Action::ResetAfter(100_000),
+            _ => Action::Forward,
+        }),
+    );
+    let got = read(client_for(&once.endpoint), &bucket, (5, 3_000_000), opts())
+        .await
+        .unwrap();
+    assert!(got == body[5..3_000_000]);
+    assert_eq!(gets.load(Ordering::SeqCst), 2);
+    let always = proxy::start(&server(), Arc::new(|_: &Seen| Action::ResetAfter(100_000)));
+    let e = read(
+        client_for(&always.endpoint),
+        &bucket,
+        (0, 3_000_000),
+        opts(),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("broke off"), "{e}");
+    // The first answer stops after 100 KB, and the server answers nothing after it.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = Arc::clone(&asked);
+    let stalls = proxy::start(
+        &server(),
+        Arc::new(move |_: &Seen| match a.fetch_add(1, Ordering::SeqCst) {
+            0 => Action::StallAfter(100_000, Duration::from_secs(30)),
+            _ => Action::Hang(Duration::from_secs(30)),
+        }),
+    );
+    let started = std::time::Instant::now();
+    let got = read(
+        client_for(&stalls.endpoint),
+        &bucket,
+        (0, 3_000_000),
+        stall_opts(),
+    )
+    .await;
     assert_stalled(got, started, true);
 }
 
