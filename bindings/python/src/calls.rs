@@ -15,8 +15,8 @@ use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, sync, upload_file, CopySettings, CopySource,
-    DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, RangeDownload,
-    SyncOptions, Synced, TransferError,
+    DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions, Synced,
+    TransferError,
 };
 
 use crate::client::Client;
@@ -72,60 +72,39 @@ impl Client {
         })
     }
 
-    /// The answer to a GET of `range` (start, end exclusive), its body still to come: its
-    /// length is then known (a range past the object's end is cut short by S3), so the `bytes`
-    /// can be made that long and the body received into it.
-    pub(crate) fn range_answer(
+    /// The start of a download of the whole object (`range` `None`) or of `range` (start, end
+    /// exclusive): its length is then known (a range past the object's end is cut short, as
+    /// S3 cuts it), so the `bytes` can be made that long and the parts received into it.
+    pub(crate) fn memory_start(
         &self,
         bucket: &str,
         key: &str,
-        range: (u64, u64),
-    ) -> impl Future<Output = Result<RangeDownload, TransferError>> + Send + 'static {
+        range: Option<(u64, u64)>,
+    ) -> impl Future<Output = Result<MemoryDownload, TransferError>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
-        async move { RangeDownload::start(client, &bucket, &key, range, &opts).await }
-    }
-
-    /// `range` of the object in one request, for the awaited form: into a new `bytes` from
-    /// 1 MiB up, as [`Client::whole_work`].
-    pub(crate) fn range_work(
-        &self,
-        bucket: &str,
-        key: &str,
-        range: (u64, u64),
-    ) -> impl Future<Output = PyResult<Whole>> + Send + 'static {
-        let answer = self.range_answer(bucket, key, range);
         async move {
-            let answer = answer.await.map_err(Raise::raise)?;
-            match in_place_len(&answer).filter(|n| *n >= IN_PLACE_FROM) {
-                Some(len) => {
-                    let mut bytes = fresh_bytes_off_runtime(len).await?;
-                    answer
-                        .read_into(bytes.buffer())
-                        .await
-                        .map_err(Raise::raise)?;
-                    Ok(Whole::InPlace(bytes))
-                }
-                None => Ok(Whole::Copied(answer.bytes().await.map_err(Raise::raise)?)),
+            match range {
+                Some(r) => MemoryDownload::start_range(client, &bucket, &key, r, opts).await,
+                None => MemoryDownload::start(client, &bucket, &key, opts).await,
             }
         }
     }
 
-    /// The whole object, parts in parallel: the size first, then the parts written into a
-    /// new `bytes` from 1 MiB up (made with the GIL taken on a blocking thread: the hop costs
-    /// some 30 µs, nothing beside a megabyte, an eighth of a small GET), else into a buffer
-    /// copied into one at the end.
-    pub(crate) fn whole_work(
+    /// The whole object or `range` of it, parts in parallel: the size first, then the parts
+    /// written into a new `bytes` from 1 MiB up (made with the GIL taken on a blocking thread:
+    /// the hop costs some 30 µs, nothing beside a megabyte, an eighth of a small GET), else
+    /// into a buffer copied into one at the end.
+    pub(crate) fn memory_work(
         &self,
         bucket: &str,
         key: &str,
+        range: Option<(u64, u64)>,
     ) -> impl Future<Output = PyResult<Whole>> + Send + 'static {
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        let start = self.memory_start(bucket, key, range);
+        let key = key.to_owned();
         async move {
-            let download = MemoryDownload::start(client, &bucket, &key, opts)
-                .await
-                .map_err(Raise::raise)?;
+            let download = start.await.map_err(Raise::raise)?;
             let size = memory_size(&download, &key)?;
             if size < IN_PLACE_FROM {
                 let mut data = BytesMut::zeroed(size);
@@ -450,7 +429,7 @@ fn boto3_name(header: &str) -> String {
         .collect()
 }
 
-/// From this size the awaited `get_bytes` fills a `bytes` in place ([`Client::whole_work`]).
+/// From this size the awaited `get_bytes` fills a `bytes` in place ([`Client::memory_work`]).
 const IN_PLACE_FROM: usize = 1 << 20;
 
 /// A whole object for `get_bytes_async`: in the `bytes` it will be, or in a buffer to copy.
@@ -476,12 +455,6 @@ async fn fresh_bytes_off_runtime(size: usize) -> PyResult<FreshBytes> {
     made.await
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
         .ok_or_else(|| PyRuntimeError::new_err("Python is exiting"))?
-}
-
-/// The length of an answer's body when it is known and fits in memory: the size of the
-/// `bytes` to receive it in place.
-pub(crate) fn in_place_len(answer: &RangeDownload) -> Option<usize> {
-    answer.len().and_then(|n| usize::try_from(n).ok())
 }
 
 /// The object's size as a length in memory, or the `MemoryError` that it does not fit.

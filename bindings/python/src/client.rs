@@ -20,13 +20,11 @@ use slipstream_client::{
     Env, Expiring, Overrides, ProvideCredentials, Resolved, S3Client,
 };
 use slipstream_transfer::{
-    finish_cleanups_within, MemoryDownload, ObjectHeaders, Progress, TransferOptions, CLEANUP_WAIT,
+    finish_cleanups_within, ObjectHeaders, Progress, TransferOptions, CLEANUP_WAIT,
 };
 
 use crate::aio;
-use crate::calls::{
-    bucket_list, head_dict, in_place_len, memory_size, object_headers, refused, SyncArgs, Whole,
-};
+use crate::calls::{bucket_list, head_dict, memory_size, object_headers, refused, SyncArgs, Whole};
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
 use crate::listing::{level_dict, AsyncObjectIterator, ObjectIterator};
@@ -349,7 +347,7 @@ impl Client {
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
-    /// The object's bytes, or `range=(start, end)` of them (end exclusive).
+    /// The object's bytes, or `range=(start, end)` of them (end exclusive), parts in parallel.
     #[pyo3(signature = (bucket, key, range = None))]
     fn get_bytes<'py>(
         &self,
@@ -358,20 +356,9 @@ impl Client {
         key: &str,
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        if let Some(r) = range {
-            // One request; its body straight into the `bytes`, once the answer says how long.
-            let answer = self.wait(py, self.range_answer(bucket, key, r))?;
-            let Some(len) = in_place_len(&answer) else {
-                return Ok(PyBytes::new(py, &self.wait(py, answer.bytes())?));
-            };
-            let mut bytes = FreshBytes::new(py, len)?;
-            self.wait(py, answer.read_into(bytes.buffer()))?;
-            return Ok(bytes.into_bytes(py));
-        }
-        // The whole object goes straight into the `bytes` Python will own: its size first,
-        // then the parts fill it with the GIL released (no second buffer, no copy).
-        let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        let download = self.wait(py, MemoryDownload::start(client, bucket, key, opts))?;
+        // The object (or its range) goes straight into the `bytes` Python will own: its size
+        // first, then the parts fill it with the GIL released (no second buffer, no copy).
+        let download = self.wait(py, self.memory_start(bucket, key, range))?;
         let mut bytes = FreshBytes::new(py, memory_size(&download, key)?)?;
         self.wait(py, download.read_into(bytes.buffer()))?;
         Ok(bytes.into_bytes(py))
@@ -388,10 +375,8 @@ impl Client {
         range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let to_bytes = |py: Python<'_>, w: Whole| Ok(w.into_bytes(py).into_any().unbind());
-        match range {
-            Some(r) => aio::spawn(py, &self.runtime, self.range_work(bucket, key, r), to_bytes),
-            None => aio::spawn(py, &self.runtime, self.whole_work(bucket, key), to_bytes),
-        }
+        let work = self.memory_work(bucket, key, range);
+        aio::spawn(py, &self.runtime, work, to_bytes)
     }
 
     /// Stores `data` (any `bytes`) as `bucket/key` in one request with its checksum

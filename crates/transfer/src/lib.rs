@@ -32,7 +32,6 @@ mod flight;
 mod headers;
 mod many;
 mod memory;
-mod memory_range;
 mod offset_writer;
 mod pool;
 mod ranges;
@@ -60,7 +59,6 @@ pub use many::{
     MID_OBJECTS, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
-pub use memory_range::RangeDownload;
 pub use ranges::{list_ranges, worth_cutting};
 pub use runtime::{blocking_threads, io_runtime};
 pub use select::{list_selected, Selection};

@@ -18,7 +18,7 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
-use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
+use crate::source::{check_checksum, first_len, next_chunk, short, start, First, Source};
 use crate::stall;
 use crate::TransferError;
 use crate::{Downloaded, Progress, TransferOptions};
@@ -86,7 +86,63 @@ impl MemoryDownload {
         })
     }
 
-    /// The object's size: what [`MemoryDownload::read_into`] needs.
+    /// [`MemoryDownload::start`] of the bytes `range` (start, end exclusive) of `bucket/key`.
+    /// The first GET asks for the range's first part, and its `Content-Range` says where
+    /// the object ends (a range that runs past it is cut short, as S3 cuts it); the rest is cut
+    /// into parts fetched in parallel, as a whole object's would be, pinned to that answer's
+    /// ETag. No whole-object checksum applies to a range.
+    pub async fn start_range(
+        client: Arc<S3Client>,
+        bucket: &str,
+        key: &str,
+        (start, end): (u64, u64),
+        opts: TransferOptions,
+    ) -> Result<Self, TransferError> {
+        let asked = Instant::now();
+        let first_end = end.min(start.saturating_add(first_len(opts.part_size)));
+        let get = async {
+            let answer = client
+                .get_object(bucket, key, Some((start, first_end)), None)
+                .await?;
+            Ok(answer)
+        };
+        let first = stall::bounded(&client, opts.stall_timeout, true, get).await?;
+        let total = first.total_size.ok_or_else(|| {
+            TransferError::BadResponse(format!(
+                "{key}: the answer to a range has no Content-Range (the server sent all of it?)"
+            ))
+        })?;
+        let (end, first_end) = (end.min(total), first_end.min(total));
+        let info = ObjectInfo {
+            size: end - start,
+            etag: first.etag.clone(),
+            last_modified: String::new(),
+            checksum: None,
+            copied_headers: Vec::new(),
+        };
+        opts.set_total(info.size);
+        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
+        let first = First::new(first, first_end - start);
+        let source = Source::new(
+            &client,
+            bucket,
+            key,
+            &info,
+            Some(first),
+            part_size,
+            concurrency,
+        )
+        .shifted(start);
+        Ok(Self {
+            info,
+            source,
+            concurrency,
+            progress: opts.progress,
+            stall_timeout: opts.stall_timeout,
+        })
+    }
+
+    /// The object's size (a range's length): what [`MemoryDownload::read_into`] needs.
     pub fn size(&self) -> u64 {
         self.info.size
     }

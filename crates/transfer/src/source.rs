@@ -21,6 +21,13 @@ pub(crate) struct First {
     len: u64,
 }
 
+impl First {
+    /// An answer whose first `len` bytes of body are part 0.
+    pub(crate) fn new(response: ObjectStream, len: u64) -> Self {
+        Self { response, len }
+    }
+}
+
 /// Where the parts of one download come from: the object pinned to its ETag, its ranges, and
 /// the first GET's open response, which is part 0. Shared by the file and stream paths.
 pub(crate) struct Source {
@@ -67,6 +74,16 @@ impl Source {
         }
     }
 
+    /// The same parts `by` bytes further into the object: the parts of a range that starts
+    /// there, cut as if the range were an object of its own.
+    pub(crate) fn shifted(mut self, by: u64) -> Self {
+        for (start, end) in &mut self.ranges {
+            *start += by;
+            *end += by;
+        }
+        self
+    }
+
     /// The client the parts come through.
     pub(crate) fn client(&self) -> &S3Client {
         &self.client
@@ -88,7 +105,7 @@ impl Source {
             _ => None,
         };
         if let Some(first) = opened {
-            match take(first.response, 0, first.len).await {
+            match take(first.response, self.ranges[0].0, first.len).await {
                 Err(e) if e.is_retryable() => {}
                 other => return other,
             }
@@ -223,7 +240,7 @@ fn first(
     Ok((info, (len > 0).then_some(First { response, len })))
 }
 
-pub(crate) fn changed(key: &str, etag: &str) -> TransferError {
+fn changed(key: &str, etag: &str) -> TransferError {
     TransferError::Changed {
         key: key.to_owned(),
         etag: etag.to_owned(),

@@ -21,7 +21,7 @@ use slipstream_transfer::{
     Place, Selection, Spread, SyncOptions, TransferOptions, FAR_OBJECTS, FAR_UPLOAD_OBJECTS,
     MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
-use slipstream_transfer::{RangeDownload, TransferError};
+use slipstream_transfer::{MemoryDownload, TransferError};
 
 use common::server;
 
@@ -471,10 +471,10 @@ async fn a_server_that_stops_sending_fails_stream_and_memory_downloads() {
     assert_stalled(got, started, true);
 }
 
-/// A range into memory (Python's `get_bytes(range=...)`): whole when nothing breaks, cut
-/// short past the end as S3 cuts it, whole again when its body broke off once (the rest asked
-/// for from where it broke); an error when it always breaks (never a buffer with a tail of
-/// zeros), and `Stalled` within the bound when the server stops sending.
+/// A range into memory (Python's `get_bytes(range=...)`), cut into parts fetched in parallel:
+/// whole when nothing breaks, cut short past the object's end as S3 cuts it, whole again when
+/// a part broke off (fetched again); an error when every answer breaks (never a buffer with
+/// zeros in it), and `Stalled` within the bound when the server stops sending.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_range_into_memory_is_whole_or_an_error() {
     async fn read(
@@ -483,42 +483,46 @@ async fn a_range_into_memory_is_whole_or_an_error() {
         range: (u64, u64),
         opts: TransferOptions,
     ) -> Result<Vec<u8>, TransferError> {
-        let answer = RangeDownload::start(client, bucket, "k", range, &opts).await?;
-        let mut buf = vec![0u8; answer.len().unwrap() as usize];
-        answer.read_into(&mut buf).await.map(|()| buf)
+        let download = MemoryDownload::start_range(client, bucket, "k", range, opts).await?;
+        let mut buf = vec![0u8; download.size() as usize];
+        download.read_into(&mut buf).await.map(|_| buf)
     }
     let (bucket, body) = object("k").await;
     let size = body.len() as u64;
-    for (start, end) in [(3, 2_000_000), (size - 10, size + 100)] {
-        let got = read(client_for(&server()), &bucket, (start, end), opts())
-            .await
-            .unwrap();
-        assert!(got == body[start as usize..end.min(size) as usize]);
-    }
     let gets = Arc::new(AtomicUsize::new(0));
     let g = Arc::clone(&gets);
+    let counted = proxy::start(
+        &server(),
+        Arc::new(move |_: &Seen| {
+            g.fetch_add(1, Ordering::SeqCst);
+            Action::Forward
+        }),
+    );
+    // From inside the first part to inside the last: several GETs, all within the range.
+    for (start, end) in [(3, size - 3), (size - 10, size + 100), (7, 9)] {
+        gets.store(0, Ordering::SeqCst);
+        let got = read(client_for(&counted.endpoint), &bucket, (start, end), opts()).await;
+        assert!(got.unwrap() == body[start as usize..end.min(size) as usize]);
+        let many = end - start > MIN_PART_SIZE;
+        assert_eq!(gets.load(Ordering::SeqCst) > 1, many, "{start}..{end}");
+    }
+    let broke = Arc::new(AtomicUsize::new(0));
+    let b = Arc::clone(&broke);
     let once = proxy::start(
         &server(),
-        Arc::new(move |_: &Seen| match g.fetch_add(1, Ordering::SeqCst) {
-            0 => Action::ResetAfter(100_000),
+        Arc::new(move |s: &Seen| match s.range.as_deref() {
+            Some(r) if !r.starts_with("bytes=5-") && b.fetch_add(1, Ordering::SeqCst) == 0 => {
+                Action::ResetAfter(100_000)
+            }
             _ => Action::Forward,
         }),
     );
-    let got = read(client_for(&once.endpoint), &bucket, (5, 3_000_000), opts())
-        .await
-        .unwrap();
-    assert!(got == body[5..3_000_000]);
-    assert_eq!(gets.load(Ordering::SeqCst), 2);
+    let got = read(client_for(&once.endpoint), &bucket, (5, size - 1), opts()).await;
+    assert!(got.unwrap() == body[5..size as usize - 1]);
+    assert!(broke.load(Ordering::SeqCst) > 1);
     let always = proxy::start(&server(), Arc::new(|_: &Seen| Action::ResetAfter(100_000)));
-    let e = read(
-        client_for(&always.endpoint),
-        &bucket,
-        (0, 3_000_000),
-        opts(),
-    )
-    .await
-    .unwrap_err();
-    assert!(e.to_string().contains("broke off"), "{e}");
+    let e = read(client_for(&always.endpoint), &bucket, (0, size), opts()).await;
+    assert!(e.unwrap_err().to_string().contains("broke off"));
     // The first answer stops after 100 KB, and the server answers nothing after it.
     let asked = Arc::new(AtomicUsize::new(0));
     let a = Arc::clone(&asked);
@@ -533,7 +537,7 @@ async fn a_range_into_memory_is_whole_or_an_error() {
     let got = read(
         client_for(&stalls.endpoint),
         &bucket,
-        (0, 3_000_000),
+        (0, size),
         stall_opts(),
     )
     .await;
