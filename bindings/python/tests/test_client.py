@@ -70,6 +70,11 @@ def test_get_bytes_fills_a_new_bytes_each_call(server, s3):
         # runs past the end comes back cut short, as S3 sends it.
         for start, end in [(0, size), (1, size - 1), (size // 3, size + 5000), (7, 9)]:
             assert c.get_bytes(bucket, "k", range=(start, end)) == data[start:end]
+        with pytest.raises(slipstream.S3Error) as refused:
+            c.get_bytes(bucket, "k", range=(size + 1, size + 10))
+        assert refused.value.code == "InvalidRange" and refused.value.status == 416
+        with pytest.raises(ValueError, match="empty range"):
+            c.get_bytes(bucket, "k", range=(5, 5))
         c.put_bytes(bucket, "k", b"\0" * size)
         assert c.get_bytes(bucket, "k") == b"\0" * size
         assert first == data, "a later call wrote into an earlier result"
