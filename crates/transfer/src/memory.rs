@@ -112,6 +112,12 @@ impl MemoryDownload {
                 "{key}: the answer to a range has no Content-Range (the server sent all of it?)"
             ))
         })?;
+        if total <= start {
+            // S3 refuses such a range (416); an answer that says otherwise is not one.
+            return Err(TransferError::BadResponse(format!(
+                "{key}: bytes from {start} asked, and the answer says the object has {total}"
+            )));
+        }
         let (end, first_end) = (end.min(total), first_end.min(total));
         let info = ObjectInfo {
             size: end - start,
