@@ -73,17 +73,14 @@ impl MemoryDownload {
         let asked = Instant::now();
         let first_part = start(&client, bucket, key, first_len(opts.part_size), listed);
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first_part).await?;
-        opts.set_total(info.size);
-        // As for files (the object is held whole anyway, so longer parts cost no memory).
-        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
-        let source = Source::new(&client, bucket, key, &info, first, part_size, concurrency);
-        Ok(Self {
+        Ok(Self::cut(
+            &client,
+            (bucket, key),
             info,
-            source,
-            concurrency,
-            progress: opts.progress,
-            stall_timeout: opts.stall_timeout,
-        })
+            (first, 0),
+            asked,
+            opts,
+        ))
     }
 
     /// [`MemoryDownload::start`] of the bytes `range` (start, end exclusive) of `bucket/key`.
@@ -126,26 +123,39 @@ impl MemoryDownload {
             checksum: None,
             copied_headers: Vec::new(),
         };
-        opts.set_total(info.size);
-        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
         let first = First::new(first, first_end - start);
-        let source = Source::new(
+        Ok(Self::cut(
             &client,
-            bucket,
-            key,
-            &info,
-            Some(first),
-            part_size,
-            concurrency,
-        )
-        .shifted(start);
-        Ok(Self {
+            (bucket, key),
             info,
-            source,
+            (Some(first), start),
+            asked,
+            opts,
+        ))
+    }
+
+    /// The download of what `info` describes, its first answer in: cut into parts for the
+    /// distance the first answer's time (since `asked`) shows, `at` bytes into the object
+    /// (a range's start; 0 for a whole object).
+    fn cut(
+        client: &Arc<S3Client>,
+        (bucket, key): (&str, &str),
+        info: ObjectInfo,
+        (first, at): (Option<First>, u64),
+        asked: Instant,
+        opts: TransferOptions,
+    ) -> Self {
+        opts.set_total(info.size);
+        // As for files (the object is held whole anyway, so longer parts cost no memory).
+        let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
+        let source = Source::new(client, bucket, key, &info, first, part_size, concurrency);
+        Self {
+            info,
+            source: source.shifted(at),
             concurrency,
             progress: opts.progress,
             stall_timeout: opts.stall_timeout,
-        })
+        }
     }
 
     /// The object's size (a range's length): what [`MemoryDownload::read_into`] needs.
