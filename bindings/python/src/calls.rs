@@ -14,9 +14,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
-    copy_object, delete_listed, download_to_file, sync, upload_file, CopySettings, CopySource,
-    DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions, Synced,
-    TransferError,
+    copy_object, delete_listed, download_to_file, sync, upload_bytes, upload_file, CopySettings,
+    CopySource, DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions,
+    Synced, TransferError,
 };
 
 use crate::client::Client;
@@ -120,24 +120,20 @@ impl Client {
         }
     }
 
-    /// Sends `data` from Python's own buffer (no copy), kept alive by the future.
+    /// Sends `data` from Python's own buffer (no copy), kept alive by the future: one
+    /// `PutObject`, or from the multipart threshold a multipart upload of its slices.
     pub(crate) fn put_work(
         &self,
         (bucket, key): (&str, &str),
         data: PyBackedBytes,
         checksum_algorithm: Option<&str>,
         headers: ObjectHeaders,
-    ) -> PyResult<impl Future<Output = Result<String, ClientError>> + Send + 'static> {
+    ) -> PyResult<impl Future<Output = Result<String, TransferError>> + Send + 'static> {
         let client = Arc::clone(&self.inner);
-        let checksum = self.checksum(checksum_algorithm)?;
-        let headers = headers.for_key(key);
+        let opts = self.upload_options(checksum_algorithm, headers, None)?;
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         let body = Bytes::from_owner(data);
-        Ok(async move {
-            client
-                .put_object_with(&bucket, &key, body, checksum, headers)
-                .await
-        })
+        Ok(async move { upload_bytes(client, body, &bucket, &key, opts).await })
     }
 
     pub(crate) fn head_work(

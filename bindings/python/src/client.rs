@@ -379,9 +379,10 @@ impl Client {
         aio::spawn(py, &self.runtime, work, to_bytes)
     }
 
-    /// Stores `data` (any `bytes`) as `bucket/key` in one request with its checksum
-    /// (`checksum_algorithm`, else the client's); returns the ETag. The bytes are sent from
-    /// Python's own buffer, not copied.
+    /// Stores `data` (any `bytes`) as `bucket/key` with its checksum (`checksum_algorithm`,
+    /// else the client's): one request below the client's part size, a parallel multipart
+    /// upload of slices of it from there (as `upload`); returns the ETag. The bytes are sent
+    /// from Python's own buffer, not copied.
     #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None, extra_args = None))]
     fn put_bytes(
         &self,

@@ -1,5 +1,6 @@
 """slipstream.Client against the local versitygw: round trips, errors, boto3 settings."""
 
+import asyncio
 import base64
 import os
 import pathlib
@@ -78,6 +79,32 @@ def test_get_bytes_fills_a_new_bytes_each_call(server, s3):
         c.put_bytes(bucket, "k", b"\0" * size)
         assert c.get_bytes(bucket, "k") == b"\0" * size
         assert first == data, "a later call wrote into an earlier result"
+
+
+def test_put_bytes_goes_multipart_from_the_part_size(server, s3):
+    """Below the part size one PutObject; from it a parallel multipart upload of slices of the
+    `bytes` (one stream cannot fill a long link, one PutObject stops at 5 GiB): the same
+    object, its headers and whole-object checksum kept, the ETag returned being S3's."""
+    c = make_client(server, part_size=5 << 20, concurrency=4)
+    bucket = new_bucket(s3)
+    for size, parts in [((5 << 20) - 1, 0), (5 << 20, 1), ((17 << 20) + 3, 4)]:
+        data = os.urandom(size)
+        etag = c.put_bytes(bucket, "k", data, checksum_algorithm="CRC64NVME",
+                           extra_args={"ContentType": "application/x-test", "Metadata": {"m": "1"}})
+        head = s3.head_object(Bucket=bucket, Key="k", ChecksumMode="ENABLED")
+        assert etag == head["ETag"]
+        assert etag.strip('"').endswith(f"-{parts}") == (parts > 0), etag
+        assert head["ContentType"] == "application/x-test" and head["Metadata"] == {"m": "1"}
+        assert "ChecksumCRC64NVME" in head
+        assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == data
+
+    async def put_async():
+        return await c.put_bytes_async(bucket, "a", data)
+
+    data = os.urandom(11 << 20)
+    assert asyncio.run(put_async()) == s3.head_object(Bucket=bucket, Key="a")["ETag"]
+    assert c.get_bytes(bucket, "a") == data
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads") is None
 
 
 def b64(value: int, width: int) -> str:

@@ -331,14 +331,15 @@ impl S3Client {
 
     /// `CompleteMultipartUpload` of `parts`, in order. For a full-object checksum it also sends
     /// the whole object's, combined from the parts', which S3 checks against what it assembled.
-    /// S3 may answer 200 with an error in the body: that is an error here.
+    /// S3 may answer 200 with an error in the body: that is an error here. Returns the new
+    /// object's ETag, quotes included (empty if the answer names none).
     pub async fn complete_multipart_upload(
         &self,
         bucket: &str,
         key: &str,
         upload_id: &str,
         parts: &[CompletedPart],
-    ) -> Result<(), ClientError> {
+    ) -> Result<String, ClientError> {
         let mut headers = Vec::new();
         if let Some(alg) = parts.first().and_then(|p| p.algorithm) {
             if alg.full_object() {
@@ -369,7 +370,7 @@ impl S3Client {
                 code,
                 message,
             }),
-            None => Ok(()),
+            None => Ok(xml::completed_etag(&body).unwrap_or_default()),
         }
     }
 

@@ -76,6 +76,18 @@ pub fn upload_id(body: &[u8]) -> Result<String, Error> {
     id.ok_or_else(|| Error::Response("CreateMultipartUpload returned no UploadId".into()))
 }
 
+/// The new object's `ETag` in `CompleteMultipartUpload`'s answer, if it names one.
+pub fn completed_etag(body: &[u8]) -> Option<String> {
+    let mut etag = None;
+    walk(body, |path, text| {
+        if path == "CompleteMultipartUploadResult/ETag" {
+            etag = text;
+        }
+    })
+    .ok()?;
+    etag
+}
+
 /// One object of a listing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Object {
@@ -224,6 +236,9 @@ mod tests {
         let id = upload_id(b"<InitiateMultipartUploadResult><Bucket>b</Bucket><UploadId>abc-1</UploadId></InitiateMultipartUploadResult>").unwrap();
         assert_eq!(id, "abc-1");
         assert!(upload_id(b"<InitiateMultipartUploadResult/>").is_err());
+        let done = b"<CompleteMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><ETag>&quot;ab-3&quot;</ETag></CompleteMultipartUploadResult>";
+        assert_eq!(completed_etag(done).as_deref(), Some("\"ab-3\""));
+        assert_eq!(completed_etag(b"<CompleteMultipartUploadResult/>"), None);
         let page = list_page(br#"<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsTruncated>true</IsTruncated>
             <Contents><Key>a b&lt;c</Key><Size>12</Size><LastModified>2026-11-22T00:00:00.000Z</LastModified><ETag>"e1"</ETag></Contents>
             <Contents><Key>z</Key><Size>0</Size></Contents>

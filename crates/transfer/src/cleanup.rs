@@ -20,14 +20,14 @@ static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
 /// A multipart upload's whole life: create it (parts checked with `algorithm`, if any, and
 /// the new object's `headers`), let `send` upload or copy the parts (given the upload ID),
 /// complete it with the parts `send` returns, and abort it if any step fails or the future is
-/// dropped.
+/// dropped. Returns the parts and the new object's ETag.
 pub(crate) async fn multipart_upload<F, Fut>(
     client: &Arc<S3Client>,
     (bucket, key): (&str, &str),
     algorithm: Option<ChecksumAlgorithm>,
     headers: Vec<(Cow<'static, str>, String)>,
     send: F,
-) -> Result<Vec<CompletedPart>, TransferError>
+) -> Result<(Vec<CompletedPart>, String), TransferError>
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = Result<Vec<CompletedPart>, TransferError>>,
@@ -40,14 +40,14 @@ where
         Ok(parts) => client
             .complete_multipart_upload(bucket, key, &upload_id, &parts)
             .await
-            .map(|()| parts)
+            .map(|etag| (parts, etag))
             .map_err(TransferError::from),
         Err(e) => Err(e),
     };
     match completed {
-        Ok(parts) => {
+        Ok(done) => {
             guard.disarm();
-            Ok(parts)
+            Ok(done)
         }
         Err(e) => {
             guard.abort().await;

@@ -68,7 +68,7 @@ pub use sync::{
     differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,
 };
 pub use through::{copy_listed_through, copy_through};
-pub use upload::{upload_file, Uploaded};
+pub use upload::{upload_bytes, upload_file, Uploaded};
 pub use walk::{walk_files, Links, Walked};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a

@@ -196,7 +196,7 @@ async fn from_reader<R: AsyncRead + Unpin>(
     let mut size = 0;
     // As for files: the parts' connections open during CreateMultipartUpload.
     client.preconnect(bucket, opts.concurrency.saturating_sub(1));
-    let parts = multipart_upload(
+    let (parts, _) = multipart_upload(
         &client,
         (bucket, key),
         Some(opts.checksum),

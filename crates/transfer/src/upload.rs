@@ -1,4 +1,5 @@
-//! Uploads from a file: one `PutObject` when small, a parallel multipart upload when large.
+//! Uploads from a file or from memory: one `PutObject` when small, a parallel multipart upload
+//! when large.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -74,38 +75,96 @@ async fn from_file(
         opts.add_progress(size);
         return Ok(Uploaded { size, parts: 0 });
     }
+    let (parts, _) = multipart(&client, Body::File(file), size, (bucket, key), &opts).await?;
+    Ok(Uploaded {
+        size,
+        parts: parts.len(),
+    })
+}
+
+/// Uploads `data` to `bucket/key`: one `PutObject` below `opts.multipart_threshold`, else a
+/// parallel multipart upload whose parts are slices of `data`, sent without a copy (one
+/// stream cannot fill a long link, and one `PutObject` stops at 5 GiB). A multipart upload
+/// that fails is aborted. Returns the new object's ETag.
+pub async fn upload_bytes(
+    client: Arc<S3Client>,
+    data: Bytes,
+    bucket: &str,
+    key: &str,
+    opts: TransferOptions,
+) -> Result<String, TransferError> {
+    let size = data.len() as u64;
+    opts.set_total(size);
+    let work = async {
+        if size < opts.multipart_threshold.max(1) {
+            let headers = opts.headers.for_key(key);
+            let etag = client
+                .put_object_with(bucket, key, data, opts.checksum, headers)
+                .await?;
+            opts.add_progress(size);
+            return Ok(etag);
+        }
+        let body = Body::Memory(data);
+        let (_, etag) = multipart(&client, body, size, (bucket, key), &opts).await?;
+        Ok(etag)
+    };
+    stall::bounded(&client, opts.stall_timeout, false, work).await
+}
+
+/// Where an upload's parts are read from.
+#[derive(Clone)]
+enum Body {
+    File(Arc<File>),
+    Memory(Bytes),
+}
+
+impl Body {
+    /// The `len` bytes at `start`: read into a buffer from `pool` (a file), or a slice of the
+    /// caller's memory.
+    async fn part(&self, start: u64, len: u64, pool: &BufferPool) -> Result<Bytes, TransferError> {
+        match self {
+            Body::File(file) => read_into(file, start, len, pool.take()).await,
+            Body::Memory(data) => Ok(data.slice(start as usize..(start + len) as usize)),
+        }
+    }
+}
+
+/// The multipart upload of `body`'s `size` bytes: its parts and the new object's ETag.
+async fn multipart(
+    client: &Arc<S3Client>,
+    body: Body,
+    size: u64,
+    (bucket, key): (&str, &str),
+    opts: &TransferOptions,
+) -> Result<(Vec<CompletedPart>, String), TransferError> {
     // The parts' connections open while CreateMultipartUpload is on its way (that request
     // takes one of its own, which the parts reuse); as many as a long path uses, the rest
     // connect when needed.
-    let (part_size, connections) = upload_cut(LONG_PATH, size, &opts);
+    let (part_size, connections) = upload_cut(LONG_PATH, size, opts);
     let connections = connections.min(size.div_ceil(part_size) as usize);
     client.preconnect(bucket, connections.saturating_sub(1));
     let asked = Instant::now();
-    let parts = multipart_upload(
-        &client,
+    multipart_upload(
+        client,
         (bucket, key),
         Some(opts.checksum),
         opts.headers.for_key(key),
         |upload_id| {
-            let (part_size, concurrency) = upload_cut(asked.elapsed(), size, &opts);
+            let (part_size, concurrency) = upload_cut(asked.elapsed(), size, opts);
             let ranges = upload_ranges(size, part_size, concurrency);
             send_parts(
-                &client,
+                client,
                 bucket,
                 key,
                 upload_id,
                 ranges,
                 concurrency,
-                &file,
-                &opts,
+                &body,
+                opts,
             )
         },
     )
-    .await?;
-    Ok(Uploaded {
-        size,
-        parts: parts.len(),
-    })
+    .await
 }
 
 async fn read_at(file: &Arc<File>, start: u64, len: u64) -> Result<Bytes, TransferError> {
@@ -131,7 +190,8 @@ async fn read_into(
     Ok(data.freeze())
 }
 
-/// Reads and uploads every range with `concurrency` tasks; the parts in order.
+/// Reads and uploads every range with `concurrency` tasks; the parts in order. A part of
+/// memory given back to the pool is dropped there (it is not the pool's to reuse).
 #[allow(clippy::too_many_arguments)]
 async fn send_parts(
     client: &Arc<S3Client>,
@@ -140,22 +200,22 @@ async fn send_parts(
     upload_id: String,
     ranges: Vec<(u64, u64)>,
     concurrency: usize,
-    file: &Arc<File>,
+    body: &Body,
     opts: &TransferOptions,
 ) -> Result<Vec<CompletedPart>, TransferError> {
     let (progress, algorithm) = (opts.progress.clone(), opts.checksum);
     let budget = opts.shared_parts.clone();
-    let (client, file) = (Arc::clone(client), Arc::clone(file));
+    let (client, body) = (Arc::clone(client), body.clone());
     let (bucket, key) = (bucket.to_owned(), key.to_owned());
     let pool = Arc::new(BufferPool::default());
     for_each_part(ranges.len(), concurrency, move |i| {
-        let (client, file, pool) = (Arc::clone(&client), Arc::clone(&file), Arc::clone(&pool));
+        let (client, body, pool) = (Arc::clone(&client), body.clone(), Arc::clone(&pool));
         let (progress, budget) = (progress.clone(), budget.clone());
         let (bucket, key, upload_id) = (bucket.clone(), key.clone(), upload_id.clone());
         let (start, end) = ranges[i];
         async move {
             let _place = part_permit(&budget).await;
-            let data = read_into(&file, start, end - start, pool.take()).await?;
+            let data = body.part(start, end - start, &pool).await?;
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let sent = client
                 .upload_part(&bucket, &key, &upload_id, number, data.clone(), algorithm)

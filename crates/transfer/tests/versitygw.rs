@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use slipstream_client::{Checksum, ChecksumAlgorithm, ClientError, ClientOptions};
 use slipstream_transfer::{
-    download_prefix, download_to_file, download_to_memory, download_to_writer, upload_directory,
-    upload_file, upload_from_reader, ManyOptions, MemoryDownload, Selection, TransferOptions,
-    MIN_PART_SIZE,
+    download_prefix, download_to_file, download_to_memory, download_to_writer, upload_bytes,
+    upload_directory, upload_file, upload_from_reader, ManyOptions, MemoryDownload, Selection,
+    TransferOptions, MIN_PART_SIZE,
 };
 
 fn data(len: usize, seed: u64) -> Vec<u8> {
@@ -102,6 +102,39 @@ async fn round_trips_around_the_part_size() {
                 .unwrap();
             assert!(middle[..] == body[len / 2..]);
         }
+    }
+}
+
+/// Memory goes up as a file does: one PutObject below the threshold, slices of it as parts
+/// from there; the ETag returned is the one S3 keeps (a multipart one ends in `-N`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_goes_up_whole_or_in_slices_and_its_etag_is_returned() {
+    let client = common::client();
+    let bucket = common::bucket(&client, "from-memory").await;
+    let part = MIN_PART_SIZE as usize;
+    let opts = TransferOptions {
+        part_size: MIN_PART_SIZE,
+        concurrency: 1,
+        multipart_threshold: MIN_PART_SIZE,
+        ..TransferOptions::default()
+    };
+    for (len, parts) in [(0, 0), (part - 1, 0), (part, 1), (3 * part + 1, 4)] {
+        let body = bytes::Bytes::from(data(len, len as u64));
+        let etag = upload_bytes(
+            Arc::clone(&client),
+            body.clone(),
+            &bucket,
+            "m",
+            opts.clone(),
+        )
+        .await
+        .unwrap();
+        let info = client.head_object(&bucket, "m").await.unwrap();
+        assert_eq!((info.size, &info.etag), (len as u64, &etag));
+        let suffix = format!("-{parts}\"");
+        assert_eq!(etag.ends_with(&suffix), parts > 0, "{len}: {etag}");
+        let back = client.get_bytes(&bucket, "m", None).await.unwrap();
+        assert!(back == body, "{len} bytes differ");
     }
 }
 

@@ -270,8 +270,11 @@ class Client:
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
     ) -> str:
-        """``extra_args`` as boto3's ``ExtraArgs`` (``upload`` takes it too): ``ContentType``,
-        ``CacheControl``, ``Metadata``, ``StorageClass``; another name raises ``ValueError``."""
+        """Stores ``data`` and returns the new object's ETag: one ``PutObject`` below the
+        client's ``part_size``, a parallel multipart upload of slices of ``data`` from there (no
+        copy either way). ``extra_args`` as boto3's ``ExtraArgs`` (``upload`` takes it too):
+        ``ContentType``, ``CacheControl``, ``Metadata``, ``StorageClass``; another name raises
+        ``ValueError``."""
         ...
     def head(self, bucket: str, key: str) -> dict[str, object]:
         """``HeadObject`` with boto3's field names: ``ContentLength``, ``ETag``, ``LastModified``,
