@@ -1,0 +1,96 @@
+"""A Python `bytes` stored as one object: slipstream's `put_bytes` against boto3's `put_object`
+(one request) and `upload_fileobj(BytesIO(data))` (boto3's multipart, 8 MiB parts, 10
+threads). With OLD_PACKAGE (a directory holding another build's `slipstream` package), that
+build's `put_bytes` runs as a row too (before 127edae: one PutObject whatever the size).
+
+Every row runs in a process of its own, the rows in turn within each round; each prints the
+seconds of its calls alone (not the import, the client's set-up or making the data), REPEAT
+calls a process (default 2), the first left out when there are more. Printed: every row's
+median and range, and the ratios of the medians to `put_bytes`'.
+
+    scripts/with-s3-server.sh .venv/bin/python scripts/bench-put-bytes.py [SIZE_MIB] [ROUNDS] [OLD_PACKAGE]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+
+SIZE_MIB = int(sys.argv[1]) if len(sys.argv) > 1 else 256
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+OLD_PACKAGE = sys.argv[3] if len(sys.argv) > 3 else None
+BUCKET = "bench-put-bytes"
+ENDPOINT = os.environ["SLIPSTREAM_TEST_ENDPOINT"]
+REGION = os.environ.get("SLIPSTREAM_TEST_REGION", "us-east-1")
+REPEAT = int(os.environ.get("REPEAT", "2"))
+
+SETUP = f"""
+import io, os, sys, time
+data = os.urandom(1 << 20) * {SIZE_MIB}
+"""
+SLIPSTREAM = SETUP + f"""
+import slipstream
+c = slipstream.Client(region={REGION!r}, endpoint_url={ENDPOINT!r})
+put = lambda key: c.put_bytes({BUCKET!r}, key, data)
+"""
+BOTO3 = SETUP + f"""
+import boto3
+c = boto3.client('s3', region_name={REGION!r}, endpoint_url={ENDPOINT!r})
+"""
+ROWS = {
+    "slipstream put_bytes": SLIPSTREAM,
+    "boto3 put_object": BOTO3 + f"put = lambda key: c.put_object(Bucket={BUCKET!r}, Key=key, Body=data)\n",
+    "boto3 upload_fileobj(BytesIO)": BOTO3
+    + f"put = lambda key: c.upload_fileobj(io.BytesIO(data), {BUCKET!r}, key)\n",
+}
+TIMED = f"""
+for i in range({REPEAT}):
+    t = time.perf_counter(); put(f"k{{i}}"); print(time.perf_counter() - t)
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def run(code: str, pythonpath: str | None = None) -> list[float]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    out = subprocess.run([sys.executable, "-c", code + TIMED], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"a row failed ({out.returncode}):\n{out.stderr}")
+    seconds = [float(line) for line in out.stdout.split()]
+    return seconds[1:] if REPEAT > 1 else seconds
+
+
+def main() -> None:
+    import boto3
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
+    try:
+        s3.create_bucket(Bucket=BUCKET)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    rows = dict(ROWS)
+    if OLD_PACKAGE:
+        rows["old build put_bytes"] = ROWS["slipstream put_bytes"]
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(ROUNDS):
+        for name, code in rows.items():
+            times[name] += run(code, OLD_PACKAGE if name.startswith("old") else None)
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    print(f"{SIZE_MIB} MiB from a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:")
+    for name, ts in times.items():
+        print(f"  {name:32} median {medians[name]:.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
+    base = medians["slipstream put_bytes"]
+    for name, m in medians.items():
+        if name != "slipstream put_bytes":
+            print(f"  {name} / put_bytes: {m / base:.2f}x")
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        for o in page.get("Contents", []):
+            s3.delete_object(Bucket=BUCKET, Key=o["Key"])
+    s3.delete_bucket(Bucket=BUCKET)
+
+
+if __name__ == "__main__":
+    main()
