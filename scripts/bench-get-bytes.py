@@ -16,9 +16,9 @@ range, and the ratios of the medians.
 from __future__ import annotations
 
 import os
-import statistics
-import subprocess
 import sys
+
+import process_rows
 
 SIZE_MIB = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -87,18 +87,6 @@ def repeated(row: str) -> str:
     return f"{setup}\nfor _ in range({REPEAT}):\n    {body}\n{exit_now}"
 
 
-def run(code: str, pythonpath: str | None = None) -> list[float]:
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
-    out = subprocess.run([sys.executable, "-c", repeated(code)], env=env,
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"a row failed ({out.returncode}):\n{out.stderr}")
-    seconds = [float(line) for line in out.stdout.split()]
-    return seconds[1:] if REPEAT > 1 else seconds
-
-
 def main() -> None:
     import boto3
     s3 = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
@@ -113,19 +101,12 @@ def main() -> None:
     if OLD_PACKAGE:
         rows["old build get_bytes"] = ROWS["slipstream get_bytes"]
         rows["old build get_bytes_async"] = ROWS["slipstream get_bytes_async"]
-    times: dict[str, list[float]] = {name: [] for name in rows}
-    for _ in range(ROUNDS):
-        for name, code in rows.items():
-            times[name] += run(code, OLD_PACKAGE if name.startswith("old") else None)
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    with_paths = {name: (repeated(code), OLD_PACKAGE if name.startswith("old") else None)
+                  for name, code in rows.items()}
+    times = process_rows.rounds(with_paths, ROUNDS, REPEAT)
     what = f"the first {READ_MIB} MiB of {OBJECT_MIB} MiB (a range)" if RANGE_MIB else f"{SIZE_MIB} MiB"
-    print(f"{what} into a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:")
-    for name, ts in times.items():
-        print(f"  {name:45} median {medians[name]:.4f} s  ({min(ts):.4f}-{max(ts):.4f})")
-    base = medians["slipstream get_bytes"]
-    for name, m in medians.items():
-        if name != "slipstream get_bytes":
-            print(f"  {name} / get_bytes: {m / base:.2f}x")
+    title = f"{what} into a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:"
+    process_rows.report(title, times, "slipstream get_bytes")
     s3.delete_object(Bucket=BUCKET, Key=KEY)
     s3.delete_bucket(Bucket=BUCKET)
 

@@ -14,9 +14,9 @@ median and range, and the ratios of the medians to `put_bytes`'.
 from __future__ import annotations
 
 import os
-import statistics
-import subprocess
 import sys
+
+import process_rows
 
 SIZE_MIB = int(sys.argv[1]) if len(sys.argv) > 1 else 256
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -53,17 +53,6 @@ os._exit(0)
 """
 
 
-def run(code: str, pythonpath: str | None = None) -> list[float]:
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
-    out = subprocess.run([sys.executable, "-c", code + TIMED], env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"a row failed ({out.returncode}):\n{out.stderr}")
-    seconds = [float(line) for line in out.stdout.split()]
-    return seconds[1:] if REPEAT > 1 else seconds
-
-
 def main() -> None:
     import boto3
     s3 = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
@@ -74,18 +63,11 @@ def main() -> None:
     rows = dict(ROWS)
     if OLD_PACKAGE:
         rows["old build put_bytes"] = ROWS["slipstream put_bytes"]
-    times: dict[str, list[float]] = {name: [] for name in rows}
-    for _ in range(ROUNDS):
-        for name, code in rows.items():
-            times[name] += run(code, OLD_PACKAGE if name.startswith("old") else None)
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
-    print(f"{SIZE_MIB} MiB from a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:")
-    for name, ts in times.items():
-        print(f"  {name:32} median {medians[name]:.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
-    base = medians["slipstream put_bytes"]
-    for name, m in medians.items():
-        if name != "slipstream put_bytes":
-            print(f"  {name} / put_bytes: {m / base:.2f}x")
+    with_paths = {name: (code + TIMED, OLD_PACKAGE if name.startswith("old") else None)
+                  for name, code in rows.items()}
+    times = process_rows.rounds(with_paths, ROUNDS, REPEAT)
+    title = f"{SIZE_MIB} MiB from a bytes, {ROUNDS} rounds, {REPEAT} call(s) a process:"
+    process_rows.report(title, times, "slipstream put_bytes")
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
         for o in page.get("Contents", []):
             s3.delete_object(Bucket=BUCKET, Key=o["Key"])
