@@ -4,8 +4,8 @@
 `asyncio.run`. With OLD_PACKAGE (a directory holding another build's `slipstream` package),
 that build's `get_bytes` and `get_bytes_async` run as rows too.
 
-Every row runs in a process of its own, the rows in turn within each round; each prints the
-seconds of its call alone (not the import or the client's set-up). With REPEAT=N a process
+Every row runs in a process of its own, the rows in turn within each round (scripts/process_rows.py);
+each prints the seconds of its call alone (not the import or the client's set-up). With REPEAT=N a process
 makes the call N times and its first is left out (a long-running service's calls, its client
 and connections warm; each result freed before the next). Printed: every row's median and
 range, and the ratios of the medians.
@@ -37,16 +37,16 @@ SLIP_RANGE_ASYNC = f", (0, {READ_MIB << 20})" if RANGE_MIB else ""
 BOTO3_RANGE = f", Range='bytes=0-{(READ_MIB << 20) - 1}'" if RANGE_MIB else ""
 
 SLIPSTREAM_CLIENT = f"""
-import slipstream, time
+import slipstream
 c = slipstream.Client(region={REGION!r}, endpoint_url={ENDPOINT!r})
 """
 BOTO3_CLIENT = f"""
-import boto3, time
+import boto3
 c = boto3.client('s3', region_name={REGION!r}, endpoint_url={ENDPOINT!r})
 """
 ROWS = {
     "slipstream get_bytes": SLIPSTREAM_CLIENT + f"""
-t = time.perf_counter(); data = c.get_bytes({BUCKET!r}, {KEY!r}{SLIP_RANGE}); t = time.perf_counter() - t
+call = lambda i: c.get_bytes({BUCKET!r}, {KEY!r}{SLIP_RANGE})
 """,
     "slipstream get_bytes_async": SLIPSTREAM_CLIENT + f"""
 import asyncio
@@ -55,8 +55,11 @@ import asyncio
 async def get():
     global data
     data = await c.get_bytes_async({BUCKET!r}, {KEY!r}{SLIP_RANGE_ASYNC})
-t = time.perf_counter(); asyncio.run(get())
-t = time.perf_counter() - t
+def call(i):
+    global data
+    asyncio.run(get())
+    got, data = data, None
+    return got
 """,
     "slipstream download_fileobj, kept nothing": SLIPSTREAM_CLIENT + f"""
 class Drop:
@@ -66,34 +69,20 @@ class Drop:
     def write(self, b):
         self.n += len(b)
         return len(b)
-t = time.perf_counter(); data = Drop(); c.download_fileobj({BUCKET!r}, {KEY!r}, data)
-t = time.perf_counter() - t
+def call(i):
+    sink = Drop()
+    c.download_fileobj({BUCKET!r}, {KEY!r}, sink)
+    return sink
 """,
     "boto3 get_object().read()": BOTO3_CLIENT + f"""
-t = time.perf_counter(); data = c.get_object(Bucket={BUCKET!r}, Key={KEY!r}{BOTO3_RANGE})['Body'].read()
-t = time.perf_counter() - t
+call = lambda i: c.get_object(Bucket={BUCKET!r}, Key={KEY!r}{BOTO3_RANGE})['Body'].read()
 """,
 }
-CHECK = f"\nassert len(data) == {READ_MIB << 20}, len(data)\nprint(t)\ndel data\n"
-
-
-def repeated(row: str) -> str:
-    """The row's client set-up once, then its timed call REPEAT times."""
-    setup, call = row.split("\nt = ", 1)
-    body = ("t = " + call + CHECK).strip("\n").replace("\n", "\n    ")
-    # os._exit: builds before 07c040f could abort at exit after an awaited call (exit.rs);
-    # the figures are printed by then, and the exit is not what is measured.
-    exit_now = "import os, sys\nsys.stdout.flush()\nos._exit(0)\n"
-    return f"{setup}\nfor _ in range({REPEAT}):\n    {body}\n{exit_now}"
+TIMED = process_rows.timed(REPEAT, f"assert len(result) == {READ_MIB << 20}, len(result)")
 
 
 def main() -> None:
-    import boto3
-    s3 = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
-    try:
-        s3.create_bucket(Bucket=BUCKET)
-    except s3.exceptions.BucketAlreadyOwnedByYou:
-        pass
+    s3 = process_rows.bucket(BUCKET, REGION, ENDPOINT)
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=os.urandom(1 << 20) * OBJECT_MIB)
     rows = dict(ROWS)
     if RANGE_MIB:
@@ -101,7 +90,7 @@ def main() -> None:
     if OLD_PACKAGE:
         rows["old build get_bytes"] = ROWS["slipstream get_bytes"]
         rows["old build get_bytes_async"] = ROWS["slipstream get_bytes_async"]
-    with_paths = {name: (repeated(code), OLD_PACKAGE if name.startswith("old") else None)
+    with_paths = {name: (code + TIMED, OLD_PACKAGE if name.startswith("old") else None)
                   for name, code in rows.items()}
     times = process_rows.rounds(with_paths, ROUNDS, REPEAT)
     what = f"the first {READ_MIB} MiB of {OBJECT_MIB} MiB (a range)" if RANGE_MIB else f"{SIZE_MIB} MiB"

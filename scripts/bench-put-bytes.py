@@ -27,13 +27,13 @@ REGION = os.environ.get("SLIPSTREAM_TEST_REGION", "us-east-1")
 REPEAT = int(os.environ.get("REPEAT", "2"))
 
 SETUP = f"""
-import io, os, sys, time
+import io, os
 data = os.urandom(1 << 20) * {SIZE_MIB}
 """
 SLIPSTREAM = SETUP + f"""
 import slipstream
 c = slipstream.Client(region={REGION!r}, endpoint_url={ENDPOINT!r})
-put = lambda key: c.put_bytes({BUCKET!r}, key, data)
+call = lambda i: c.put_bytes({BUCKET!r}, f"k{{i}}", data)
 """
 BOTO3 = SETUP + f"""
 import boto3
@@ -41,25 +41,16 @@ c = boto3.client('s3', region_name={REGION!r}, endpoint_url={ENDPOINT!r})
 """
 ROWS = {
     "slipstream put_bytes": SLIPSTREAM,
-    "boto3 put_object": BOTO3 + f"put = lambda key: c.put_object(Bucket={BUCKET!r}, Key=key, Body=data)\n",
+    "boto3 put_object": BOTO3
+    + f"call = lambda i: c.put_object(Bucket={BUCKET!r}, Key=f'k{{i}}', Body=data)\n",
     "boto3 upload_fileobj(BytesIO)": BOTO3
-    + f"put = lambda key: c.upload_fileobj(io.BytesIO(data), {BUCKET!r}, key)\n",
+    + f"call = lambda i: c.upload_fileobj(io.BytesIO(data), {BUCKET!r}, f'k{{i}}')\n",
 }
-TIMED = f"""
-for i in range({REPEAT}):
-    t = time.perf_counter(); put(f"k{{i}}"); print(time.perf_counter() - t)
-sys.stdout.flush()
-os._exit(0)
-"""
+TIMED = process_rows.timed(REPEAT)
 
 
 def main() -> None:
-    import boto3
-    s3 = boto3.client("s3", region_name=REGION, endpoint_url=ENDPOINT)
-    try:
-        s3.create_bucket(Bucket=BUCKET)
-    except s3.exceptions.BucketAlreadyOwnedByYou:
-        pass
+    s3 = process_rows.bucket(BUCKET, REGION, ENDPOINT)
     rows = dict(ROWS)
     if OLD_PACKAGE:
         rows["old build put_bytes"] = ROWS["slipstream put_bytes"]

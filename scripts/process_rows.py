@@ -1,8 +1,9 @@
-"""The rows of a Python benchmark, each call in a process of its own (fresh memory, the
-builds side by side through PYTHONPATH), the rows in turn within each round, the medians
-compared: shared by scripts/bench-get-bytes.py and scripts/bench-put-bytes.py.
+"""The rows of a Python benchmark, each run in a process of its own (fresh memory, the builds
+side by side through PYTHONPATH), the rows in turn within each round, the medians compared:
+shared by scripts/bench-get-bytes.py and scripts/bench-put-bytes.py.
 
-A row is Python code that prints the seconds of each timed call on a line of its own.
+A row is Python code that defines `call(i)`, the call timed (`i` counts the calls of the
+process); `timed` adds the loop that times it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,35 @@ import os
 import statistics
 import subprocess
 import sys
+
+
+def timed(repeat: int, check: str = "") -> str:
+    """The loop a row's code ends with: `call(i)` `repeat` times, each call's seconds printed,
+    `check` (code about `result`) after each. The process ends with `os._exit`: builds
+    before 07c040f could abort at exit after an awaited call (exit.rs), and the figures are
+    printed by then."""
+    return f"""
+import os as _os, sys as _sys, time as _time
+for i in range({repeat}):
+    t = _time.perf_counter(); result = call(i); t = _time.perf_counter() - t
+    {check or "pass"}
+    print(t)
+    del result
+_sys.stdout.flush()
+_os._exit(0)
+"""
+
+
+def bucket(name: str, region: str, endpoint: str):
+    """A boto3 client, and the bucket `name` made if it is not there."""
+    import boto3
+
+    s3 = boto3.client("s3", region_name=region, endpoint_url=endpoint)
+    try:
+        s3.create_bucket(Bucket=name)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    return s3
 
 
 def run(code: str, pythonpath: str | None, repeat: int) -> list[float]:

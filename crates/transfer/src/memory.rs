@@ -98,10 +98,9 @@ impl MemoryDownload {
         let asked = Instant::now();
         let first_end = end.min(start.saturating_add(first_len(opts.part_size)));
         let get = async {
-            let answer = client
+            Ok(client
                 .get_object(bucket, key, Some((start, first_end)), None)
-                .await?;
-            Ok(answer)
+                .await?)
         };
         let first = stall::bounded(&client, opts.stall_timeout, true, get).await?;
         let total = first.total_size.ok_or_else(|| {
