@@ -297,6 +297,32 @@ def test_object_headers_acl_and_encryption_flags(slipstream_bin, server, s3, tmp
     assert bad.returncode == 2 and b"is not a date" in bad.stderr
 
 
+def test_head_shows_what_boto3_head_object_shows_and_checks_buckets(slipstream_bin, server, s3, tmp_path):
+    """`head` prints the headers, metadata and storage class boto3 reads from the same object;
+    of a bucket, that it exists (exit 1 with NoSuchBucket when not, as for a missing object)."""
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    src = tmp_path / "page.html"
+    src.write_bytes(b"<p>\xc3\xa9</p>")
+    cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/dir/page.html", "--cache-control", "max-age=60",
+        "--content-language", "fr", "--metadata", "owner=me,team=s3")
+    s3.put_object(Bucket=bucket, Key="dir/", Body=b"")  # a "folder" marker is an object too
+    head = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/dir/page.html").stdout)
+    b = s3.head_object(Bucket=bucket, Key="dir/page.html", ChecksumMode="ENABLED")
+    assert head == {
+        "key": f"s3://{bucket}/dir/page.html", "size": b["ContentLength"], "etag": b["ETag"],
+        "last_modified": b["ResponseMetadata"]["HTTPHeaders"]["last-modified"],
+        "storage_class": b.get("StorageClass", "STANDARD"), "content_type": "text/html",
+        "cache_control": "max-age=60", "content_language": "fr", "metadata": {"owner": "me", "team": "s3"},
+        "checksum_algorithm": "CRC32C", "checksum": b["ChecksumCRC32C"],
+    }
+    marker = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/dir/").stdout)
+    assert (marker["key"], marker["size"], marker["metadata"]) == (f"s3://{bucket}/dir/", 0, {})
+    assert json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}").stdout) == {"bucket": f"s3://{bucket}"}
+    missing = cli(slipstream_bin, server, "head", f"s3://{bucket}-gone", check=False)
+    assert missing.returncode == 1 and b"NoSuchBucket" in missing.stderr and missing.stdout == b""
+
+
 def test_many_objects_in_flight_are_not_held_to_a_logins_open_files(slipstream_bin, server, tmp_path):
     """256 objects in flight hold more sockets and files than a soft limit of 128 open files
     allows: the command raises its soft limit to the hard one (as Go programs such as s5cmd

@@ -388,6 +388,13 @@ pub(crate) fn head_dict<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bou
         }
     }
     d.set_item("Metadata", metadata)?;
+    // As boto3: present only when the answer has them (no storage class means STANDARD).
+    if let Some(class) = &info.storage_class {
+        d.set_item("StorageClass", class)?;
+    }
+    if let Some(version) = &info.version_id {
+        d.set_item("VersionId", version)?;
+    }
     if let Some(c) = &info.checksum {
         d.set_item(c.algorithm.xml_tag(), &c.value)?;
     }

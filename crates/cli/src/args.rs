@@ -54,7 +54,8 @@ pub enum Command {
     Du(crate::usage::DuArgs),
     /// Write an object to standard output.
     Cat(ObjectArgs),
-    /// Show an object's size, ETag, date and checksum.
+    /// Show an object's size, ETag, date, storage class, content headers, metadata and checksum
+    /// as JSON; of s3://bucket, that the bucket exists and may be used.
     Head(ObjectArgs),
     /// Make a bucket.
     Mb(ObjectArgs),

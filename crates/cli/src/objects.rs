@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use slipstream_client::{resolve, ClientOptions, Env, S3Client};
+use slipstream_client::{resolve, ClientOptions, Env, ObjectInfo, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
@@ -119,28 +119,62 @@ pub fn cat(a: &ObjectArgs) -> Result<(), Failure> {
     }))?
 }
 
-/// `slipstream head`: one JSON object.
+/// `slipstream head`: one JSON object, of the object (as `s5cmd head` shows it: the key, size,
+/// dates, storage class, content headers and metadata, with the whole-object checksum), or of
+/// the bucket for `s3://bucket` (`HeadBucket`: it exists and these credentials may use it).
+/// A key ending in `/` is headed as the object it names (a "folder" marker is one).
 pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
-    let target = object(&a.target)?;
+    let target = s3(&a.target)?;
     let client = client(&a.connection, &a.transport)?;
-    let info = runtime()?
-        .block_on(client.head_object(&target.bucket, &target.key))
-        .map_err(failed)?;
-    let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-    let (algorithm, value) = match &info.checksum {
-        Some(c) => (
-            format!("\"{}\"", c.algorithm),
-            format!("\"{}\"", quote(&c.value)),
-        ),
-        None => ("null".into(), "null".into()),
+    let runtime = runtime()?;
+    let shown = if target.key.is_empty() {
+        runtime
+            .block_on(client.head_bucket(&target.bucket))
+            .map_err(failed)?;
+        serde_json::json!({ "bucket": format!("s3://{}", target.bucket) })
+    } else {
+        let info = runtime
+            .block_on(client.head_object(&target.bucket, &target.key))
+            .map_err(failed)?;
+        object_json(&target, &info)
     };
-    println!(
-        "{{\"size\":{},\"etag\":\"{}\",\"last_modified\":\"{}\",\"checksum_algorithm\":{algorithm},\"checksum\":{value}}}",
-        info.size,
-        quote(&info.etag),
-        quote(&info.last_modified),
-    );
+    println!("{shown}");
     Ok(())
+}
+
+/// What `head` prints of an object. The content headers are named as their headers are, in
+/// snake case (`content_type`, `cache_control`); `x-amz-meta-*` go under `metadata` without the
+/// prefix, as boto3's `Metadata`. No `x-amz-storage-class` means STANDARD, as S3 documents.
+fn object_json(target: &S3Uri, info: &ObjectInfo) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    let mut put = |name: &str, value: serde_json::Value| out.insert(name.to_owned(), value);
+    put(
+        "key",
+        format!("s3://{}/{}", target.bucket, target.key).into(),
+    );
+    put("size", info.size.into());
+    put("etag", info.etag.clone().into());
+    put("last_modified", info.last_modified.clone().into());
+    let class = info.storage_class.as_deref().unwrap_or("STANDARD");
+    put("storage_class", class.into());
+    if let Some(version) = &info.version_id {
+        put("version_id", version.clone().into());
+    }
+    let mut metadata = serde_json::Map::new();
+    for (name, value) in &info.copied_headers {
+        match name.strip_prefix("x-amz-meta-") {
+            Some(m) => metadata.insert(m.to_owned(), value.clone().into()),
+            None => put(&name.replace('-', "_"), value.clone().into()),
+        };
+    }
+    put("metadata", metadata.into());
+    let checksum = info.checksum.as_ref();
+    put(
+        "checksum_algorithm",
+        checksum.map(|c| c.algorithm.to_string()).into(),
+    );
+    put("checksum", checksum.map(|c| c.value.clone()).into());
+    out.into()
 }
 
 /// `slipstream mb`.

@@ -32,6 +32,10 @@ pub struct ObjectInfo {
     /// The headers a multipart copy carries to the new object (content headers and
     /// `x-amz-meta-*`, see `slipstream_s3::copy::is_copied_header`), lowercase names.
     pub copied_headers: Vec<(String, String)>,
+    /// `x-amz-storage-class`: S3 sends it for every class but STANDARD.
+    pub storage_class: Option<String>,
+    /// `x-amz-version-id`, in a versioned bucket.
+    pub version_id: Option<String>,
 }
 
 /// A part of a multipart upload, as `CompleteMultipartUpload` needs it.
@@ -81,6 +85,8 @@ fn object_info(h: &HeaderMap, size: u64) -> ObjectInfo {
                 Some((n.as_str().to_owned(), v.to_owned()))
             })
             .collect(),
+        storage_class: header(h, "x-amz-storage-class"),
+        version_id: header(h, "x-amz-version-id"),
     }
 }
 
@@ -569,5 +575,58 @@ fn head_failed(e: ClientError, what: impl FnOnce() -> String) -> ClientError {
             }
         }
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::{HeaderName, HeaderValue};
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(n, v)| {
+                let name = HeaderName::from_bytes(n.as_bytes()).unwrap();
+                (name, HeaderValue::from_str(v).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_answer_s_headers_say_what_the_object_is() {
+        let h = headers(&[
+            ("etag", "\"abc\""),
+            ("last-modified", "Sat, 28 Nov 2026 09:20:19 GMT"),
+            ("content-type", "text/html"),
+            ("x-amz-meta-owner", "me"),
+            ("x-amz-storage-class", "GLACIER_IR"),
+            ("x-amz-version-id", "3sL4kqtJlcpXroDTDmJ"),
+            ("x-amz-checksum-crc32c", "G9ywgw=="),
+            ("x-amz-request-id", "not kept"),
+        ]);
+        let info = object_info(&h, 7);
+        assert_eq!((info.size, info.etag.as_str()), (7, "\"abc\""));
+        assert_eq!(info.storage_class.as_deref(), Some("GLACIER_IR"));
+        assert_eq!(info.version_id.as_deref(), Some("3sL4kqtJlcpXroDTDmJ"));
+        let kept: Vec<_> = info
+            .copied_headers
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(kept, ["content-type", "x-amz-meta-owner"]);
+        let checksum = info.checksum.expect("a whole-object CRC32C");
+        assert_eq!(checksum.algorithm, ChecksumAlgorithm::Crc32c);
+    }
+
+    #[test]
+    fn standard_objects_and_composite_checksums_say_nothing() {
+        let h = headers(&[
+            ("x-amz-checksum-crc32", "AAAAAA==-3"),
+            ("x-amz-checksum-type", "COMPOSITE"),
+        ]);
+        let info = object_info(&h, 0);
+        assert_eq!((info.storage_class, info.version_id), (None, None));
+        assert_eq!(info.checksum, None);
     }
 }

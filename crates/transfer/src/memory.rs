@@ -121,6 +121,8 @@ impl MemoryDownload {
             last_modified: String::new(),
             checksum: None,
             copied_headers: Vec::new(),
+            storage_class: None,
+            version_id: None,
         };
         let first = First::new(first, first_end - start);
         Ok(Self::cut(

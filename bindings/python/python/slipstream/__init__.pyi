@@ -278,8 +278,10 @@ class Client:
         ...
     def head(self, bucket: str, key: str) -> dict[str, object]:
         """``HeadObject`` with boto3's field names: ``ContentLength``, ``ETag``, ``LastModified``,
-        ``Metadata``, the content headers (``ContentType``...) and the whole-object checksum
-        (``ChecksumCRC64NVME``...). A missing object raises ``S3Error`` (``code`` ``NotFound``)."""
+        ``Metadata``, the content headers (``ContentType``...), ``StorageClass`` and
+        ``VersionId`` when the answer has them (as boto3: no ``StorageClass`` is STANDARD) and the
+        whole-object checksum (``ChecksumCRC64NVME``...). A missing object raises ``S3Error``
+        (``code`` ``NotFound``)."""
         ...
     def list(self, bucket: str, prefix: str = "") -> "ObjectIterator":
         """Every object under ``prefix`` in key order, next pages fetched while you iterate."""
