@@ -237,3 +237,50 @@ def test_uploads_and_copies_carry_the_headers_asked_for(slipstream_bin, server, 
     bad = cli(slipstream_bin, server, "cp", str(site / "index.html"), f"s3://{bucket}/x", "--metadata", "novalue",
               check=False)
     assert bad.returncode == 2 and b"KEY=VALUE" in bad.stderr
+
+
+def on_a_terminal(bin_path, server, *args):
+    """Runs the command with standard output and error on a pseudo-terminal (where progress
+    bars are drawn); returns its exit code and what reached the terminal."""
+    import pty
+    import subprocess
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([bin_path, *args, "--endpoint-url", server["endpoint"], "--path-style"],
+                                env=cli_env(server), stdout=follower, stderr=follower)
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        return proc.wait(timeout=120), seen
+    finally:
+        os.close(leader)
+
+
+def test_the_aws_cli_s_output_flags_no_progress_and_only_show_errors(slipstream_bin, server, bucket, tmp_path):
+    """On a terminal a long transfer draws a bar; --no-progress keeps the action lines without
+    it, and --only-show-errors (--quiet) prints nothing but errors, for cp, mv and sync."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "big.bin").write_bytes(os.urandom(256 << 20))  # long enough for the bar's 100 ms ticks
+    (tree / "small.txt").write_bytes(b"s")
+    code, drawn = on_a_terminal(slipstream_bin, server, "cp", "--recursive", str(tree), f"s3://{bucket}/bar/")
+    assert code == 0 and b"\r" in drawn and b"upload:" in drawn, "the bar is drawn by default"
+    moved = str(tmp_path / "moved.bin")
+    for loud, quiet in ((["cp", "--recursive", str(tree), f"s3://{bucket}/plain/"],) * 2,
+                        (["sync", str(tree), f"s3://{bucket}/synced/"], ["sync", str(tree), f"s3://{bucket}/s2/"]),
+                        (["mv", f"s3://{bucket}/plain/big.bin", moved], ["mv", moved, f"s3://{bucket}/back.bin"])):
+        code, lines = on_a_terminal(slipstream_bin, server, *loud, "--no-progress")
+        assert code == 0 and b"\r" not in lines.replace(b"\r\n", b"\n") and b"\x1b" not in lines, loud
+        assert b"upload:" in lines or b"move:" in lines, (loud, lines)
+        code, nothing = on_a_terminal(slipstream_bin, server, *quiet, "--only-show-errors")
+        assert code == 0 and nothing == b"", (quiet, nothing)
+    code, errors = on_a_terminal(slipstream_bin, server, "cp", f"s3://{bucket}/missing", str(tmp_path / "m"),
+                                 "--only-show-errors")
+    assert code == 1 and b"NoSuchKey" in errors

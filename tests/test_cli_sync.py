@@ -269,11 +269,15 @@ def test_symbolic_links_are_followed_as_the_aws_cli_follows_them(slipstream_bin,
     # --no-follow-symlinks leaves them out, here and in cp.
     ours, _, _ = sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/n/", "--no-follow-symlinks")
     assert sorted(keys(s3, bucket, "n/")) == ["real/f", "top"], ours
-    for flag, want in [([], 5), (["--no-follow-symlinks"], 2)]:
-        subprocess.run([slipstream_bin, "cp", "--recursive", "tree", f"s3://{bucket}/c{len(flag)}/", *flag,
+    # --follow-symlinks is the default said aloud; of the two, the last one given wins (argparse's
+    # rule in the AWS CLI).
+    cases = [([], 5), (["--no-follow-symlinks"], 2), (["--follow-symlinks"], 5),
+             (["--no-follow-symlinks", "--follow-symlinks"], 5), (["--follow-symlinks", "--no-follow-symlinks"], 2)]
+    for i, (flag, want) in enumerate(cases):
+        subprocess.run([slipstream_bin, "cp", "--recursive", "tree", f"s3://{bucket}/c{i}/", *flag,
                         "--endpoint-url", server["endpoint"], "--path-style"], cwd=tmp_path, env=cli_env(server),
                        check=True, capture_output=True, timeout=120)
-        assert len(keys(s3, bucket, f"c{len(flag)}/")) == want, flag
+        assert len(keys(s3, bucket, f"c{i}/")) == want, flag
     # A link to nothing stops the sync before anything moves, and says how to go on.
     (tree / "broken").symlink_to(tmp_path / "nowhere")
     _, err, code = sync(slipstream_bin, server, tmp_path, "tree", f"s3://{bucket}/b/", check=False)

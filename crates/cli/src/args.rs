@@ -145,15 +145,22 @@ pub struct CpArgs {
     pub no_clobber: bool,
     /// Leave symbolic links out of a directory's upload (by default they are followed, as the
     /// AWS CLI and s5cmd follow them).
-    #[arg(long)]
+    #[arg(long, overrides_with = "follow_symlinks")]
     pub no_follow_symlinks: bool,
+    /// Follow symbolic links (the default; the last of the two flags wins, as in the AWS CLI).
+    #[arg(long, overrides_with = "no_follow_symlinks")]
+    pub follow_symlinks: bool,
     #[command(flatten)]
     pub source_service: SourceService,
     /// Print a JSON summary (bytes, seconds, MB/s) on standard output.
     #[arg(long)]
     pub json: bool,
-    /// Print nothing but errors.
-    #[arg(long, short)]
+    /// Draw no progress bar, and still print a line per action (the AWS CLI's --no-progress;
+    /// no bar is drawn where standard error is not a terminal either).
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Print nothing but errors (also --only-show-errors, the AWS CLI's name for it).
+    #[arg(long, short, visible_alias = "only-show-errors")]
     pub quiet: bool,
 }
 

@@ -82,7 +82,8 @@ pub(crate) async fn cp_many(
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
             many.filters = plan.filters.clone();
-            many.links = slipstream_transfer::Links::follow(!a.no_follow_symlinks);
+            many.links =
+                slipstream_transfer::Links::follow(a.follow_symlinks || !a.no_follow_symlinks);
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
             let r = Arc::clone(&removal_failed);

@@ -63,7 +63,7 @@ pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     let many = reads_many(a, &filters)?;
     let client = client(&a.connection, &a.transport)?;
-    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
+    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
     let opts = a.tuning.transfer_options(progress, &a.headers)?;
     let plan = Plan {
         a,

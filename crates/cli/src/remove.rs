@@ -56,8 +56,8 @@ pub struct RmArgs {
     /// One JSON object per line instead of the AWS CLI's lines.
     #[arg(long)]
     pub json: bool,
-    /// Print nothing but errors.
-    #[arg(long, short)]
+    /// Print nothing but errors (also --only-show-errors, the AWS CLI's name for it).
+    #[arg(long, short, visible_alias = "only-show-errors")]
     pub quiet: bool,
 }
 

@@ -64,8 +64,8 @@ pub struct RunArgs {
     /// Multipart parts in flight across every line (each part holds up to --part-size).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub parts: u16,
-    /// Print nothing but errors.
-    #[arg(long, short)]
+    /// Print nothing but errors (also --only-show-errors, the AWS CLI's name for it).
+    #[arg(long, short, visible_alias = "only-show-errors")]
     pub quiet: bool,
 }
 

@@ -72,13 +72,20 @@ pub struct SyncArgs {
     pub dryrun: bool,
     /// Leave a directory's symbolic links out (by default they are followed, as the AWS CLI's
     /// sync follows them).
-    #[arg(long)]
+    #[arg(long, overrides_with = "follow_symlinks")]
     pub no_follow_symlinks: bool,
+    /// Follow symbolic links (the default; the last of the two flags wins, as in the AWS CLI).
+    #[arg(long, overrides_with = "no_follow_symlinks")]
+    pub follow_symlinks: bool,
     /// One JSON object per line instead of the AWS CLI's lines.
     #[arg(long)]
     pub json: bool,
-    /// Print nothing but errors.
-    #[arg(long, short)]
+    /// Draw no progress bar, and still print a line per action (the AWS CLI's --no-progress;
+    /// no bar is drawn where standard error is not a terminal either).
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Print nothing but errors (also --only-show-errors, the AWS CLI's name for it).
+    #[arg(long, short, visible_alias = "only-show-errors")]
     pub quiet: bool,
 }
 
@@ -100,7 +107,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         ));
     }
     let client = client(&a.connection, &a.transport)?;
-    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun, &client);
+    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
     let opts = a.tuning.transfer_options(progress, &a.headers)?;
     let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
     let p = Arc::clone(&printer);
@@ -121,7 +128,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());
         })),
-        links: Links::follow(!a.no_follow_symlinks),
+        links: Links::follow(a.follow_symlinks || !a.no_follow_symlinks),
     };
     let started = Instant::now();
     let done = runtime()?.block_on(interruptible(async {
