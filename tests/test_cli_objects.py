@@ -154,6 +154,12 @@ def test_stdin_stdout_and_s3_to_s3(slipstream_bin, server, tmp_path):
     up = run_cli(slipstream_bin, "cp", "-", f"s3://{bucket}/from-stdin", "--part-size", "5MiB", "--json", *conn,
                  stdin=data, env=env)
     assert json.loads(up.stdout)["parts"] == 3
+    # The AWS CLI's --expected-size cuts parts long enough for it in 10,000: 100 GiB, parts of
+    # 10.7 MB, so two here.
+    up = run_cli(slipstream_bin, "cp", "-", f"s3://{bucket}/expected", "--part-size", "5MiB", "--json",
+                 "--expected-size", "100GiB", *conn, stdin=data, env=env)
+    assert json.loads(up.stdout)["parts"] == 2
+    assert run_cli(slipstream_bin, "cp", f"s3://{bucket}/expected", "-", *conn, env=env).stdout == data
     down = run_cli(slipstream_bin, "cp", f"s3://{bucket}/from-stdin", "-", "--json", "--concurrency", "2", *conn, env=env)
     assert down.stdout == data
     assert json.loads(down.stderr)["bytes"] == len(data)

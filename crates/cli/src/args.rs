@@ -139,6 +139,11 @@ pub struct CpArgs {
     /// Take the source literally: `*`, `?` and `[` are characters of the key, not wildcards.
     #[arg(long)]
     pub raw: bool,
+    /// With `-` as the source: about how many bytes standard input holds (suffixes KiB, MiB,
+    /// GiB, TiB), so that its parts are cut long enough for them in S3's 10,000 (the AWS CLI's
+    /// flag; without it parts start at --part-size and grow, which also fits 5 TiB).
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
+    pub expected_size: Option<u64>,
     /// Leave alone every destination that exists (a file, or an object: one HeadObject each,
     /// as s5cmd); with mv its source stays too.
     #[arg(long, short = 'n')]

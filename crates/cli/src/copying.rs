@@ -11,7 +11,7 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySettings, CopySource, TransferOptions, MIN_PART_SIZE,
+    upload_from_reader, CopySettings, CopySource, TransferOptions, MAX_PARTS, MIN_PART_SIZE,
 };
 
 use crate::actions::{left_out, Printer};
@@ -246,6 +246,14 @@ pub(crate) async fn copy(
                 return Ok(Moved::skip(dst.to_string()));
             }
             let mut stdin = tokio::io::stdin();
+            // The AWS CLI's --expected-size: parts long enough for the whole stream in 10,000
+            // (without it the parts grow as the stream goes on, which also fits).
+            let opts = TransferOptions {
+                part_size: opts
+                    .part_size
+                    .max(a.expected_size.unwrap_or(0).div_ceil(MAX_PARTS)),
+                ..opts
+            };
             let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
                 .await
                 .map_err(failed)?;

@@ -17,9 +17,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "k" | "kib" | "kb" => 1 << 10,
         "m" | "mib" | "mb" => 1 << 20,
         "g" | "gib" | "gb" => 1 << 30,
+        "t" | "tib" | "tb" => 1 << 40,
         _ => {
             return Err(format!(
-                "{s:?}: unknown unit {unit:?} (use KiB, MiB or GiB)"
+                "{s:?}: unknown unit {unit:?} (use KiB, MiB, GiB or TiB)"
             ))
         }
     };

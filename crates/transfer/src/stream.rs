@@ -160,8 +160,9 @@ impl<T> Drop for AbortOnDrop<T> {
 /// Uploads everything `input` yields to `bucket/key`: a single `PutObject` if it ends before
 /// `multipart_threshold` bytes, a multipart upload otherwise, with up to `concurrency` parts
 /// sent while the next is read (memory: `(concurrency + 1) x part_size`). The size is unknown
-/// in advance, so parts are `part_size` (at least 5 MiB) and the stream may be at most
-/// 10,000 parts long. A failed upload is aborted.
+/// in advance, so parts start at `part_size` (at least 5 MiB) and grow as the stream goes on
+/// ([`stream_part_size`]) with fewer in flight, in the same memory. A failed upload is
+/// aborted.
 pub async fn upload_from_reader<R: AsyncRead + Unpin>(
     client: Arc<S3Client>,
     input: &mut R,
@@ -232,7 +233,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
     opts: &TransferOptions,
     size: &mut u64,
 ) -> Result<Vec<CompletedPart>, TransferError> {
-    let (concurrency, algorithm) = (opts.concurrency, opts.checksum);
+    let algorithm = opts.checksum;
     let mut tasks = tokio::task::JoinSet::new();
     let mut done = Vec::new();
     let mut data = first;
@@ -241,11 +242,14 @@ async fn send_stream<R: AsyncRead + Unpin>(
         number += 1;
         if u64::from(number) > MAX_PARTS {
             return Err(TransferError::Invalid(format!(
-                "the stream is longer than {MAX_PARTS} parts of {part_size} bytes: raise the part size"
+                "the stream is longer than {MAX_PARTS} parts growing from {part_size} bytes \
+                 (S3's largest object is 5 TiB)"
             )));
         }
         *size += data.len() as u64;
-        while tasks.len() >= concurrency.max(1) {
+        // The bytes in flight stay `concurrency` first parts' worth as the parts grow.
+        let in_flight = opts.concurrency.max(1) * part_size / data.len().max(part_size);
+        while tasks.len() >= in_flight.max(1) {
             done.push(joined(tasks.join_next().await)?);
         }
         let (client, bucket, key, upload_id) = (
@@ -265,7 +269,7 @@ async fn send_stream<R: AsyncRead + Unpin>(
             }
             sent.map_err(TransferError::from)
         });
-        data = read_up_to(input, part_size).await?;
+        data = read_up_to(input, stream_part_size(part_size, number + 1)).await?;
     }
     while let Some(j) = tasks.join_next().await {
         done.push(joined(Some(j))?);
@@ -284,6 +288,19 @@ fn joined(
             "an upload task vanished",
         ))),
     }
+}
+
+/// How long part `number` (from 1) of a stream of unknown length is: `first` for the first
+/// 1,000 parts, then twice as long every 1,000 parts, up to S3's 5 GiB. S3 takes parts of
+/// different sizes (only the last may be under 5 MiB), and its 10,000 parts then hold a stream
+/// of up to ~8 TiB from 8 MiB parts, where fixed 8 MiB parts stopped at 78 GiB (the AWS CLI
+/// needs `--expected-size` for more than 50 GB). Up to 8 GiB the parts are `first` long.
+pub(crate) fn stream_part_size(first: usize, number: u32) -> usize {
+    const MAX_PART_SIZE: usize = 5 << 30;
+    let doublings = (number.saturating_sub(1) / 1_000).min(20);
+    first
+        .saturating_mul(1 << doublings)
+        .min(MAX_PART_SIZE.max(first))
 }
 
 /// Reads until `limit` bytes or the end of the input.
@@ -307,6 +324,31 @@ async fn read_up_to<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_s_parts_grow_to_hold_s3_s_largest_object_in_10_000() {
+        let mib = 1 << 20;
+        let sizes: Vec<usize> = (1..=MAX_PARTS as u32)
+            .map(|n| stream_part_size(8 * mib, n))
+            .collect();
+        assert_eq!((sizes[0], sizes[999]), (8 * mib, 8 * mib));
+        assert_eq!(
+            (sizes[1000], sizes[1999], sizes[2000]),
+            (16 * mib, 16 * mib, 32 * mib)
+        );
+        assert!(sizes.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*sizes.last().unwrap(), 4 << 30);
+        assert_eq!(
+            stream_part_size(16 * mib, 10_000),
+            5 << 30,
+            "capped at S3's largest part"
+        );
+        let total: u64 = sizes.iter().map(|&s| s as u64).sum();
+        assert!(total > 5 << 40, "{total} bytes: S3's 5 TiB object fits");
+        // The smallest part S3 takes grows too; a part size above the cap stays as given.
+        assert_eq!(stream_part_size(5 * mib, 1001), 10 * mib);
+        assert_eq!(stream_part_size(6 << 30, 5000), 6 << 30);
+    }
 
     #[test]
     fn parts_are_cut_smaller_only_on_a_long_path() {
