@@ -284,3 +284,57 @@ def test_the_aws_cli_s_output_flags_no_progress_and_only_show_errors(slipstream_
     code, errors = on_a_terminal(slipstream_bin, server, "cp", f"s3://{bucket}/missing", str(tmp_path / "m"),
                                  "--only-show-errors")
     assert code == 1 and b"NoSuchKey" in errors
+
+
+def test_metadata_directive_and_copies_in_place_as_the_aws_cli_makes_them(slipstream_bin, server, s3, bucket):
+    """--metadata-directive gives what the AWS CLI's gives (the same flags, both tools, the
+    objects' headers compared), also onto the source itself; a copy in place that changes
+    nothing S3 counts, and any mv in place, are refused before anything is sent."""
+    import subprocess
+    from test_cli_ls import AWS
+    assert AWS.exists(), "the AWS CLI is missing: `make setup` installs it in .tools/awscli-venv"
+    env = dict(cli_env(server), AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+
+    def seen(key):
+        h = s3.head_object(Bucket=bucket, Key=key)
+        return h.get("ContentType"), h.get("CacheControl"), h["Metadata"]
+
+    cases = [["--metadata-directive", "REPLACE"], ["--metadata-directive", "COPY"],
+             ["--metadata-directive", "REPLACE", "--content-type", "text/css", "--cache-control", "no-cache"],
+             ["--metadata", "x=y"], ["--metadata-directive", "COPY", "--metadata", "x=y"]]
+    for i, flags in enumerate(cases):
+        for tool, name in ((AWS, "aws"), (slipstream_bin, "ours")):
+            s3.put_object(Bucket=bucket, Key=f"{name}{i}/src.js", Body=b"js", ContentType="text/javascript",
+                          CacheControl="max-age=60", Metadata={"owner": "me"})
+            base = [str(tool), "s3"] if tool == AWS else [tool]
+            tail = [] if tool == AWS else ["--path-style"]
+            for dst in ("copy.js", "src.js"):  # a new key, then the object itself
+                r = subprocess.run([*base, "cp", f"s3://{bucket}/{name}{i}/src.js", f"s3://{bucket}/{name}{i}/{dst}",
+                                    *flags, "--endpoint-url", server["endpoint"], *tail],
+                                   env=env, capture_output=True, timeout=120)
+                in_place_allowed = dst == "copy.js" or "REPLACE" in flags or "--metadata" in flags and "COPY" not in flags
+                assert (r.returncode == 0) == in_place_allowed, (name, flags, dst, r.stderr)
+        for dst in ("copy.js", "src.js"):
+            assert seen(f"ours{i}/{dst}") == seen(f"aws{i}/{dst}"), (flags, dst)
+    assert seen("ours1/copy.js") == ("text/javascript", "max-age=60", {"owner": "me"})
+    # REPLACE with nothing given (versitygw keeps Cache-Control even then, for both tools).
+    assert seen("ours0/src.js")[0::2] == ("binary/octet-stream", {})
+
+    # Beyond the AWS CLI's flags: any content header given replaces (it ignores --content-type
+    # without REPLACE), in place too, and --recursive rewrites a prefix in place.
+    s3.put_object(Bucket=bucket, Key="site/a.js", Body=b"a", ContentType="text/plain")
+    s3.put_object(Bucket=bucket, Key="site/b/c.css", Body=b"c", ContentType="text/plain")
+    cli(slipstream_bin, server, "cp", f"s3://{bucket}/site/a.js", f"s3://{bucket}/site/a.js",
+        "--content-type", "text/javascript")
+    assert seen("site/a.js")[0] == "text/javascript"
+    cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/site/", f"s3://{bucket}/site/",
+        "--cache-control", "max-age=5", "--exclude", "*.js")
+    assert [seen(k)[1] for k in ("site/a.js", "site/b/c.css")] == [None, "max-age=5"]
+    assert sorted(keys(s3, bucket, "site/")) == ["site/a.js", "site/b/c.css"]
+    for args in (["cp", f"s3://{bucket}/site/a.js", f"s3://{bucket}/site/a.js"],
+                 ["cp", "--recursive", f"s3://{bucket}/site/", f"s3://{bucket}/site/", "--acl", "private"],
+                 ["mv", f"s3://{bucket}/site/a.js", f"s3://{bucket}/site/a.js", "--content-type", "a/b"],
+                 ["mv", "--recursive", f"s3://{bucket}/site/", f"s3://{bucket}/site/", "--content-type", "a/b"]):
+        r = cli(slipstream_bin, server, *args, check=False)
+        assert r.returncode == 2 and b"both the source and the destination" in r.stderr, args
+    assert sorted(keys(s3, bucket, "site/")) == ["site/a.js", "site/b/c.css"], "nothing moved or lost"

@@ -256,6 +256,12 @@ pub struct Headers {
     /// The KMS key of --sse aws:kms (an id, ARN or alias).
     #[arg(long, value_name = "KEY", requires = "sse")]
     pub sse_kms_key_id: Option<String>,
+    /// What an S3-to-S3 copy does with the source's content headers and metadata: COPY keeps
+    /// them (the header flags above are then not sent), REPLACE replaces them with the flags
+    /// given, even none. Default: REPLACE when any header flag is given, else COPY. Uploads
+    /// ignore it.
+    #[arg(long, value_name = "DIRECTIVE", value_parser = ["COPY", "REPLACE"], ignore_case = true)]
+    pub metadata_directive: Option<String>,
 }
 
 /// `--metadata`'s pairs (one flag value: clap would read a bare `Vec` as many values).

@@ -12,7 +12,7 @@ use slipstream_transfer::{
     upload_directory, walk_files, ManyOptions, Selection, Spread, TransferError, TransferOptions,
 };
 
-use crate::copying::{source_client, Plan};
+use crate::copying::{in_place, source_client, Plan};
 use crate::objects::{failed, s3};
 use crate::Failure;
 
@@ -142,8 +142,11 @@ pub(crate) async fn cp_many(
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
-            if reader.is_none() && src.bucket == dst.bucket && prefix.starts_with(selection.base())
-            {
+            let same = reader.is_none() && src.bucket == dst.bucket;
+            if same && prefix == selection.base() {
+                // Every object onto itself: what the copies write are the keys listed.
+                in_place(plan, &format!("s3://{}/{}", dst.bucket, prefix))?;
+            } else if same && prefix.starts_with(selection.base()) {
                 return Err(Failure::usage(format!(
                     concat!(
                         "s3://{}/{} is the source or inside it: ",

@@ -11,7 +11,8 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySettings, CopySource, TransferOptions, MAX_PARTS, MIN_PART_SIZE,
+    upload_from_reader, CopySettings, CopySource, MetadataDirective, TransferOptions, MAX_PARTS,
+    MIN_PART_SIZE,
 };
 
 use crate::actions::{left_out, Printer};
@@ -368,10 +369,7 @@ pub(crate) async fn copy(
                 return Ok(moved("copy", done.size, Some(done.parts), sent, Some(&dst)));
             }
             if src == dst {
-                return Err(Failure::usage(format!(
-                    "{} is both the source and the destination",
-                    a.source
-                )));
+                in_place(plan, &a.source)?;
             }
             let from = CopySource {
                 bucket: src.bucket.clone(),
@@ -391,6 +389,25 @@ pub(crate) async fn copy(
         }
         (false, false) => return Err(Failure::usage("one side must be s3://bucket/key")),
     })
+}
+
+/// A copy onto its own source: `cp` may rewrite what S3 lets a copy in place change (the
+/// AWS CLI's `cp s3://b/k s3://b/k --metadata-directive REPLACE --content-type ...`); `mv`
+/// never, since it would then delete what it wrote.
+pub(crate) fn in_place(plan: &Plan, source: &impl std::fmt::Display) -> Result<(), Failure> {
+    if plan.moving {
+        return Err(Failure::usage(format!(
+            "{source} is both the source and the destination of mv"
+        )));
+    }
+    if !plan.a.headers.object_headers().changes_in_place() {
+        return Err(Failure::usage(format!(
+            "{source} is both the source and the destination: a copy onto itself must change \
+             its content headers or metadata (--metadata-directive REPLACE, --content-type...), \
+             its --storage-class or its --sse"
+        )));
+    }
+    Ok(())
 }
 
 /// Whether the object exists, for --no-clobber.
@@ -517,6 +534,12 @@ impl crate::args::Headers {
             server_side_encryption: self.sse.clone(),
             sse_kms_key_id: self.sse_kms_key_id.clone(),
             tagging: None,
+            metadata_directive: self.metadata_directive.as_deref().map(|d| {
+                match d.eq_ignore_ascii_case("REPLACE") {
+                    true => MetadataDirective::Replace,
+                    false => MetadataDirective::Copy,
+                }
+            }),
         }
     }
 }

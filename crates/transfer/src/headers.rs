@@ -42,6 +42,21 @@ pub struct ObjectHeaders {
     pub sse_kms_key_id: Option<String>,
     /// `x-amz-tagging`, URL-encoded as a query string: `project=a&team=b%20c`.
     pub tagging: Option<String>,
+    /// What a copy does with the source's content headers and metadata; `None`: replaces them
+    /// when any is given here, else keeps them (the AWS CLI's rule for `--metadata`, which
+    /// this extends to the content headers).
+    pub metadata_directive: Option<MetadataDirective>,
+}
+
+/// `x-amz-metadata-directive`, as the AWS CLI's `--metadata-directive` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetadataDirective {
+    /// Keep the source's content headers and metadata; any given here are not sent (S3
+    /// ignores them under COPY).
+    Copy,
+    /// Replace them with those given here, even none (the copy then has no metadata and the
+    /// server's default type).
+    Replace,
 }
 
 impl ObjectHeaders {
@@ -81,12 +96,16 @@ impl ObjectHeaders {
     /// `None` when nothing was given and the source's are kept. A guess is not made for copies:
     /// the source's type stands.
     pub fn replacement(&self) -> Option<Vec<(String, String)>> {
+        if self.metadata_directive == Some(MetadataDirective::Copy) {
+            return None;
+        }
         let given = Self {
             guess_content_type: false,
             ..self.clone()
         };
         let headers = given.content_headers("");
-        (!headers.is_empty()).then(|| {
+        let replace = self.metadata_directive == Some(MetadataDirective::Replace);
+        (replace || !headers.is_empty()).then(|| {
             headers
                 .into_iter()
                 .map(|(name, value)| (name.into_owned(), value))
@@ -99,11 +118,19 @@ impl ObjectHeaders {
     /// (`copied`: lowercase names, as `ObjectInfo::copied_headers`) instead of a guess, as a
     /// server-side copy keeps them. The storage class, ACL, encryption and tags stay this one's.
     pub fn copying(&self, copied: &[(String, String)]) -> Self {
-        let mut out = self.clone();
         if self.replacement().is_some() {
-            return out;
+            return self.clone();
         }
-        out.guess_content_type = false;
+        // Only the source's (under COPY some may have been given, and are not sent).
+        let mut out = Self {
+            storage_class: self.storage_class.clone(),
+            acl: self.acl.clone(),
+            server_side_encryption: self.server_side_encryption.clone(),
+            sse_kms_key_id: self.sse_kms_key_id.clone(),
+            tagging: self.tagging.clone(),
+            website_redirect: self.website_redirect.clone(),
+            ..Self::default()
+        };
         for (name, value) in copied {
             let slot = match name.as_str() {
                 "content-type" => &mut out.content_type,
@@ -122,6 +149,15 @@ impl ObjectHeaders {
             *slot = Some(value.clone());
         }
         out
+    }
+
+    /// Whether a copy of an object onto itself changes what S3 requires one to change (its
+    /// metadata or content headers, storage class, website redirect or encryption): S3
+    /// refuses any other copy in place, and so does `cp` before asking.
+    pub fn changes_in_place(&self) -> bool {
+        self.replacement().is_some()
+            || self.storage_class.is_some()
+            || self.server_side_encryption.is_some()
     }
 
     fn content_headers(&self, key: &str) -> Vec<(Cow<'static, str>, String)> {
@@ -277,5 +313,48 @@ mod tests {
             ..ObjectHeaders::default()
         };
         assert_eq!(guess_only.replacement(), None);
+    }
+
+    #[test]
+    fn the_metadata_directive_decides_what_a_copy_keeps() {
+        let given = ObjectHeaders {
+            content_type: Some("text/css".into()),
+            metadata: vec![("owner".into(), "me".into())],
+            ..ObjectHeaders::default()
+        };
+        let copy = ObjectHeaders {
+            metadata_directive: Some(MetadataDirective::Copy),
+            ..given.clone()
+        };
+        let replace_nothing = ObjectHeaders {
+            metadata_directive: Some(MetadataDirective::Replace),
+            ..ObjectHeaders::default()
+        };
+        assert_eq!(given.replacement().map(|r| r.len()), Some(2));
+        assert_eq!(
+            copy.replacement(),
+            None,
+            "COPY: the given ones are not sent"
+        );
+        assert_eq!(replace_nothing.replacement(), Some(vec![]));
+        // Through this machine, COPY sends the source's headers only.
+        let source = [("content-type".to_owned(), "image/png".to_owned())];
+        assert_eq!(
+            names(&copy.copying(&source).for_key("a.css")),
+            [("content-type".to_owned(), "image/png".to_owned())]
+        );
+        assert!(replace_nothing.copying(&source).for_key("a").is_empty());
+        // In place, S3 needs a change it counts; a canned ACL alone is not one.
+        assert!(given.changes_in_place() && replace_nothing.changes_in_place());
+        assert!(!copy.changes_in_place());
+        let acl_only = ObjectHeaders {
+            acl: Some("private".into()),
+            ..ObjectHeaders::default()
+        };
+        let class = ObjectHeaders {
+            storage_class: Some("STANDARD_IA".into()),
+            ..copy.clone()
+        };
+        assert!(!acl_only.changes_in_place() && class.changes_in_place());
     }
 }

@@ -52,7 +52,7 @@ pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource,
 pub use delete::{delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
-pub use headers::ObjectHeaders;
+pub use headers::{MetadataDirective, ObjectHeaders};
 pub use many::{
     download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, Many,
     ManyOptions, ObjectDone, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER,
