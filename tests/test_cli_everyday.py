@@ -338,3 +338,20 @@ def test_metadata_directive_and_copies_in_place_as_the_aws_cli_makes_them(slipst
         r = cli(slipstream_bin, server, *args, check=False)
         assert r.returncode == 2 and b"both the source and the destination" in r.stderr, args
     assert sorted(keys(s3, bucket, "site/")) == ["site/a.js", "site/b/c.css"], "nothing moved or lost"
+
+
+def test_page_size_lists_everything_in_shorter_pages(slipstream_bin, server, s3, bucket, tmp_path):
+    """The AWS CLI's --page-size: every command that lists follows the shorter pages to the
+    end (the pages' length is checked in crates/transfer/tests/versitygw.rs)."""
+    put(s3, bucket, [f"p/{i:02}" for i in range(7)])
+    listed = cli(slipstream_bin, server, "ls", "--recursive", f"s3://{bucket}/p/", "--page-size", "2").stdout
+    assert len(listed.splitlines()) == 7
+    du = cli(slipstream_bin, server, "du", f"s3://{bucket}/p/", "--page-size", "3").stdout
+    assert b"in 7 objects" in du
+    cli(slipstream_bin, server, "cp", "--recursive", f"s3://{bucket}/p/", str(tmp_path / "d"), "--page-size", "2")
+    assert len(list((tmp_path / "d").iterdir())) == 7
+    cli(slipstream_bin, server, "rm", "--recursive", f"s3://{bucket}/p/", "--page-size", "1")
+    assert keys(s3, bucket, "p/") == []
+    for bad in ("0", "1001", "x"):
+        r = cli(slipstream_bin, server, "ls", f"s3://{bucket}/", "--page-size", bad, check=False)
+        assert r.returncode == 2, bad

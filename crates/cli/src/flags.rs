@@ -149,6 +149,10 @@ pub struct Transport {
     /// it fuller than BBR. Unprivileged programs may use only the host's allowed list.
     #[arg(long, value_name = "NAME")]
     pub tcp_congestion: Option<String>,
+    /// Keys per listing page, 1 to 1,000 (the AWS CLI's --page-size; default S3's 1,000).
+    /// Smaller pages cost more requests; they help where a server is slow to answer a page.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub page_size: Option<u16>,
 }
 
 #[cfg(test)]

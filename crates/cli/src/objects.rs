@@ -25,6 +25,7 @@ pub(crate) fn client_for(
         resolve(&Env::from_process(), overrides).map_err(|e| Failure::usage(e.to_string()))?;
     let options = ClientOptions {
         tcp_congestion: t.tcp_congestion.clone(),
+        list_page_size: t.page_size.map(usize::from),
         ..ClientOptions::default()
     };
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;

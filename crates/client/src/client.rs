@@ -242,6 +242,11 @@ impl S3Client {
         self.options.read_timeout
     }
 
+    /// The most keys a listing page asks for ([`ClientOptions::list_page_size`]).
+    pub(crate) fn list_page_size(&self) -> Option<usize> {
+        self.options.list_page_size
+    }
+
     /// When this client last moved a byte: request bodies note it as the connections take
     /// them, responses as they arrive, and readers of response bodies note each frame.
     pub fn activity(&self) -> &Arc<Activity> {

@@ -430,7 +430,11 @@ impl S3Client {
         if let Some(after) = page.start_after {
             query.push(("start-after", encode_query(after)));
         }
-        if let Some(n) = page.max_keys {
+        let max_keys = match (page.max_keys, self.list_page_size()) {
+            (Some(asked), Some(most)) => Some(asked.min(most)),
+            (asked, most) => asked.or(most),
+        };
+        if let Some(n) = max_keys {
             query.push(("max-keys", n.to_string()));
         }
         query.push(("prefix", encode_query(prefix)));

@@ -27,6 +27,10 @@ pub struct ClientOptions {
     /// (BBR) leaves gaps, a loss-based one fills it (see `congestion.rs`). Checked when the
     /// client is built: a name the host lacks or refuses is an error then.
     pub tcp_congestion: Option<String>,
+    /// At most this many keys a `ListObjectsV2` page (the AWS CLI's `--page-size`); `None`:
+    /// S3's 1,000. Smaller pages cost more requests; they help where a server is slow to
+    /// answer a page of 1,000.
+    pub list_page_size: Option<usize>,
 }
 
 impl Default for ClientOptions {
@@ -40,6 +44,7 @@ impl Default for ClientOptions {
             max_attempts: 5,
             backoff_base: Duration::from_millis(100),
             tcp_congestion: None,
+            list_page_size: None,
         }
     }
 }

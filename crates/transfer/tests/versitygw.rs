@@ -297,6 +297,45 @@ async fn list_pages_and_delete() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_smaller_page_size_asks_for_shorter_pages_and_lists_the_same() {
+    let paged = common::client_with(
+        &common::server(),
+        ClientOptions {
+            list_page_size: Some(2),
+            ..ClientOptions::default()
+        },
+        None,
+    );
+    let bucket = common::bucket(&paged, "transfer").await;
+    let keys: Vec<String> = (0..5).map(|i| format!("p/{i}")).collect();
+    for k in &keys {
+        paged
+            .put_object(&bucket, k, bytes::Bytes::new(), Default::default())
+            .await
+            .unwrap();
+    }
+    let page = paged
+        .list_objects_v2(&bucket, "p/", None, None)
+        .await
+        .unwrap();
+    assert_eq!(page.objects.len(), 2);
+    assert!(page.continuation.is_some());
+    // Every page followed, and a listing's own smaller ask is kept.
+    let all = paged.list_all(&bucket, "p/").await.unwrap();
+    let names: Vec<String> = all.into_iter().map(|o| o.key).collect();
+    assert_eq!(names, keys);
+    let one = slipstream_client::ListFrom {
+        max_keys: Some(1),
+        ..Default::default()
+    };
+    let page = paged
+        .list_objects_v2_from(&bucket, "p/", &one)
+        .await
+        .unwrap();
+    assert_eq!(page.objects.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_upload_leaves_nothing() {
     let client = common::client();
     let bucket = common::bucket(&client, "transfer").await;
