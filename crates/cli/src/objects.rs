@@ -26,6 +26,7 @@ pub(crate) fn client_for(
     let options = ClientOptions {
         tcp_congestion: t.tcp_congestion.clone(),
         list_page_size: t.page_size.map(usize::from),
+        request_payer: t.request_payer.is_some(),
         ..ClientOptions::default()
     };
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;

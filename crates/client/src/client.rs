@@ -267,6 +267,8 @@ impl S3Client {
     ) -> Result<Response<Incoming>, ClientError> {
         let mut signed: Vec<(&str, &str)> = vec![("host", &base.host)];
         signed.extend(call.headers.iter().map(|(n, v)| (n.as_ref(), v.as_str())));
+        let payer = self.options.request_payer.then_some(REQUEST_PAYER);
+        signed.extend(payer);
         let now = SigningTime::from_system_time(SystemTime::now())
             .map_err(|e| ClientError::Request(e.to_string()))?;
         let req = slipstream_sign::Request {
@@ -292,6 +294,9 @@ impl S3Client {
             .header("host", &base.host)
             .header("content-length", call.body.len());
         for (n, v) in call.headers.iter().map(|(n, v)| (n.as_ref(), v.as_str())) {
+            builder = builder.header(n, v);
+        }
+        if let Some((n, v)) = payer {
             builder = builder.header(n, v);
         }
         for (n, v) in &sig.headers {
@@ -330,6 +335,9 @@ impl S3Client {
         Err(error_of(response).await)
     }
 }
+
+/// What every request of a client with [`ClientOptions::request_payer`] carries, signed.
+const REQUEST_PAYER: (&str, &str) = ("x-amz-request-payer", "requester");
 
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.
 async fn error_of(response: Response<Incoming>) -> ClientError {

@@ -31,6 +31,9 @@ pub struct ClientOptions {
     /// S3's 1,000. Smaller pages cost more requests; they help where a server is slow to
     /// answer a page of 1,000.
     pub list_page_size: Option<usize>,
+    /// Send `x-amz-request-payer: requester` with every request: the caller accepts the
+    /// charges of a Requester Pays bucket, which refuses requests without it (403).
+    pub request_payer: bool,
 }
 
 impl Default for ClientOptions {
@@ -45,6 +48,7 @@ impl Default for ClientOptions {
             backoff_base: Duration::from_millis(100),
             tcp_congestion: None,
             list_page_size: None,
+            request_payer: false,
         }
     }
 }
