@@ -141,7 +141,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None))]
+    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: Option<String>,
@@ -157,6 +157,7 @@ impl Client {
         signature: &str,
         region_set: Option<&str>,
         profile: Option<String>,
+        request_payer: bool,
     ) -> PyResult<Self> {
         let stall_timeout = match stall_timeout {
             None => Duration::ZERO,
@@ -180,6 +181,7 @@ impl Client {
         config.region_set = crate::sigv4a_region_set(signature, region_set, &config)?;
         let options = ClientOptions {
             tcp_congestion,
+            request_payer,
             ..ClientOptions::default()
         };
         let inner = S3Client::new(&config, options).map_err(to_py)?;

@@ -195,6 +195,7 @@ class Client:
         signature: Literal["v4", "v4a"] = "v4",
         region_set: Optional[str] = None,
         profile: Optional[str] = None,
+        request_payer: bool = False,
     ) -> None:
         """``signature="v4a"`` signs every request with SigV4A for ``region_set``
         (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
@@ -205,6 +206,10 @@ class Client:
         (``"cubic"``, ``"reno"``...; Linux), else the host's: uploads send with it, and on a long
         clean link a loss-based one keeps the link fuller than BBR. A name the host lacks or
         refuses raises ``ValueError`` here.
+
+        ``request_payer=True`` signs ``x-amz-request-payer: requester`` into every request
+        (boto3's ``RequestPayer="requester"`` on each call): Requester Pays buckets refuse
+        requests without it.
 
         ``stall_timeout`` (seconds; ``0`` or ``None``: wait forever): a transfer raises
         ``TimeoutError`` once no byte has moved on any of the client's connections for that
