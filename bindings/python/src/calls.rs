@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo};
 use slipstream_transfer::{
@@ -22,6 +22,34 @@ use slipstream_transfer::{
 use crate::client::Client;
 use crate::errors::Raise;
 use crate::fresh_bytes::FreshBytes;
+
+/// What `put_bytes` sends of `data`, as boto3's `put_object` takes a `Body`: a `bytes` as it
+/// is (no copy: it cannot change); a `bytearray`, `memoryview`, `array.array`, NumPy array or
+/// any object with the buffer protocol, its bytes copied (the caller may change the object
+/// while the upload runs, and the GIL is released then); a `str` encoded as UTF-8. Anything
+/// else is a `TypeError` naming what was given (`bytes(5)` would have made five zero bytes
+/// of an `int`).
+pub(crate) fn body(data: &Bound<'_, PyAny>) -> PyResult<PyBackedBytes> {
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        return Ok(bytes.clone().into());
+    }
+    if let Ok(text) = data.cast::<PyString>() {
+        let encoded = text.call_method1("encode", ("utf-8",))?;
+        return Ok(encoded.cast_into::<PyBytes>()?.into());
+    }
+    let view = PyMemoryView::from(data).map_err(|_| {
+        let given = data
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        PyTypeError::new_err(format!(
+            "data must be bytes, bytearray, memoryview, str or another object with the buffer \
+             protocol, not {given}"
+        ))
+    })?;
+    let copied = data.py().get_type::<PyBytes>().call1((view,))?;
+    Ok(copied.cast_into::<PyBytes>()?.into())
+}
 
 /// `Client.sync`'s keywords.
 pub(crate) struct SyncArgs {

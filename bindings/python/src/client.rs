@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
     resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
@@ -24,7 +23,9 @@ use slipstream_transfer::{
 };
 
 use crate::aio;
-use crate::calls::{bucket_list, head_dict, memory_size, object_headers, refused, SyncArgs, Whole};
+use crate::calls::{
+    body, bucket_list, head_dict, memory_size, object_headers, refused, SyncArgs, Whole,
+};
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
 use crate::listing::{level_dict, AsyncObjectIterator, ObjectIterator};
@@ -381,24 +382,24 @@ impl Client {
         aio::spawn(py, &self.runtime, work, to_bytes)
     }
 
-    /// Stores `data` (any `bytes`) as `bucket/key` with its checksum (`checksum_algorithm`,
-    /// else the client's): one request below the client's part size, a parallel multipart
-    /// upload of slices of it from there (as `upload`); returns the ETag. The bytes are sent
-    /// from Python's own buffer, not copied.
+    /// Stores `data` as `bucket/key` with its checksum (`checksum_algorithm`, else the
+    /// client's): one request below the client's part size, a parallel multipart upload of
+    /// slices of it from there (as `upload`); returns the ETag. A `bytes` is sent from Python's
+    /// own buffer, not copied; other bodies as `calls::body` takes them.
     #[pyo3(signature = (bucket, key, data, *, checksum_algorithm = None, extra_args = None))]
     fn put_bytes(
         &self,
         py: Python<'_>,
         bucket: &str,
         key: &str,
-        data: PyBackedBytes,
+        data: &Bound<'_, PyAny>,
         checksum_algorithm: Option<&str>,
         extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<String> {
         let headers = object_headers(extra_args)?;
         self.wait(
             py,
-            self.put_work((bucket, key), data, checksum_algorithm, headers)?,
+            self.put_work((bucket, key), body(data)?, checksum_algorithm, headers)?,
         )
     }
 
@@ -409,12 +410,12 @@ impl Client {
         py: Python<'py>,
         bucket: &str,
         key: &str,
-        data: PyBackedBytes,
+        data: &Bound<'_, PyAny>,
         checksum_algorithm: Option<&str>,
         extra_args: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let headers = object_headers(extra_args)?;
-        let work = self.put_work((bucket, key), data, checksum_algorithm, headers)?;
+        let work = self.put_work((bucket, key), body(data)?, checksum_algorithm, headers)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
 

@@ -156,7 +156,7 @@ def test_errors_are_typed_and_leave_no_file(server, s3, tmp_path):
     with pytest.raises(ValueError, match="5 MiB"):
         make_client(server, part_size=1024)
     with pytest.raises(TypeError):
-        c.put_bytes(bucket, "k", "not bytes")
+        c.put_bytes(bucket, "k", {"not": "bytes"})
 
 
 def connections_to(endpoint: str) -> list[str]:
@@ -454,3 +454,48 @@ def test_request_payer_is_signed_into_every_request(server, s3, tmp_path):
         recorder.server_close()
     assert [h.get("x-amz-request-payer") for h in seen] == ["requester", None]
     assert "x-amz-request-payer" in seen[0]["authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
+
+
+def test_put_bytes_takes_what_boto3_s_body_takes(server, s3):
+    """bytes, bytearray, str (UTF-8), memoryview (strided too), array.array, NumPy: the object
+    holds the same bytes boto3 reads back; a buffer changed after the call returned does not
+    change the object; an int is refused rather than read as a length."""
+    import array
+    import asyncio
+    c = make_client(server, part_size=5 << 20, concurrency=3)
+    bucket = new_bucket(s3)
+    raw = os.urandom((5 << 20) + 3)  # multipart at 5 MiB parts
+    doubles = array.array("d", [1.5, -2.25, 3.0])
+    cases = {
+        "bytes": (raw, raw),
+        "bytearray": (bytearray(raw), raw),
+        "str": ("zoë ✓", "zoë ✓".encode()),
+        "memoryview": (memoryview(raw)[7:], raw[7:]),
+        "strided": (memoryview(raw)[::2], raw[::2]),
+        "array": (doubles, doubles.tobytes()),
+    }
+    try:
+        import numpy
+        grid = numpy.arange(12, dtype=numpy.int32).reshape(3, 4)
+        cases["numpy"] = (grid, grid.tobytes())
+        cases["numpy-column"] = (grid[:, 1], grid[:, 1].tobytes())  # not contiguous
+    except ImportError:
+        pass
+    for name, (data, want) in cases.items():
+        c.put_bytes(bucket, name, data)
+        assert s3.get_object(Bucket=bucket, Key=name)["Body"].read() == want, name
+    changing = bytearray(b"before")
+
+    async def put_then_change():
+        pending = c.put_bytes_async(bucket, "async", changing)
+        changing[:] = b"after!"  # the call took its bytes already
+        await pending
+
+    asyncio.run(put_then_change())
+    assert s3.get_object(Bucket=bucket, Key="async")["Body"].read() == b"before"
+    for bad in (5, [1, 2], None):
+        with pytest.raises(TypeError, match="buffer protocol, not"):
+            c.put_bytes(bucket, "bad", bad)
+    with pytest.raises(UnicodeEncodeError):
+        c.put_bytes(bucket, "bad", "\udcff")
+    assert "bad" not in [o["Key"] for o in c.list(bucket)]

@@ -270,14 +270,17 @@ class Client:
         self,
         bucket: str,
         key: str,
-        data: bytes,
+        data: Union[bytes, bytearray, memoryview, str],
         *,
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
     ) -> str:
         """Stores ``data`` and returns the new object's ETag: one ``PutObject`` below the
-        client's ``part_size``, a parallel multipart upload of slices of ``data`` from there (no
-        copy either way). ``extra_args`` as boto3's ``ExtraArgs`` (``upload`` takes it too):
+        client's ``part_size``, a parallel multipart upload of slices of ``data`` from there (a
+        ``bytes`` is not copied either way). As boto3's ``Body``, ``data`` may also be a
+        ``str`` (sent as UTF-8) or any object with the buffer protocol (``bytearray``,
+        ``memoryview``, ``array.array``, a NumPy array: its bytes, copied once, since it could
+        change during the upload). ``extra_args`` as boto3's ``ExtraArgs`` (``upload`` takes it too):
         ``ContentType``, ``CacheControl``, ``Metadata``, ``StorageClass``; another name raises
         ``ValueError``."""
         ...
@@ -364,7 +367,7 @@ class Client:
         self,
         bucket: str,
         key: str,
-        data: bytes,
+        data: Union[bytes, bytearray, memoryview, str],
         *,
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
