@@ -154,8 +154,8 @@ pub struct Transport {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub page_size: Option<u16>,
     /// Accept the charges of a Requester Pays bucket (x-amz-request-payer: requester on every
-    /// request), as the AWS CLI's --request-payer [requester]; such a bucket refuses requests
-    /// without it.
+    /// request), as the AWS CLI's --request-payer, with or without the value requester; such a
+    /// bucket refuses requests without it.
     #[arg(long, value_name = "WHO", num_args = 0..=1, default_missing_value = "requester",
           value_parser = ["requester"])]
     pub request_payer: Option<String>,
