@@ -399,3 +399,71 @@ def test_request_payer_is_sent_signed_with_every_request(slipstream_bin, server,
     assert (tmp_path / "g").read_bytes() == b"paid"
     bad = cli(slipstream_bin, server, "ls", f"s3://{bucket}/", "--request-payer", "owner", check=False)
     assert bad.returncode == 2
+
+
+def test_no_sign_request_reads_a_public_bucket_without_credentials(slipstream_bin, server, s3, tmp_path):
+    """--no-sign-request: no credentials looked for (none exist here) and none sent; a bucket
+    whose policy lets anyone read is listed and read, one that does not is refused with a
+    note that the request went unsigned; presigning it is refused up front."""
+    import subprocess
+    public, private = f"pub-{uuid.uuid4().hex[:12]}", f"priv-{uuid.uuid4().hex[:12]}"
+    for b in (public, private):
+        s3.create_bucket(Bucket=b)
+        s3.put_object(Bucket=b, Key="d/a.txt", Body=b"open data")
+    policy = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
+        "Resource": [f"arn:aws:s3:::{public}", f"arn:aws:s3:::{public}/*"]}]}
+    s3.put_bucket_policy(Bucket=public, Policy=json.dumps(policy))
+    nobody = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    nobody.update(HOME=str(tmp_path), AWS_REGION=server["region"], AWS_EC2_METADATA_DISABLED="true")
+
+    def anonymous(*args):
+        return subprocess.run([slipstream_bin, *args, "--no-sign-request", "--endpoint-url", server["endpoint"],
+                               "--path-style"], env=nobody, capture_output=True, timeout=120)
+
+    listed = anonymous("ls", "--recursive", f"s3://{public}/")
+    assert listed.returncode == 0 and b"d/a.txt" in listed.stdout, listed.stderr
+    assert anonymous("cat", f"s3://{public}/d/a.txt").stdout == b"open data"
+    assert anonymous("cp", "--recursive", f"s3://{public}/d/", str(tmp_path / "out")).returncode == 0
+    assert (tmp_path / "out" / "a.txt").read_bytes() == b"open data"
+    for refused in (anonymous("ls", f"s3://{private}/"), anonymous("cp", str(tmp_path / "out" / "a.txt"),
+                                                                    f"s3://{public}/up.txt")):
+        assert refused.returncode == 1 and b"AccessDenied" in refused.stderr
+        assert b"went unsigned" in refused.stderr, refused.stderr
+    assert anonymous("presign", f"s3://{public}/d/a.txt").returncode == 2
+    assert anonymous("ls", f"s3://{public}/", "--region-set", "*").returncode == 2
+    # Without the flag the same environment has no credentials to find, and says so.
+    without = subprocess.run([slipstream_bin, "ls", f"s3://{public}/", "--endpoint-url", server["endpoint"]],
+                             env=nobody, capture_output=True, timeout=120)
+    assert without.returncode != 0 and b"credentials" in without.stderr
+
+
+def test_unsigned_requests_carry_no_authorization(slipstream_bin, server, tmp_path):
+    """What --no-sign-request sends: no Authorization, no X-Amz-Date, no content hash header
+    (a recording server)."""
+    import http.server
+    import threading
+    seen = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):  # noqa: N802 (the stdlib's name)
+            seen.append({k.lower() for k in self.headers.keys()})
+            self.send_response(200)
+            self.send_header("Content-Length", "4")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    try:
+        endpoint = "http://127.0.0.1:%d" % recorder.server_address[1]
+        cli(slipstream_bin, server, "head", "s3://bkt/k", "--no-sign-request", endpoint=endpoint)
+        cli(slipstream_bin, server, "head", "s3://bkt/k", endpoint=endpoint)
+    finally:
+        recorder.shutdown()
+        recorder.server_close()
+    unsigned, signed = seen
+    assert not unsigned & {"authorization", "x-amz-date", "x-amz-content-sha256"}, unsigned
+    assert {"authorization", "x-amz-date"} <= signed

@@ -100,6 +100,7 @@ pub(crate) fn settings_chain(
     addressing: &str,
     ca_bundle: Option<PathBuf>,
     profile: Option<String>,
+    unsigned: bool,
 ) -> PyResult<Resolved> {
     let overrides = Overrides {
         profile,
@@ -111,6 +112,7 @@ pub(crate) fn settings_chain(
         },
         ca_bundle,
         region_set: None,
+        no_sign_request: unsigned,
     };
     let own = credentials.map(|c| (c, "Python".to_owned()));
     resolve_with(&Env::from_process(), &overrides, own).map_err(config_error)
@@ -178,8 +180,30 @@ impl Client {
             return Err(PyValueError::new_err("concurrency must be at least 1"));
         }
         let own = credentials.map(own_credentials).transpose()?;
-        let mut config = settings_chain(region, own, endpoint_url, addressing, ca_bundle, profile)?;
-        config.region_set = crate::sigv4a_region_set(signature, region_set, &config)?;
+        // botocore's `signature_version=UNSIGNED`: no credentials looked for, none sent.
+        let unsigned = signature == "unsigned";
+        if unsigned && (own.is_some() || region_set.is_some()) {
+            return Err(PyValueError::new_err(
+                "signature='unsigned' sends requests without credentials: leave out credentials and region_set",
+            ));
+        }
+        if !["v4", "v4a", "unsigned"].contains(&signature) {
+            return Err(PyValueError::new_err(format!(
+                "signature must be 'v4', 'v4a' or 'unsigned', not {signature:?}"
+            )));
+        }
+        let mut config = settings_chain(
+            region,
+            own,
+            endpoint_url,
+            addressing,
+            ca_bundle,
+            profile,
+            unsigned,
+        )?;
+        if !unsigned {
+            config.region_set = crate::sigv4a_region_set(signature, region_set, &config)?;
+        }
         let options = ClientOptions {
             tcp_congestion,
             request_payer,

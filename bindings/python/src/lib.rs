@@ -129,6 +129,7 @@ impl Presigner {
             addressing,
             None,
             profile,
+            false,
         )?;
         // A presigner signs with fixed keys: credentials that are refreshed cannot be followed.
         let creds = found.credentials.as_static().cloned().ok_or_else(|| {

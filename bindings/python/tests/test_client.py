@@ -499,3 +499,36 @@ def test_put_bytes_takes_what_boto3_s_body_takes(server, s3):
     with pytest.raises(UnicodeEncodeError):
         c.put_bytes(bucket, "bad", "\udcff")
     assert "bad" not in [o["Key"] for o in c.list(bucket)]
+
+
+def test_unsigned_clients_read_public_buckets_without_credentials(server, s3, monkeypatch, tmp_path):
+    """signature="unsigned" (and from_boto3 of a boto3 client with UNSIGNED): no credentials
+    looked for (none exist here), a public bucket read, a private one refused with the note."""
+    import json
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+    public, private = new_bucket(s3), new_bucket(s3)
+    for b in (public, private):
+        s3.put_object(Bucket=b, Key="d/a.txt", Body=b"open data")
+    s3.put_bucket_policy(Bucket=public, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
+        "Resource": [f"arn:aws:s3:::{public}", f"arn:aws:s3:::{public}/*"]}]}))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    boto_unsigned = boto3.client("s3", endpoint_url=server["endpoint"], region_name=server["region"],
+                                 config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}))
+    clients = [slipstream.Client(region=server["region"], endpoint_url=server["endpoint"], addressing="path",
+                                 signature="unsigned"),
+               slipstream.Client.from_boto3(boto_unsigned)]
+    for c in clients:
+        assert c.get_bytes(public, "d/a.txt") == b"open data"
+        assert [o["Key"] for o in c.list(public)] == ["d/a.txt"]
+        with pytest.raises(slipstream.S3Error, match="went unsigned") as e:
+            c.get_bytes(private, "d/a.txt")
+        assert e.value.code == "AccessDenied"
+    with pytest.raises(ValueError, match="unsigned"):
+        slipstream.Client(signature="unsigned", credentials=slipstream.Credentials("AK", "SK"))
+    with pytest.raises(ValueError, match="'v4', 'v4a' or 'unsigned'"):
+        slipstream.Client(signature="v2")

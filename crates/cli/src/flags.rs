@@ -109,6 +109,7 @@ impl Connection {
             addressing,
             ca_bundle: self.ca_bundle.clone(),
             region_set: self.region_set.clone(),
+            no_sign_request: self.no_sign_request,
         }
     }
 }
@@ -139,6 +140,10 @@ pub struct Connection {
     /// multi-region access points and edges that verify SigV4A need.
     #[arg(long, value_name = "REGIONS")]
     pub region_set: Option<String>,
+    /// Send requests unsigned, without looking for credentials (the AWS CLI's flag): for
+    /// public buckets such as open datasets.
+    #[arg(long, conflicts_with = "region_set")]
+    pub no_sign_request: bool,
 }
 
 /// How the commands that move objects use their connections.

@@ -18,6 +18,12 @@ use crate::Failure;
 const BATCH: usize = 32 * 1024;
 
 pub fn run(a: &PresignArgs) -> Result<(), Failure> {
+    if a.connection.no_sign_request {
+        return Err(Failure::usage(
+            "a presigned URL carries a signature: --no-sign-request leaves nothing to sign with \
+             (a public object's plain URL needs none)",
+        ));
+    }
     let resolved =
         resolve(&Env::from_process(), &overrides(a)).map_err(|e| Failure::usage(e.to_string()))?;
     let time = match &a.at {

@@ -44,7 +44,8 @@ starting with # are skipped; quote with ' or \" as in a shell):
 Every line shares one connection pool and one budget of multipart parts in flight; --workers
 lines run at once (default: 4 from a server within 2 ms, 64 within 20 ms, 256 beyond, chosen by
 the first line's bucket), in no fixed order. Connection flags (--endpoint-url, --profile,
---region...) go before or after `run`, not on the lines. A line that fails is reported with
+--region, --no-sign-request, --request-payer, --page-size...) go before or after `run`, not on
+the lines. A line that fails is reported with
 its number and the rest go on. Exit codes: 0 every line succeeded, 1 some line failed or could
 not be parsed, 2 flags or configuration of `run` itself, 130/143/129 stopped by a signal.";
 
@@ -278,7 +279,8 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
         })?;
     let cli = Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?;
     let sub = matches.subcommand().map(|(_, m)| m);
-    let own = |c: &Connection| {
+    // Every line runs on the run's one client: its connection and transport flags.
+    let own = |c: &Connection, t: &Transport| {
         if c.profile.is_some()
             || c.region.is_some()
             || c.endpoint_url.is_some()
@@ -286,8 +288,12 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
             || c.path_style
             || c.ca_bundle.is_some()
             || c.region_set.is_some()
+            || c.no_sign_request
+            || t.tcp_congestion.is_some()
+            || t.page_size.is_some()
+            || t.request_payer.is_some()
         {
-            Err("connection flags (--endpoint-url, --profile, --region...) belong to `run`, not its lines".to_owned())
+            Err("connection flags (--endpoint-url, --profile, --region, --request-payer...) belong to `run`, not its lines".to_owned())
         } else {
             Ok(connection.clone())
         }
@@ -296,7 +302,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
     match cli.command {
         Command::Cp(mut args) | Command::Mv(mut args) => {
             let moving = matches.subcommand_name() == Some("mv");
-            args.connection = own(&args.connection)?;
+            args.connection = own(&args.connection, &args.transport)?;
             if args.source.is_stdio() || args.destination.is_stdio() {
                 return Err("a line cannot read standard input or write standard output".into());
             }
@@ -308,7 +314,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
             })
         }
         Command::Rm(mut args) => {
-            args.connection = own(&args.connection)?;
+            args.connection = own(&args.connection, &args.transport)?;
             let filters = filters(&args.filters)?;
             Ok(Job::Remove {
                 args: Box::new(args),
@@ -380,6 +386,7 @@ mod tests {
             path_style: false,
             ca_bundle: None,
             region_set: None,
+            no_sign_request: false,
         };
         parse(&mut Cli::command(), line, &connection)
     }
@@ -411,6 +418,9 @@ mod tests {
             ("cp s3://b/k", "required"),
             ("ls s3://b/", "cp, mv and rm"),
             ("cp s3://b/k ./x --endpoint-url http://x", "belong to `run`"),
+            ("rm s3://b/k --no-sign-request", "belong to `run`"),
+            ("cp s3://b/k ./x --request-payer", "belong to `run`"),
+            ("cp s3://b/k ./x --page-size 5", "belong to `run`"),
             ("cp s3://b/k -", "standard output"),
             ("cp --frobnicate s3://b/k ./x", "--frobnicate"),
         ] {

@@ -18,6 +18,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
         addressing: None,
         ca_bundle: None,
         region_set: None,
+        no_sign_request: false,
     };
     let resolved =
         resolve(&Env::from_process(), &overrides).map_err(|e| Failure::usage(e.to_string()))?;

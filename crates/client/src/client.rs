@@ -279,10 +279,14 @@ impl S3Client {
         };
         // The body is covered by its CRC32C header where it matters, not by SHA-256: hashing
         // every part twice would cost more CPU than the transfer itself.
-        let signer = self.credentials.signer(&self.http).await?;
-        let sig = signer
-            .sign_headers(&req, &PayloadHash::Unsigned, now)
-            .map_err(|e| ClientError::Request(e.to_string()))?;
+        let sig = match self.credentials.unsigned() {
+            true => None,
+            false => {
+                let signer = self.credentials.signer(&self.http).await?;
+                let signed = signer.sign_headers(&req, &PayloadHash::Unsigned, now);
+                Some(signed.map_err(|e| ClientError::Request(e.to_string()))?)
+            }
+        };
         let uri = if call.query.is_empty() {
             format!("{}{path}", base.origin)
         } else {
@@ -299,7 +303,7 @@ impl S3Client {
         if let Some((n, v)) = payer {
             builder = builder.header(n, v);
         }
-        for (n, v) in &sig.headers {
+        for (n, v) in sig.iter().flat_map(|s| &s.headers) {
             builder = builder.header(*n, v.as_str());
         }
         // The response timeout runs from the last byte of the body the connection took.
@@ -332,7 +336,22 @@ impl S3Client {
         if status.is_success() || status == hyper::StatusCode::NOT_MODIFIED {
             return Ok(response);
         }
-        Err(error_of(response).await)
+        match error_of(response).await {
+            // Say why a refusal may be: the bucket lets nobody in without credentials.
+            ClientError::S3 {
+                status: 403,
+                code,
+                message,
+            } if sig.is_none() => Err(ClientError::S3 {
+                status: 403,
+                code,
+                message: format!(
+                    "{message} (the request went unsigned, --no-sign-request: this bucket does \
+                     not let anonymous requests do that)"
+                ),
+            }),
+            refused => Err(refused),
+        }
     }
 }
 

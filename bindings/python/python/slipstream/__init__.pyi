@@ -192,7 +192,7 @@ class Client:
         checksum_algorithm: ChecksumAlgorithm = "CRC32C",
         tcp_congestion: Optional[str] = None,
         stall_timeout: Optional[float] = 120.0,
-        signature: Literal["v4", "v4a"] = "v4",
+        signature: Literal["v4", "v4a", "unsigned"] = "v4",
         region_set: Optional[str] = None,
         profile: Optional[str] = None,
         request_payer: bool = False,
@@ -201,6 +201,9 @@ class Client:
         (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
         ``sigv4a_signing_region_set`` or ``AWS_SIGV4A_SIGNING_REGION_SET``, else ``region``), as a multi-Region access point
         or an edge that verifies SigV4A needs; each request then costs one ECDSA signature.
+        ``signature="unsigned"`` (botocore's ``signature_version=UNSIGNED``, the AWS CLI's
+        ``--no-sign-request``) looks for no credentials and sends requests without any, for
+        public buckets; ``from_boto3`` of a client configured so does the same.
 
         ``tcp_congestion`` names the TCP congestion control of the client's connections
         (``"cubic"``, ``"reno"``...; Linux), else the host's: uploads send with it, and on a long

@@ -157,13 +157,17 @@ def _credentials_of(creds: Any) -> Callable[[], Tuple[Credentials, Optional[floa
 def client_settings(client: Any) -> dict:
     """`Client` keyword arguments matching a boto3 S3 client; its credentials are followed as
     botocore refreshes them."""
+    from botocore import UNSIGNED
+
     meta = client.meta
-    creds = client._request_signer._credentials
-    if creds is None:
-        raise ValueError("the boto3 client has no credentials: configure them as for boto3")
-    return {
+    settings = {
         "region": meta.region_name or "us-east-1",
-        "credentials": _credentials_of(creds),
         "endpoint_url": None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url,
         "addressing": (meta.config.s3 or {}).get("addressing_style") or "auto",
     }
+    if meta.config.signature_version is UNSIGNED:  # Config(signature_version=UNSIGNED)
+        return dict(settings, signature="unsigned")
+    creds = client._request_signer._credentials
+    if creds is None:
+        raise ValueError("the boto3 client has no credentials: configure them as for boto3")
+    return dict(settings, credentials=_credentials_of(creds))

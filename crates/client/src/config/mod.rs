@@ -51,6 +51,8 @@ pub struct Overrides {
     pub ca_bundle: Option<PathBuf>,
     /// `--region-set`: sign with SigV4A for these regions.
     pub region_set: Option<String>,
+    /// `--no-sign-request`: no credentials are looked for, and requests go unsigned.
+    pub no_sign_request: bool,
 }
 
 /// The outcome of the chain.
@@ -123,6 +125,9 @@ pub fn resolve_with(
     let profile = Profile::select(env, cli.profile.as_deref(), &files)?;
     let found = match own {
         Some(own) => Some(own),
+        None if cli.no_sign_request => {
+            Some((CredentialSource::Anonymous, "--no-sign-request".into()))
+        }
         None => chain::local(env, &files, &profile)?,
     };
     let region = endpoint::region(cli, env, &profile);
@@ -158,6 +163,29 @@ mod tests {
 
     const CREDS: &str = "[default]\naws_access_key_id = DEFAULTKEY\naws_secret_access_key = defaultsecret\n[dev]\naws_access_key_id = DEVKEY\naws_secret_access_key = devsecret\naws_session_token = devtoken\n";
     const CONFIG: &str = "[default]\nregion = eu-west-1\n[profile dev]\nregion = ap-south-1\nendpoint_url = http://127.0.0.1:9000\ns3 =\n  addressing_style = virtual\n[profile onlyconfig]\naws_access_key_id = CFGKEY\naws_secret_access_key = cfgsecret\n";
+
+    #[test]
+    fn no_sign_request_looks_for_no_credentials_and_keeps_the_rest_of_the_chain() {
+        // Nothing to find: no variables, no files, instance metadata not asked.
+        let nowhere = tempfile::tempdir().unwrap();
+        let env = Env::new(&[("AWS_REGION", "eu-north-1")], Some(nowhere.path().into()));
+        let unsigned = Overrides {
+            no_sign_request: true,
+            ..Default::default()
+        };
+        let r = resolve(&env, &unsigned).unwrap();
+        assert!(matches!(r.credentials, CredentialSource::Anonymous));
+        assert_eq!(
+            (r.region.as_str(), r.credential_source.as_str()),
+            ("eu-north-1", "--no-sign-request")
+        );
+        // Credentials the environment has are not used either.
+        let h = home(CREDS, CONFIG);
+        let r = resolve(&Env::new(&[], Some(h.path().into())), &unsigned).unwrap();
+        assert!(matches!(r.credentials, CredentialSource::Anonymous));
+        assert_eq!(r.region, "eu-west-1", "the profile still gives the region");
+        assert!(format!("{:?}", r.credentials) == "Anonymous");
+    }
 
     #[test]
     fn environment_beats_files_and_explicit_profile_beats_environment() {

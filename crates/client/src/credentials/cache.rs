@@ -16,6 +16,8 @@ const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);
 /// lock on the request path); others are fetched on first use and again before they expire.
 pub(crate) enum CredentialCache {
     Fixed(Arc<Signer>),
+    /// No credentials: the client sends its requests unsigned ([`CredentialSource::Anonymous`]).
+    Unsigned,
     Refreshing {
         /// Boxed: the SSO variant is large, and fixed credentials are the common case.
         source: Box<CredentialSource>,
@@ -57,6 +59,7 @@ impl CredentialCache {
     pub(crate) fn new(source: CredentialSource, scope: Scope) -> Result<Self, ClientError> {
         Ok(match source {
             CredentialSource::Static(c) => CredentialCache::Fixed(s3_signer(c, &scope)?),
+            CredentialSource::Anonymous => CredentialCache::Unsigned,
             source => CredentialCache::Refreshing {
                 source: Box::new(source),
                 scope,
@@ -65,12 +68,18 @@ impl CredentialCache {
         })
     }
 
+    /// Whether requests go unsigned (no credentials at all).
+    pub(crate) fn unsigned(&self) -> bool {
+        matches!(self, CredentialCache::Unsigned)
+    }
+
     /// A signer with valid credentials: the fixed one, the cached one, or one with freshly
     /// fetched credentials (the lock makes concurrent callers wait for one fetch instead of each
     /// fetching).
     pub(crate) async fn signer(&self, http: &Http) -> Result<Arc<Signer>, ClientError> {
         let (source, scope, current) = match self {
             CredentialCache::Fixed(signer) => return Ok(Arc::clone(signer)),
+            CredentialCache::Unsigned => return Err(super::unsigned()),
             CredentialCache::Refreshing {
                 source,
                 scope,

@@ -90,6 +90,10 @@ pub enum CredentialSource {
     /// The caller's own code, asked again before the credentials it gave expire (Python's
     /// `Client.from_boto3` hands botocore's refreshing credentials over this way).
     Provider(Arc<dyn ProvideCredentials>),
+    /// None: requests go unsigned, as the AWS CLI's `--no-sign-request` and botocore's
+    /// `UNSIGNED` send them, for public buckets (open datasets), which refuse nothing for
+    /// want of a signature but may refuse one made with credentials they do not know.
+    Anonymous,
 }
 
 impl std::fmt::Debug for CredentialSource {
@@ -142,6 +146,7 @@ impl std::fmt::Debug for CredentialSource {
                 f.debug_struct("Process").field("command", command).finish()
             }
             CredentialSource::Provider(p) => f.debug_tuple("Provider").field(p).finish(),
+            CredentialSource::Anonymous => f.write_str("Anonymous"),
         }
     }
 }
@@ -181,6 +186,7 @@ impl CredentialSource {
             CredentialSource::Sso { .. } => "the profile's SSO session (IAM Identity Center)",
             CredentialSource::Process { .. } => "the profile's credential_process",
             CredentialSource::Provider(_) => "the caller's credential provider",
+            CredentialSource::Anonymous => "--no-sign-request",
         }
     }
 
@@ -245,11 +251,21 @@ impl CredentialSource {
                 let provider = Arc::clone(provider);
                 blocking(move || provider.credentials()).await
             }
+            CredentialSource::Anonymous => return Err(unsigned()),
         };
         fetched.map_err(|e| {
             ClientError::Credentials(format!("no credentials from {}: {e}", self.describe()))
         })
     }
+}
+
+/// What asking [`CredentialSource::Anonymous`] for credentials says (a presigned URL, the
+/// gateway's origin signer: what cannot go unsigned).
+pub(crate) fn unsigned() -> ClientError {
+    ClientError::Credentials(
+        "no credentials: requests go unsigned (--no-sign-request), and this needs a signature"
+            .into(),
+    )
 }
 
 /// Runs `f` where blocking is allowed, off the runtime's I/O threads.
