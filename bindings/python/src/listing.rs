@@ -164,5 +164,8 @@ fn object_dict(py: Python<'_>, o: Object) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("Size", o.size)?;
     d.set_item("ETag", o.etag)?;
     d.set_item("LastModified", o.last_modified)?;
+    if !o.storage_class.is_empty() {
+        d.set_item("StorageClass", o.storage_class)?;
+    }
     Ok(d)
 }

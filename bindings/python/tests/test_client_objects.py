@@ -19,6 +19,8 @@ def test_list_head_copy_delete(server, s3):
     listed = list(c.list(bucket, "p/"))
     assert [o["Key"] for o in listed] == names[:-1], "three pages, in key order"
     assert listed[7]["Size"] == len("p/00007") and listed[7]["ETag"].startswith('"')
+    theirs = s3.list_objects_v2(Bucket=bucket, Prefix="p/00007")["Contents"][0]
+    assert listed[7].get("StorageClass") == theirs.get("StorageClass"), "as boto3 has it, when sent"
     assert [o["Key"] for o in c.list(bucket)] == names
     assert list(c.list(bucket, "nothing/")) == []
 
@@ -288,7 +290,7 @@ def test_list_with_delimiter_answers_as_boto3_does(server, s3):
         assert ours == boto3_level(prefix), prefix
     level = c.list_with_delimiter(bucket, "logs/")
     assert len(level["CommonPrefixes"]) == 1003, "more than one page of prefixes"
-    assert set(level["Contents"][0]) == {"Key", "Size", "ETag", "LastModified"}
+    assert set(level["Contents"][0]) == {"Key", "Size", "ETag", "LastModified", "StorageClass"}
     assert [p["Prefix"] for p in c.list_with_delimiter(bucket, "", delimiter="o")["CommonPrefixes"]] == \
         boto3_level("", "o")[0]
 

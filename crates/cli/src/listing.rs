@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::Args;
 use jiff::tz::TimeZone;
 use slipstream_s3::pattern::Filters;
+use slipstream_s3::xml::Object;
 use slipstream_transfer::{list_selected, Selection};
 
 use crate::flags::{Connection, Transport};
@@ -36,6 +37,12 @@ pub struct LsArgs {
     /// Take the target literally: `*`, `?` and `[` are characters of the key, not wildcards.
     #[arg(long)]
     pub raw: bool,
+    /// One JSON object per line, as s5cmd's --json ls prints them: objects {"key":
+    /// "s3://b/k", "type": "file", "size", "last_modified", "etag", "storage_class"},
+    /// "directories" {"key", "type": "directory"}, buckets {"name", "created_at"}; with
+    /// --summarize a last {"total_objects", "total_size"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What a listing printed, for `--summarize` and the exit code.
@@ -63,13 +70,37 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
     // `TZ`, else /etc/localtime, as Python's `tzlocal()` reads them for the AWS CLI; UTC when
     // neither names a zone.
     let zone = TimeZone::system();
-    let object_line = |last_modified: &str, size: &str, name: &str| {
-        format!("{} {size:>10} {name}", when(last_modified, &zone))
+    let bucket_of = target
+        .as_ref()
+        .map(|t| t.bucket.clone())
+        .unwrap_or_default();
+    // An object's line: as the AWS CLI prints it (`name` relative to the listed level), or
+    // s5cmd's JSON (the whole s3:// key).
+    let object_line = |o: &Object, name: &str| match a.json {
+        true => serde_json::json!({
+            "key": format!("s3://{bucket_of}/{}", o.key),
+            "type": "file",
+            "size": o.size,
+            "last_modified": o.last_modified,
+            "etag": crate::objects::unquoted(&o.etag),
+            "storage_class": o.storage_class,
+        })
+        .to_string(),
+        false => format!(
+            "{} {:>10} {name}",
+            when(&o.last_modified, &zone),
+            size(o.size)
+        ),
     };
     runtime()?.block_on(async {
         let Some(target) = target else {
             for b in client.list_buckets().await.map_err(failed)? {
-                line(format!("{} {}", when(&b.created, &zone), b.name))?;
+                line(match a.json {
+                    true => {
+                        serde_json::json!({ "name": b.name, "created_at": b.created }).to_string()
+                    }
+                    false => format!("{} {}", when(&b.created, &zone), b.name),
+                })?;
             }
             return Ok(());
         };
@@ -88,7 +119,7 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
                 for o in page.map_err(failed)? {
                     tally.objects += 1;
                     tally.bytes += o.size;
-                    line(object_line(&o.last_modified, &size(o.size), &o.key))?;
+                    line(object_line(&o, &o.key))?;
                 }
             }
             if tally.objects == 0 {
@@ -114,13 +145,19 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
                 .map_err(failed)?;
             for p in &page.prefixes {
                 tally.prefixes += 1;
-                line(format!("{:>26} PRE {}", "", relative(p, base)))?;
+                line(match a.json {
+                    true => serde_json::json!({
+                        "key": format!("s3://{}/{p}", target.bucket),
+                        "type": "directory",
+                    })
+                    .to_string(),
+                    false => format!("{:>26} PRE {}", "", relative(p, base)),
+                })?;
             }
             for o in &page.objects {
                 tally.objects += 1;
                 tally.bytes += o.size;
-                let name = relative(&o.key, base);
-                line(object_line(&o.last_modified, &size(o.size), name))?;
+                line(object_line(o, relative(&o.key, base)))?;
             }
             match page.continuation {
                 Some(t) => token = Some(t),
@@ -134,7 +171,11 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
         }
         Ok(())
     })?;
-    if a.summarize && a.target.as_deref().is_some_and(|t| t != "s3://") {
+    if a.summarize && a.json && a.target.as_deref().is_some_and(|t| t != "s3://") {
+        let total =
+            serde_json::json!({ "total_objects": tally.objects, "total_size": tally.bytes });
+        line(total.to_string())?;
+    } else if a.summarize && a.target.as_deref().is_some_and(|t| t != "s3://") {
         line(String::new())?;
         line(format!("Total Objects: {}", tally.objects))?;
         line(format!("   Total Size: {}", size(tally.bytes)))?;

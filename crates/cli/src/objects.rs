@@ -144,6 +144,13 @@ pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// An ETag without the quotes HTTP puts around it, as s5cmd prints it (`head`, `ls --json`).
+pub(crate) fn unquoted(etag: &str) -> &str {
+    etag.strip_prefix('"')
+        .and_then(|e| e.strip_suffix('"'))
+        .unwrap_or(etag)
+}
+
 /// What `head` prints of an object. The content headers are named as their headers are, in
 /// snake case (`content_type`, `cache_control`); `x-amz-meta-*` go under `metadata` without the
 /// prefix, as boto3's `Metadata`. No `x-amz-storage-class` means STANDARD, as S3 documents.
@@ -155,7 +162,7 @@ fn object_json(target: &S3Uri, info: &ObjectInfo) -> serde_json::Value {
         format!("s3://{}/{}", target.bucket, target.key).into(),
     );
     put("size", info.size.into());
-    put("etag", info.etag.clone().into());
+    put("etag", unquoted(&info.etag).into());
     put("last_modified", info.last_modified.clone().into());
     let class = info.storage_class.as_deref().unwrap_or("STANDARD");
     put("storage_class", class.into());

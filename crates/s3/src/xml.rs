@@ -99,6 +99,8 @@ pub struct Object {
     pub last_modified: String,
     /// The ETag, quotes included.
     pub etag: String,
+    /// `StorageClass` (`STANDARD`, `GLACIER`...), empty when the listing leaves it out.
+    pub storage_class: String,
 }
 
 /// One page of `ListObjectsV2`.
@@ -132,6 +134,7 @@ pub fn list_page(body: &[u8]) -> Result<ListPage, Error> {
             },
             ("ListBucketResult/Contents/LastModified", Some(o)) => o.last_modified = text,
             ("ListBucketResult/Contents/ETag", Some(o)) => o.etag = text,
+            ("ListBucketResult/Contents/StorageClass", Some(o)) => o.storage_class = text,
             ("ListBucketResult/CommonPrefixes/Prefix", _) => page.prefixes.push(text),
             ("ListBucketResult/IsTruncated", _) => truncated = text == "true",
             ("ListBucketResult/NextContinuationToken", _) => page.continuation = Some(text),
@@ -240,7 +243,7 @@ mod tests {
         assert_eq!(completed_etag(done).as_deref(), Some("\"ab-3\""));
         assert_eq!(completed_etag(b"<CompleteMultipartUploadResult/>"), None);
         let page = list_page(br#"<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsTruncated>true</IsTruncated>
-            <Contents><Key>a b&lt;c</Key><Size>12</Size><LastModified>2026-11-22T00:00:00.000Z</LastModified><ETag>"e1"</ETag></Contents>
+            <Contents><Key>a b&lt;c</Key><Size>12</Size><LastModified>2026-11-22T00:00:00.000Z</LastModified><ETag>"e1"</ETag><StorageClass>GLACIER_IR</StorageClass></Contents>
             <Contents><Key>z</Key><Size>0</Size></Contents>
             <CommonPrefixes><Prefix>dir/</Prefix></CommonPrefixes>
             <NextContinuationToken>tok</NextContinuationToken></ListBucketResult>"#).unwrap();
@@ -248,7 +251,9 @@ mod tests {
         assert_eq!(page.objects[0].key, "a b<c");
         assert_eq!(page.objects[0].size, 12);
         assert_eq!(page.objects[0].etag, "\"e1\"");
+        assert_eq!(page.objects[0].storage_class, "GLACIER_IR");
         assert_eq!(page.objects[1].key, "z");
+        assert_eq!(page.objects[1].storage_class, "");
         assert_eq!(page.prefixes, ["dir/"]);
         assert_eq!(page.continuation.as_deref(), Some("tok"));
         assert!(

@@ -442,7 +442,8 @@ class SyncResult(TypedDict):
     """A source directory's entries left out for not being files (FIFOs, sockets, devices)."""
 
 class ObjectIterator:
-    """What ``Client.list`` returns: dicts with ``Key``, ``Size``, ``ETag``, ``LastModified``."""
+    """What ``Client.list`` returns: dicts with ``Key``, ``Size``, ``ETag``, ``LastModified``
+    and, when the listing has it (S3's does), ``StorageClass``."""
 
     def __iter__(self) -> "ObjectIterator": ...
     def __next__(self) -> dict[str, object]: ...
