@@ -467,3 +467,41 @@ def test_unsigned_requests_carry_no_authorization(slipstream_bin, server, tmp_pa
     unsigned, signed = seen
     assert not unsigned & {"authorization", "x-amz-date", "x-amz-content-sha256"}, unsigned
     assert {"authorization", "x-amz-date"} <= signed
+
+
+def test_mb_outside_us_east_1_names_its_region(slipstream_bin, server, tmp_path):
+    """As the AWS CLI's mb: a bucket made for another region than us-east-1 carries its
+    LocationConstraint (S3's regional endpoints refuse one without), us-east-1's none; a
+    versitygw of eu-west-1 makes it and answers its location."""
+    import http.server
+    import threading
+    import boto3
+    bodies = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_PUT(self):  # noqa: N802 (the stdlib's name)
+            bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    try:
+        endpoint = "http://127.0.0.1:%d" % recorder.server_address[1]
+        for region in ("eu-west-1", "us-east-1"):
+            cli(slipstream_bin, server, "mb", "s3://made", "--region", region, endpoint=endpoint)
+    finally:
+        recorder.shutdown()
+        recorder.server_close()
+    assert b"<LocationConstraint>eu-west-1</LocationConstraint>" in bodies[0] and bodies[1] == b""
+    regional = dict(server, region="eu-west-1")
+    with start_private_server(regional, tmp_path) as private:
+        cli(slipstream_bin, private, "mb", "s3://regional", "--region", "eu-west-1", endpoint=private["endpoint"])
+        s3 = boto3.client("s3", endpoint_url=private["endpoint"], region_name="eu-west-1",
+                          aws_access_key_id=server["access_key"], aws_secret_access_key=server["secret_key"])
+        assert s3.get_bucket_location(Bucket="regional")["LocationConstraint"] == "eu-west-1"
+        assert "regional" in [b["Name"] for b in s3.list_buckets()["Buckets"]]

@@ -242,6 +242,11 @@ impl S3Client {
         self.options.read_timeout
     }
 
+    /// The region requests are signed for (and buckets are made in).
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
     /// The most keys a listing page asks for ([`ClientOptions::list_page_size`]).
     pub(crate) fn list_page_size(&self) -> Option<usize> {
         self.options.list_page_size

@@ -535,11 +535,30 @@ impl S3Client {
         }
     }
 
-    /// `CreateBucket` (no location constraint: the endpoint's region).
+    /// `CreateBucket` in the client's region. Outside us-east-1 the request says so in a
+    /// `CreateBucketConfiguration` (S3's regional endpoints refuse a bucket without one,
+    /// `IllegalLocationConstraintException`), as the AWS CLI's `mb` sends it.
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), ClientError> {
-        self.send(&Call::new(Method::PUT, bucket, None))
-            .await
-            .map(drop)
+        let body = location_constraint(self.region());
+        self.send(&Call {
+            body: Bytes::from(body).into(),
+            ..Call::new(Method::PUT, bucket, None)
+        })
+        .await
+        .map(drop)
+    }
+}
+
+/// The body of a `CreateBucket` for `region`: none for us-east-1 (S3's default, which refuses
+/// it named), else its `LocationConstraint`.
+fn location_constraint(region: &str) -> String {
+    match region {
+        "us-east-1" | "" => String::new(),
+        region => format!(
+            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
+             <LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
+            xml::escape(region)
+        ),
     }
 }
 
@@ -621,6 +640,16 @@ mod tests {
         assert_eq!(kept, ["content-type", "x-amz-meta-owner"]);
         let checksum = info.checksum.expect("a whole-object CRC32C");
         assert_eq!(checksum.algorithm, ChecksumAlgorithm::Crc32c);
+    }
+
+    #[test]
+    fn buckets_outside_us_east_1_name_their_region() {
+        assert_eq!(location_constraint("us-east-1"), "");
+        assert_eq!(
+            location_constraint("eu-west-1"),
+            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
+             <LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>"
+        );
     }
 
     #[test]
