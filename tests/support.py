@@ -145,3 +145,40 @@ def wait_for(condition, timeout: float, what: str) -> None:
     while not condition():
         assert time.time() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def recording_server(body: bytes = b"", headers: dict | None = None):
+    """A local HTTP endpoint that answers every request 200 with `body` (and `headers`) and
+    records it: for what a client sends that no S3 server shows (a header, a request body, a
+    signature left out). Yields (endpoint, requests), each request a dict of "method",
+    "headers" (lowercase names) and "body"."""
+    import http.server
+    import threading
+    requests = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def answer(self):
+            length = int(self.headers.get("Content-Length", 0))
+            requests.append({"method": self.command, "headers": {k.lower(): v for k, v in self.headers.items()},
+                             "body": self.rfile.read(length)})
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = answer  # noqa: N815 (the stdlib's names)
+
+        def log_message(self, *args):
+            pass
+
+    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    try:
+        yield "http://127.0.0.1:%d" % recorder.server_address[1], requests
+    finally:
+        recorder.shutdown()
+        recorder.server_close()

@@ -5,7 +5,7 @@ import json
 import os
 import uuid
 
-from support import cli_env, run_cli, start_private_server
+from support import cli_env, recording_server, run_cli, start_private_server
 
 
 def cli(bin_path, server, *args, check=True, endpoint=None):
@@ -362,33 +362,13 @@ def test_page_size_lists_everything_in_shorter_pages(slipstream_bin, server, s3,
 def test_request_payer_is_sent_signed_with_every_request(slipstream_bin, server, s3, bucket, tmp_path):
     """--request-payer: the header on every request and among the signed ones (a server that
     records what it gets), and requests carrying it pass versitygw's signature check."""
-    import http.server
-    import threading
-    seen = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (the stdlib's name)
-            seen.append(dict((k.lower(), v) for k, v in self.headers.items()))
-            body = (b'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><Prefix></Prefix>'
-                    b'<KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>')
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=recorder.serve_forever, daemon=True).start()
-    try:
-        endpoint = "http://127.0.0.1:%d" % recorder.server_address[1]
+    listing = (b'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><Prefix></Prefix>'
+               b'<KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>')
+    with recording_server(listing) as (endpoint, requests):
         for flag in (["--request-payer"], ["--request-payer", "requester"]):
             cli(slipstream_bin, server, "ls", f"s3://{bucket}/", *flag, endpoint=endpoint)
         cli(slipstream_bin, server, "ls", f"s3://{bucket}/", endpoint=endpoint)
-    finally:
-        recorder.shutdown()
-        recorder.server_close()
+    seen = [r["headers"] for r in requests]
     assert [h.get("x-amz-request-payer") for h in seen] == ["requester", "requester", None]
     assert "x-amz-request-payer" in seen[0]["authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
     # The real server checks the signature with the header in it: up, listed, down.
@@ -441,29 +421,10 @@ def test_no_sign_request_reads_a_public_bucket_without_credentials(slipstream_bi
 def test_unsigned_requests_carry_no_authorization(slipstream_bin, server, tmp_path):
     """What --no-sign-request sends: no Authorization, no X-Amz-Date, no content hash header
     (a recording server)."""
-    import http.server
-    import threading
-    seen = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_HEAD(self):  # noqa: N802 (the stdlib's name)
-            seen.append({k.lower() for k in self.headers.keys()})
-            self.send_response(200)
-            self.send_header("Content-Length", "4")
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=recorder.serve_forever, daemon=True).start()
-    try:
-        endpoint = "http://127.0.0.1:%d" % recorder.server_address[1]
+    with recording_server(b"abcd") as (endpoint, requests):
         cli(slipstream_bin, server, "head", "s3://bkt/k", "--no-sign-request", endpoint=endpoint)
         cli(slipstream_bin, server, "head", "s3://bkt/k", endpoint=endpoint)
-    finally:
-        recorder.shutdown()
-        recorder.server_close()
+    seen = [set(r["headers"]) for r in requests]
     unsigned, signed = seen
     assert not unsigned & {"authorization", "x-amz-date", "x-amz-content-sha256"}, unsigned
     assert {"authorization", "x-amz-date"} <= signed
@@ -473,30 +434,11 @@ def test_mb_outside_us_east_1_names_its_region(slipstream_bin, server, tmp_path)
     """As the AWS CLI's mb: a bucket made for another region than us-east-1 carries its
     LocationConstraint (S3's regional endpoints refuse one without), us-east-1's none; a
     versitygw of eu-west-1 makes it and answers its location."""
-    import http.server
-    import threading
     import boto3
-    bodies = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_PUT(self):  # noqa: N802 (the stdlib's name)
-            bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=recorder.serve_forever, daemon=True).start()
-    try:
-        endpoint = "http://127.0.0.1:%d" % recorder.server_address[1]
+    with recording_server() as (endpoint, requests):
         for region in ("eu-west-1", "us-east-1"):
             cli(slipstream_bin, server, "mb", "s3://made", "--region", region, endpoint=endpoint)
-    finally:
-        recorder.shutdown()
-        recorder.server_close()
+    bodies = [r["body"] for r in requests]
     assert b"<LocationConstraint>eu-west-1</LocationConstraint>" in bodies[0] and bodies[1] == b""
     regional = dict(server, region="eu-west-1")
     with start_private_server(regional, tmp_path) as private:

@@ -423,35 +423,16 @@ def test_a_signal_while_python_waits_cleans_up(server, s3, tmp_path, sig, op):
 def test_request_payer_is_signed_into_every_request(server, s3, tmp_path):
     """``request_payer=True``: versitygw checks signatures that include the header (upload,
     read, list), and a recording server sees it on the request and among the signed ones."""
-    import http.server
-    import threading
+    from support import recording_server
     c = make_client(server, request_payer=True)
     bucket = new_bucket(s3)
     c.put_bytes(bucket, "k", b"paid")
     assert c.get_bytes(bucket, "k") == b"paid"
     assert [o["Key"] for o in c.list(bucket)] == ["k"]
-    seen = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_HEAD(self):  # noqa: N802 (the stdlib's name)
-            seen.append({k.lower(): v for k, v in self.headers.items()})
-            self.send_response(200)
-            self.send_header("Content-Length", "4")
-            self.send_header("ETag", '"x"')
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=recorder.serve_forever, daemon=True).start()
-    try:
-        endpoint = "http://127.0.0.1:%d" % recorder.server_address[1]
+    with recording_server(b"data", {"ETag": '"x"'}) as (endpoint, requests):
         for payer in (True, False):
             make_client(dict(server, endpoint=endpoint), request_payer=payer).head("b", "k")
-    finally:
-        recorder.shutdown()
-        recorder.server_close()
+    seen = [r["headers"] for r in requests]
     assert [h.get("x-amz-request-payer") for h in seen] == ["requester", None]
     assert "x-amz-request-payer" in seen[0]["authorization"].split("SignedHeaders=")[1].split(",")[0].split(";")
 
