@@ -161,8 +161,8 @@ impl<T> Drop for AbortOnDrop<T> {
 /// `multipart_threshold` bytes, a multipart upload otherwise, with up to `concurrency` parts
 /// sent while the next is read (memory: `(concurrency + 1) x part_size`). The size is unknown
 /// in advance, so parts start at `part_size` (at least 5 MiB) and grow as the stream goes on
-/// (they double every 1,000 parts, up to 5 GiB) with fewer in flight, in the same memory. A failed upload is
-/// aborted.
+/// (they double every 1,000 parts, up to 5 GiB) with fewer in flight, in the same memory. A
+/// failed upload is aborted.
 pub async fn upload_from_reader<R: AsyncRead + Unpin>(
     client: Arc<S3Client>,
     input: &mut R,
