@@ -334,6 +334,7 @@ def test_metadata_directive_and_copies_in_place_as_the_aws_cli_makes_them(slipst
     assert [seen(k)[1] for k in ("site/a.js", "site/b/c.css")] == [None, "max-age=5"]
     assert sorted(keys(s3, bucket, "site/")) == ["site/a.js", "site/b/c.css"]
     for args in (["cp", f"s3://{bucket}/site/a.js", f"s3://{bucket}/site/a.js"],
+                 ["cp", f"s3://{bucket}/site/a.js", f"s3://{bucket}/site/a.js", "--dryrun"],
                  ["cp", "--recursive", f"s3://{bucket}/site/", f"s3://{bucket}/site/", "--acl", "private"],
                  ["mv", f"s3://{bucket}/site/a.js", f"s3://{bucket}/site/a.js", "--content-type", "a/b"],
                  ["mv", "--recursive", f"s3://{bucket}/site/", f"s3://{bucket}/site/", "--content-type", "a/b"]):

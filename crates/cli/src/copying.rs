@@ -349,13 +349,19 @@ pub(crate) async fn copy(
                 bucket: dst.bucket,
                 key,
             };
+            // Another service or account: read through this machine, never "in place".
+            let elsewhere = source_client(&a.source_service, &a.connection, &a.transport)?;
+            if elsewhere.is_none() && src == dst {
+                // Before the dry run, which would otherwise show a copy the run refuses.
+                in_place(plan, &a.source)?;
+            }
             if a.dryrun {
                 return Ok(dry("copy", &dst));
             }
             if a.no_clobber && exists(&client, &dst).await? {
                 return Ok(Moved::skip(dst.to_string()));
             }
-            if let Some(source) = source_client(&a.source_service, &a.connection, &a.transport)? {
+            if let Some(source) = elsewhere {
                 let done = copy_through(
                     Arc::clone(&source),
                     client,
@@ -367,9 +373,6 @@ pub(crate) async fn copy(
                 .map_err(failed)?;
                 remove_source(plan, &source, &src).await?;
                 return Ok(moved("copy", done.size, Some(done.parts), sent, Some(&dst)));
-            }
-            if src == dst {
-                in_place(plan, &a.source)?;
             }
             let from = CopySource {
                 bucket: src.bucket.clone(),
