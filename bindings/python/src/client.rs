@@ -181,17 +181,16 @@ impl Client {
         }
         let own = credentials.map(own_credentials).transpose()?;
         // botocore's `signature_version=UNSIGNED`: no credentials looked for, none sent.
-        let unsigned = signature == "unsigned";
-        if unsigned && (own.is_some() || region_set.is_some()) {
-            return Err(PyValueError::new_err(
+        let unsigned = match signature {
+            "v4" | "v4a" => false,
+            "unsigned" if own.is_none() && region_set.is_none() => true,
+            "unsigned" => return Err(PyValueError::new_err(
                 "signature='unsigned' sends requests without credentials: leave out credentials and region_set",
-            ));
-        }
-        if !["v4", "v4a", "unsigned"].contains(&signature) {
-            return Err(PyValueError::new_err(format!(
-                "signature must be 'v4', 'v4a' or 'unsigned', not {signature:?}"
-            )));
-        }
+            )),
+            other => return Err(PyValueError::new_err(format!(
+                "signature must be 'v4', 'v4a' or 'unsigned', not {other:?}"
+            ))),
+        };
         let mut config = settings_chain(
             region,
             own,
