@@ -86,8 +86,10 @@ def private_server(server, tmp_path):
 
 
 @contextlib.contextmanager
-def start_private_server(server, directory: pathlib.Path):
-    """What `private_server` yields, as a context manager, for tests that need several."""
+def start_private_server(server, directory: pathlib.Path, versioning: bool = False):
+    """What `private_server` yields, as a context manager, for tests that need several. With
+    `versioning`, buckets may have versioning enabled (versitygw keeps versions in a directory
+    of their own, `--versioning-dir`)."""
 
     import signal
     import socket
@@ -98,13 +100,17 @@ def start_private_server(server, directory: pathlib.Path):
     assert binary.exists(), f"{binary} is missing: run `make test` (scripts/install-versitygw.sh)"
     data = directory / "private-s3"
     data.mkdir(parents=True)
+    versions = []
+    if versioning:
+        (directory / "private-versions").mkdir()
+        versions = ["--versioning-dir", str(directory / "private-versions")]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, ROOT_ACCESS_KEY_ID=server["access_key"], ROOT_SECRET_ACCESS_KEY=server["secret_key"])
     proc = subprocess.Popen(
         [str(binary), "--port", f"127.0.0.1:{port}", "--region", server["region"], "--quiet", "--keep-alive",
-         "posix", str(data)],
+         "posix", *versions, str(data)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
     try:
@@ -127,6 +133,31 @@ def start_private_server(server, directory: pathlib.Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def versioned_server(server, tmp_path_factory):
+    """A versitygw of the module's own on which buckets may be versioned (`server`'s
+    credentials and region), and a botocore client of it for set-up and for checking."""
+    import botocore.session
+    from botocore.config import Config
+
+    with start_private_server(server, tmp_path_factory.mktemp("versioned"), versioning=True) as s:
+        client = botocore.session.get_session().create_client(
+            "s3", region_name=s["region"], endpoint_url=s["endpoint"],
+            aws_access_key_id=s["access_key"], aws_secret_access_key=s["secret_key"],
+            config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+        yield dict(s, boto3=client)
+
+
+@pytest.fixture()
+def versioned_bucket(versioned_server) -> str:
+    """A new bucket with versioning enabled on `versioned_server`."""
+    name = f"v-{uuid.uuid4().hex[:20]}"
+    client = versioned_server["boto3"]
+    client.create_bucket(Bucket=name)
+    client.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    return name
 
 
 def cli_env(server) -> dict:

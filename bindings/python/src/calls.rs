@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
-use slipstream_client::{ClientError, DeleteError, ObjectInfo};
+use slipstream_client::{ClientError, DeleteError, ObjectInfo, ObjectKey, Version};
 use slipstream_transfer::{
     copy_object, delete_listed, download_to_file, sync, upload_bytes, upload_file, CopySettings,
     CopySource, DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions,
@@ -69,14 +69,19 @@ impl Client {
     pub(crate) fn download_work(
         &self,
         bucket: &str,
-        key: &str,
+        key: ObjectKey<'_>,
         path: PathBuf,
         progress: Option<Arc<Progress>>,
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(progress));
-        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        let (bucket, key, version) = (
+            bucket.to_owned(),
+            key.key.to_owned(),
+            key.version_id.map(str::to_owned),
+        );
         async move {
-            download_to_file(client, &bucket, &key, &path, opts)
+            let key = ObjectKey::new(&key, version.as_deref());
+            download_to_file(client, &bucket, key, &path, opts)
                 .await
                 .map(|d| d.size)
         }
@@ -106,15 +111,20 @@ impl Client {
     pub(crate) fn memory_start(
         &self,
         bucket: &str,
-        key: &str,
+        key: ObjectKey<'_>,
         range: Option<(u64, u64)>,
     ) -> impl Future<Output = Result<MemoryDownload, TransferError>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        let (bucket, key) = (bucket.to_owned(), key.to_owned());
+        let (bucket, key, version) = (
+            bucket.to_owned(),
+            key.key.to_owned(),
+            key.version_id.map(str::to_owned),
+        );
         async move {
+            let key = ObjectKey::new(&key, version.as_deref());
             match range {
-                Some(r) => MemoryDownload::start_range(client, &bucket, &key, r, opts).await,
-                None => MemoryDownload::start(client, &bucket, &key, opts).await,
+                Some(r) => MemoryDownload::start_range(client, &bucket, key, r, opts).await,
+                None => MemoryDownload::start(client, &bucket, key, opts).await,
             }
         }
     }
@@ -126,11 +136,11 @@ impl Client {
     pub(crate) fn memory_work(
         &self,
         bucket: &str,
-        key: &str,
+        key: ObjectKey<'_>,
         range: Option<(u64, u64)>,
     ) -> impl Future<Output = PyResult<Whole>> + Send + 'static {
         let start = self.memory_start(bucket, key, range);
-        let key = key.to_owned();
+        let key = key.key.to_owned();
         async move {
             let download = start.await.map_err(Raise::raise)?;
             let size = memory_size(&download, &key)?;
@@ -167,11 +177,18 @@ impl Client {
     pub(crate) fn head_work(
         &self,
         bucket: &str,
-        key: &str,
+        key: ObjectKey<'_>,
     ) -> impl Future<Output = Result<ObjectInfo, ClientError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
-        let (bucket, key) = (bucket.to_owned(), key.to_owned());
-        async move { client.head_object(&bucket, &key).await }
+        let (bucket, key, version) = (
+            bucket.to_owned(),
+            key.key.to_owned(),
+            key.version_id.map(str::to_owned),
+        );
+        async move {
+            let key = ObjectKey::new(&key, version.as_deref());
+            client.head_object(&bucket, key).await
+        }
     }
 
     pub(crate) fn list_buckets_work(
@@ -205,14 +222,44 @@ impl Client {
         })
     }
 
+    /// Every version and delete marker under `prefix`, all pages.
+    pub(crate) fn versions_work(
+        &self,
+        bucket: &str,
+        prefix: &str,
+    ) -> impl Future<Output = Result<Vec<Version>, ClientError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let (bucket, prefix) = (bucket.to_owned(), prefix.to_owned());
+        async move {
+            let (mut all, mut after) = (Vec::new(), None);
+            loop {
+                let page = client
+                    .list_object_versions(&bucket, &prefix, None, after.as_ref())
+                    .await?;
+                all.extend(page.versions);
+                match page.next {
+                    Some(next) => after = Some(next),
+                    None => return Ok(all),
+                }
+            }
+        }
+    }
+
     pub(crate) fn delete_work(
         &self,
         bucket: &str,
-        key: &str,
+        key: ObjectKey<'_>,
     ) -> impl Future<Output = Result<(), ClientError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
-        let (bucket, key) = (bucket.to_owned(), key.to_owned());
-        async move { client.delete_object(&bucket, &key).await }
+        let (bucket, key, version) = (
+            bucket.to_owned(),
+            key.key.to_owned(),
+            key.version_id.map(str::to_owned),
+        );
+        async move {
+            let key = ObjectKey::new(&key, version.as_deref());
+            client.delete_object(&bucket, key).await
+        }
     }
 
     /// `DeleteObjects` batches of 1,000, 8 in flight.
@@ -242,13 +289,14 @@ impl Client {
 
     pub(crate) fn copy_work(
         &self,
-        (src_bucket, src_key): (&str, &str),
+        (src_bucket, src_key): (&str, ObjectKey<'_>),
         (bucket, key): (&str, &str),
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
         let source = CopySource {
             bucket: src_bucket.to_owned(),
-            key: src_key.to_owned(),
+            key: src_key.key.to_owned(),
+            version_id: src_key.version_id.map(str::to_owned),
             listed: None,
         };
         let settings = CopySettings {

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
     resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
-    Env, Expiring, Overrides, ProvideCredentials, Resolved, S3Client,
+    Env, Expiring, ObjectKey, Overrides, ProvideCredentials, Resolved, S3Client,
 };
 use slipstream_transfer::{
     finish_cleanups_within, ObjectHeaders, Progress, TransferOptions, CLEANUP_WAIT,
@@ -28,7 +28,7 @@ use crate::calls::{
 };
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
-use crate::listing::{level_dict, AsyncObjectIterator, ObjectIterator};
+use crate::listing::{level_dict, versions_dict, AsyncObjectIterator, ObjectIterator};
 use crate::progress::Reporter;
 use crate::{addressing_style, Credentials};
 
@@ -230,30 +230,35 @@ impl Client {
 
     /// Downloads `bucket/key` to `path` (parts in parallel); returns the size. The file appears
     /// only when complete and checked. `callback` (boto3's `Callback`) is called with the bytes
-    /// moved since its last call (`progress.rs`).
-    #[pyo3(signature = (bucket, key, path, *, callback = None))]
+    /// moved since its last call (`progress.rs`). `version_id`: that version of the object
+    /// (boto3's `ExtraArgs={"VersionId": ...}`), not the current one.
+    #[pyo3(signature = (bucket, key, path, *, version_id = None, callback = None))]
     fn download(
         &self,
         py: Python<'_>,
         bucket: &str,
         key: &str,
         path: PathBuf,
+        version_id: Option<&str>,
         callback: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let reporter = Reporter::new(callback)?;
-        let work = self.download_work(bucket, key, path, Reporter::progress(&reporter));
+        let progress = Reporter::progress(&reporter);
+        let work = self.download_work(bucket, ObjectKey::new(key, version_id), path, progress);
         self.wait_reporting(py, work, reporter)
     }
 
     /// `download`, awaited.
+    #[pyo3(signature = (bucket, key, path, *, version_id = None))]
     fn download_async<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
         path: PathBuf,
+        version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.download_work(bucket, key, path, None);
+        let work = self.download_work(bucket, ObjectKey::new(key, version_id), path, None);
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -303,30 +308,35 @@ impl Client {
     /// `download_fileobj`: the file object is neither flushed nor closed, and on an error what
     /// was written is not the object (its checksum is compared at the end). `callback` as for
     /// `download`.
-    #[pyo3(signature = (bucket, key, fileobj, *, callback = None))]
+    #[pyo3(signature = (bucket, key, fileobj, *, version_id = None, callback = None))]
     fn download_fileobj(
         &self,
         py: Python<'_>,
         bucket: &str,
         key: &str,
         fileobj: &Bound<'_, PyAny>,
+        version_id: Option<&str>,
         callback: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let reporter = Reporter::new(callback)?;
         let progress = Reporter::progress(&reporter);
+        let key = ObjectKey::new(key, version_id);
         let work = self.download_fileobj_work(bucket, key, fileobj, progress)?;
         self.wait_reporting(py, work, reporter)
     }
 
     /// `download_fileobj`, awaited (the file object is written from the runtime's threads,
     /// the GIL taken for each part).
+    #[pyo3(signature = (bucket, key, fileobj, *, version_id = None))]
     fn download_fileobj_async<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
         fileobj: &Bound<'py, PyAny>,
+        version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let key = ObjectKey::new(key, version_id);
         let work = self.download_fileobj_work(bucket, key, fileobj, None)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
@@ -373,18 +383,21 @@ impl Client {
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
-    /// The object's bytes, or `range=(start, end)` of them (end exclusive), parts in parallel.
-    #[pyo3(signature = (bucket, key, range = None))]
+    /// The object's bytes, or `range=(start, end)` of them (end exclusive), parts in parallel;
+    /// of the version `version_id` when given.
+    #[pyo3(signature = (bucket, key, range = None, *, version_id = None))]
     fn get_bytes<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
         range: Option<(u64, u64)>,
+        version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         // The object (or its range) goes straight into the `bytes` Python will own: its size
         // first, then the parts fill it with the GIL released (no second buffer, no copy).
-        let download = self.wait(py, self.memory_start(bucket, key, range))?;
+        let start = self.memory_start(bucket, ObjectKey::new(key, version_id), range);
+        let download = self.wait(py, start)?;
         let mut bytes = FreshBytes::new(py, memory_size(&download, key)?)?;
         self.wait(py, download.read_into(bytes.buffer()))?;
         Ok(bytes.into_bytes(py))
@@ -392,16 +405,17 @@ impl Client {
 
     /// `get_bytes`, awaited. From 1 MiB the object (or its range) goes straight into the
     /// `bytes` returned, as in the blocking form; a smaller one is copied once.
-    #[pyo3(signature = (bucket, key, range = None))]
+    #[pyo3(signature = (bucket, key, range = None, *, version_id = None))]
     fn get_bytes_async<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
         range: Option<(u64, u64)>,
+        version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let to_bytes = |py: Python<'_>, w: Whole| Ok(w.into_bytes(py).into_any().unbind());
-        let work = self.memory_work(bucket, key, range);
+        let work = self.memory_work(bucket, ObjectKey::new(key, version_id), range);
         aio::spawn(py, &self.runtime, work, to_bytes)
     }
 
@@ -443,22 +457,31 @@ impl Client {
     }
 
     /// `HeadObject`, as boto3's `head_object` names the fields (see `calls::head_dict`).
-    fn head<'py>(&self, py: Python<'py>, bucket: &str, key: &str) -> PyResult<Bound<'py, PyDict>> {
-        let info = self.wait(py, self.head_work(bucket, key))?;
+    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    fn head<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let info = self.wait(py, self.head_work(bucket, ObjectKey::new(key, version_id)))?;
         head_dict(py, &info)
     }
 
     /// `head`, awaited.
+    #[pyo3(signature = (bucket, key, *, version_id = None))]
     fn head_async<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
+        version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         aio::spawn(
             py,
             &self.runtime,
-            self.head_work(bucket, key),
+            self.head_work(bucket, ObjectKey::new(key, version_id)),
             |py, info| Ok(head_dict(py, &info)?.into_any().unbind()),
         )
     }
@@ -508,6 +531,35 @@ impl Client {
         })
     }
 
+    /// Every version and delete marker under `prefix`, as boto3's `list_object_versions`
+    /// answers with its pages joined: `{"Versions": [...], "DeleteMarkers": [...]}`.
+    #[pyo3(signature = (bucket, prefix = ""))]
+    fn list_versions<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        prefix: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let all = self.wait(py, self.versions_work(bucket, prefix))?;
+        versions_dict(py, all)
+    }
+
+    /// `list_versions`, awaited.
+    #[pyo3(signature = (bucket, prefix = ""))]
+    fn list_versions_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        prefix: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::spawn(
+            py,
+            &self.runtime,
+            self.versions_work(bucket, prefix),
+            |py, all| Ok(versions_dict(py, all)?.into_any().unbind()),
+        )
+    }
+
     /// `ListBuckets`: the buckets these credentials own, as boto3's `Buckets` list of dicts
     /// (`Name`, `CreationDate`), every page of the answer followed.
     fn list_buckets<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -525,22 +577,35 @@ impl Client {
         )
     }
 
-    /// `DeleteObject` (S3 answers the same whether the key existed or not).
-    fn delete(&self, py: Python<'_>, bucket: &str, key: &str) -> PyResult<()> {
-        self.wait(py, self.delete_work(bucket, key))
+    /// `DeleteObject` (S3 answers the same whether the key existed or not). In a versioned
+    /// bucket it leaves a delete marker; with `version_id` it removes that version for good.
+    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+    ) -> PyResult<()> {
+        self.wait(
+            py,
+            self.delete_work(bucket, ObjectKey::new(key, version_id)),
+        )
     }
 
     /// `delete`, awaited.
+    #[pyo3(signature = (bucket, key, *, version_id = None))]
     fn delete_async<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
+        version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         aio::spawn(
             py,
             &self.runtime,
-            self.delete_work(bucket, key),
+            self.delete_work(bucket, ObjectKey::new(key, version_id)),
             |py, ()| Ok(py.None()),
         )
     }
@@ -572,7 +637,9 @@ impl Client {
 
     /// Copies `src_bucket/src_key` to `bucket/key` on the server (one `CopyObject` up to
     /// 5 GiB, which keeps metadata and checksum; parallel `UploadPartCopy` above, metadata
-    /// carried and the result checked); returns the size.
+    /// carried and the result checked); returns the size. `src_version_id`: copy that version
+    /// of the source (onto its own key, it becomes the current version again).
+    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None))]
     fn copy(
         &self,
         py: Python<'_>,
@@ -580,11 +647,14 @@ impl Client {
         src_key: &str,
         bucket: &str,
         key: &str,
+        src_version_id: Option<&str>,
     ) -> PyResult<u64> {
-        self.wait(py, self.copy_work((src_bucket, src_key), (bucket, key)))
+        let source = ObjectKey::new(src_key, src_version_id);
+        self.wait(py, self.copy_work((src_bucket, source), (bucket, key)))
     }
 
     /// `copy`, awaited.
+    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None))]
     fn copy_async<'py>(
         &self,
         py: Python<'py>,
@@ -592,8 +662,10 @@ impl Client {
         src_key: &str,
         bucket: &str,
         key: &str,
+        src_version_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.copy_work((src_bucket, src_key), (bucket, key));
+        let source = ObjectKey::new(src_key, src_version_id);
+        let work = self.copy_work((src_bucket, source), (bucket, key));
         aio::spawn(py, &self.runtime, work, to_object)
     }
 

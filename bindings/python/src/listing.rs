@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use slipstream_client::xml::{ListPage, Object};
+use slipstream_client::Version;
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{list_selected, Selection, TransferError};
 use tokio::sync::mpsc::Receiver;
@@ -154,6 +155,35 @@ pub(crate) fn level_dict(py: Python<'_>, level: ListPage) -> PyResult<Bound<'_, 
     let d = PyDict::new(py);
     d.set_item("CommonPrefixes", prefixes)?;
     d.set_item("Contents", objects)?;
+    Ok(d)
+}
+
+/// Every version under a prefix as boto3's `list_object_versions` answers (its pages joined):
+/// `Versions` (`Key`, `VersionId`, `IsLatest`, `LastModified`, `Size`, `ETag`, `StorageClass`)
+/// and `DeleteMarkers` (`Key`, `VersionId`, `IsLatest`, `LastModified`), each newest first
+/// for a key.
+pub(crate) fn versions_dict(py: Python<'_>, all: Vec<Version>) -> PyResult<Bound<'_, PyDict>> {
+    let (versions, markers) = (PyList::empty(py), PyList::empty(py));
+    for v in all {
+        let d = PyDict::new(py);
+        d.set_item("Key", v.key)?;
+        d.set_item("VersionId", v.version_id)?;
+        d.set_item("IsLatest", v.is_latest)?;
+        d.set_item("LastModified", v.last_modified)?;
+        if v.delete_marker {
+            markers.append(d)?;
+            continue;
+        }
+        d.set_item("Size", v.size)?;
+        d.set_item("ETag", v.etag)?;
+        if !v.storage_class.is_empty() {
+            d.set_item("StorageClass", v.storage_class)?;
+        }
+        versions.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("Versions", versions)?;
+    d.set_item("DeleteMarkers", markers)?;
     Ok(d)
 }
 

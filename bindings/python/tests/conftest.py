@@ -6,4 +6,6 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "tests"))
 
-from support import bucket, private_server, s3, server, slipstream_bin  # noqa: E402,F401  (pytest fixtures)
+from support import (  # noqa: E402,F401  (pytest fixtures)
+    bucket, private_server, s3, server, slipstream_bin, versioned_bucket, versioned_server,
+)

@@ -52,11 +52,11 @@ pub enum Command {
     /// Objects and bytes under a prefix or wildcard, in total or per "directory" (--group).
     #[command(after_help = crate::usage::DU_EXAMPLES)]
     Du(crate::usage::DuArgs),
-    /// Write an object to standard output.
-    Cat(ObjectArgs),
+    /// Write an object (or one version of it) to standard output.
+    Cat(ReadArgs),
     /// Show an object's size, ETag, date, storage class, content headers, metadata and checksum
     /// as JSON; of s3://bucket, that the bucket exists and may be used.
-    Head(ObjectArgs),
+    Head(ReadArgs),
     /// Make a bucket.
     Mb(ObjectArgs),
     /// Measure latency (percentiles, time to first byte) and throughput of S3 requests.
@@ -148,6 +148,11 @@ pub struct CpArgs {
     /// as s5cmd); with mv its source stays too.
     #[arg(long, short = 'n')]
     pub no_clobber: bool,
+    /// Copy this version of the s3:// source object (as s5cmd's --version-id), not the
+    /// current one: an older version, or the data behind a delete marker. Copied onto its own
+    /// key, it becomes the current version again.
+    #[arg(long, value_name = "ID")]
+    pub version_id: Option<String>,
     /// Leave symbolic links out of a directory's upload (by default they are followed, as the
     /// AWS CLI and s5cmd follow them).
     #[arg(long, overrides_with = "follow_symlinks")]
@@ -299,6 +304,17 @@ pub struct ObjectArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
+}
+
+/// `cat` and `head`: one object, or one version of it.
+#[derive(Args, Debug)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub object: ObjectArgs,
+    /// This version of the object (as s5cmd's --version-id), not the current one: `ls
+    /// --all-versions` lists them.
+    #[arg(long, value_name = "ID")]
+    pub version_id: Option<String>,
 }
 
 const VERIFY_EXAMPLES: &str = "\

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use slipstream_client::{ChecksumAlgorithm, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ObjectKey, S3Client};
 use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
@@ -56,6 +56,25 @@ pub(crate) fn reads_many(a: &CpArgs, filters: &Filters) -> Result<bool, Failure>
     Ok(many)
 }
 
+/// `--version-id` names a version of one s3:// object; `mv` refuses it, since deleting that
+/// source would remove the version for good (copy it, then `rm --version-id`).
+pub(crate) fn versioned_source(a: &CpArgs, many: bool, moving: bool) -> Result<(), Failure> {
+    if a.version_id.is_none() {
+        return Ok(());
+    }
+    if moving {
+        return Err(Failure::usage(
+            "mv takes no --version-id: it would delete that version for good; cp it, then rm --version-id",
+        ));
+    }
+    if !a.source.is_s3() || many {
+        return Err(Failure::usage(
+            "--version-id names a version of one s3:// source object (no --recursive, no wildcard)",
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
 pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
     !a.raw && a.source.is_s3() && a.source.url().is_ok_and(Pattern::has_wildcard)
@@ -63,6 +82,7 @@ pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     let many = reads_many(a, &filters)?;
+    versioned_source(a, many, moving)?;
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
     let opts = a.tuning.transfer_options(progress, &a.headers)?;
@@ -233,7 +253,8 @@ pub(crate) async fn copy(
                 return Ok(dry("download", &"-"));
             }
             let mut stdout = tokio::io::stdout();
-            let done = download_to_writer(client, &src.bucket, &src.key, &mut stdout, opts)
+            let key = ObjectKey::new(&src.key, a.version_id.as_deref());
+            let done = download_to_writer(client, &src.bucket, key, &mut stdout, opts)
                 .await
                 .map_err(failed)?;
             moved("download", done.size, None, done.checksum_verified, None)
@@ -274,7 +295,8 @@ pub(crate) async fn copy(
                 Some(parent) => Some(MadeDirs::make(parent).await?),
                 None => None,
             };
-            let done = download_to_file(Arc::clone(&client), &src.bucket, &src.key, &dest, opts)
+            let key = ObjectKey::new(&src.key, a.version_id.as_deref());
+            let done = download_to_file(Arc::clone(&client), &src.bucket, key, &dest, opts)
                 .await
                 .map_err(failed)?;
             if let Some(m) = made {
@@ -351,7 +373,8 @@ pub(crate) async fn copy(
             };
             // Another service or account: read through this machine, never "in place".
             let elsewhere = source_client(&a.source_service, &a.connection, &a.transport)?;
-            if elsewhere.is_none() && src == dst {
+            // An older version copied onto its key is a restore, not a copy in place.
+            if elsewhere.is_none() && src == dst && a.version_id.is_none() {
                 // Before the dry run, which would otherwise show a copy the run refuses.
                 in_place(plan, &a.source)?;
             }
@@ -365,7 +388,10 @@ pub(crate) async fn copy(
                 let done = copy_through(
                     Arc::clone(&source),
                     client,
-                    (&src.bucket, &src.key),
+                    (
+                        &src.bucket,
+                        ObjectKey::new(&src.key, a.version_id.as_deref()),
+                    ),
                     (&dst.bucket, &dst.key),
                     opts,
                 )
@@ -377,6 +403,7 @@ pub(crate) async fn copy(
             let from = CopySource {
                 bucket: src.bucket.clone(),
                 key: src.key.clone(),
+                version_id: a.version_id.clone(),
                 listed: None,
             };
             let done = copy_object(

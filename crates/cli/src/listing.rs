@@ -43,14 +43,18 @@ pub struct LsArgs {
     /// --summarize a last {"total_objects", "total_size"}.
     #[arg(long)]
     pub json: bool,
+    /// Every version and delete marker (ListObjectVersions), newest first for each key, with
+    /// its version ID last on the line (JSON: "version_id", "is_latest", "delete_marker").
+    #[arg(long)]
+    pub all_versions: bool,
 }
 
 /// What a listing printed, for `--summarize` and the exit code.
 #[derive(Default)]
-struct Tally {
-    objects: u64,
-    bytes: u64,
-    prefixes: u64,
+pub(crate) struct Tally {
+    pub(crate) objects: u64,
+    pub(crate) bytes: u64,
+    pub(crate) prefixes: u64,
 }
 
 /// `slipstream ls`.
@@ -59,6 +63,11 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
         None | Some("s3://") => None,
         Some(t) => Some(s3(t)?),
     };
+    if a.all_versions && target.is_none() {
+        return Err(Failure::usage(
+            "--all-versions lists the versions under s3://bucket[/prefix], not the buckets",
+        ));
+    }
     let client = client(&a.connection, &a.transport)?;
     let mut out = std::io::stdout().lock();
     let mut line = |text: String| writeln!(out, "{text}").map_err(|e| Failure::from_write(&e));
@@ -93,6 +102,13 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
         ),
     };
     runtime()?.block_on(async {
+        if let (true, Some(target)) = (a.all_versions, &target) {
+            crate::versions::ls_versions(a, &client, target, &mut tally).await?;
+            if !target.key.is_empty() && tally.objects + tally.prefixes == 0 {
+                return Err(Failure::input(String::new()));
+            }
+            return Ok(());
+        }
         let Some(target) = target else {
             for b in client.list_buckets().await.map_err(failed)? {
                 line(match a.json {
@@ -183,13 +199,13 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn relative<'k>(key: &'k str, base: &str) -> &'k str {
+pub(crate) fn relative<'k>(key: &'k str, base: &str) -> &'k str {
     key.strip_prefix(base).unwrap_or(key)
 }
 
 /// S3's ISO 8601 time (`2026-11-27T20:49:11.000Z`) in `zone`, as `2026-11-27 20:49:11`;
 /// anything else as it came.
-fn when(iso: &str, zone: &TimeZone) -> String {
+pub(crate) fn when(iso: &str, zone: &TimeZone) -> String {
     match iso.parse::<jiff::Timestamp>() {
         Ok(t) => zone
             .to_datetime(t)
@@ -201,7 +217,7 @@ fn when(iso: &str, zone: &TimeZone) -> String {
 
 /// `n` bytes as the AWS CLI's `--human-readable` prints them: `1 Byte`, `512 Bytes`,
 /// `1.5 KiB`, with a unit chosen so that the figure rounds below 1024.
-fn human_size(n: u64) -> String {
+pub(crate) fn human_size(n: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     match n {
         1 => return "1 Byte".into(),

@@ -31,6 +31,7 @@ mod run;
 mod syncing;
 mod usage;
 mod verify_url;
+mod versions;
 
 use std::process::ExitCode;
 

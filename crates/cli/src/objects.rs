@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use slipstream_client::{resolve, ClientOptions, Env, ObjectInfo, S3Client};
+use slipstream_client::{resolve, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
-use crate::args::ObjectArgs;
+use crate::args::{ObjectArgs, ReadArgs};
 use crate::flags::{Connection, Transport};
 use crate::Failure;
 
@@ -108,13 +108,15 @@ async fn signal(which: Stop) {
     std::future::pending::<()>().await;
 }
 /// `slipstream cat`: the object's bytes, in order, on standard output.
-pub fn cat(a: &ObjectArgs) -> Result<(), Failure> {
+pub fn cat(r: &ReadArgs) -> Result<(), Failure> {
+    let a = &r.object;
     let src = object(&a.target)?;
     let client = client(&a.connection, &a.transport)?;
     let opts = TransferOptions::default();
     runtime()?.block_on(interruptible(async {
         let mut stdout = tokio::io::stdout();
-        match download_to_writer(client, &src.bucket, &src.key, &mut stdout, opts).await {
+        let key = ObjectKey::new(&src.key, r.version_id.as_deref());
+        match download_to_writer(client, &src.bucket, key, &mut stdout, opts).await {
             Err(TransferError::Io(e)) => Err(Failure::from_write(&e)),
             other => other.map(drop).map_err(failed),
         }
@@ -125,8 +127,14 @@ pub fn cat(a: &ObjectArgs) -> Result<(), Failure> {
 /// dates, storage class, content headers and metadata, with the whole-object checksum), or of
 /// the bucket for `s3://bucket` (`HeadBucket`: it exists and these credentials may use it).
 /// A key ending in `/` is headed as the object it names (a "folder" marker is one).
-pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
+pub fn head(r: &ReadArgs) -> Result<(), Failure> {
+    let a = &r.object;
     let target = s3(&a.target)?;
+    if target.key.is_empty() && r.version_id.is_some() {
+        return Err(Failure::usage(
+            "--version-id names a version of an object: s3://bucket/key",
+        ));
+    }
     let client = client(&a.connection, &a.transport)?;
     let runtime = runtime()?;
     let shown = if target.key.is_empty() {
@@ -136,7 +144,10 @@ pub fn head(a: &ObjectArgs) -> Result<(), Failure> {
         serde_json::json!({ "bucket": format!("s3://{}", target.bucket) })
     } else {
         let info = runtime
-            .block_on(client.head_object(&target.bucket, &target.key))
+            .block_on(client.head_object(
+                &target.bucket,
+                ObjectKey::new(&target.key, r.version_id.as_deref()),
+            ))
             .map_err(failed)?;
         object_json(&target, &info)
     };

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use clap::Args;
-use slipstream_client::S3Client;
+use slipstream_client::{ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
@@ -50,6 +50,10 @@ pub struct RmArgs {
     /// Take the targets literally: `*`, `?` and `[` are characters of the key, not wildcards.
     #[arg(long)]
     pub raw: bool,
+    /// Delete this version of the one object named, for good (without it, a versioned bucket
+    /// keeps the object's versions behind a new delete marker).
+    #[arg(long, value_name = "ID")]
+    pub version_id: Option<String>,
     /// DeleteObjects requests (of up to 1,000 keys) in flight at once.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub batches: u16,
@@ -126,6 +130,12 @@ fn checked_targets(a: &RmArgs, filters: &Filters) -> Result<Vec<S3Uri>, Failure>
             "--include and --exclude apply to --recursive or wildcard targets",
         ));
     }
+    if a.version_id.is_some() && (a.recursive || targets.len() != 1 || targets.iter().any(wildcard))
+    {
+        return Err(Failure::usage(
+            "--version-id names a version of one object: one s3://bucket/key, no --recursive, no wildcard",
+        ));
+    }
     Ok(targets)
 }
 
@@ -145,13 +155,14 @@ async fn remove(
     let selection = Selection::parse_as(&target.key, a.recursive, a.raw)
         .map_err(|e| Failure::usage(e.to_string()))?;
     if let Selection::Object(key) = &selection {
+        let key = ObjectKey::new(key, a.version_id.as_deref());
         if !a.dryrun {
             client
                 .delete_object(&target.bucket, key)
                 .await
                 .map_err(failed)?;
         }
-        printer.done("delete", &name(key), None);
+        printer.done("delete", &name(&key.to_string()), None);
         return Ok(0);
     }
     let wildcard = matches!(selection, Selection::Pattern(_));

@@ -53,6 +53,14 @@ impl<'a> Call<'a> {
             service: false,
         }
     }
+
+    /// A bodiless request to one object (at its version, when the key names one).
+    pub(crate) fn of(method: Method, bucket: &'a str, key: crate::ObjectKey<'a>) -> Self {
+        Self {
+            query: key.query(),
+            ..Self::new(method, bucket, Some(key.key))
+        }
+    }
 }
 
 /// An S3 client: signed operations over a connection pool. Cheap to share (`Arc` it).

@@ -9,7 +9,7 @@ use slipstream_s3::copy::{copy_result, Copied};
 use slipstream_sign::encode::{encode_path_into, encode_query};
 
 use crate::client::Call;
-use crate::{ClientError, CompletedPart, S3Client};
+use crate::{ClientError, CompletedPart, ObjectKey, S3Client};
 
 /// What a `CopyObject` changes; the default keeps the source's metadata, checksum and storage
 /// class and copies whatever version is current.
@@ -29,12 +29,18 @@ pub struct CopyOptions {
     pub settings: Vec<(String, String)>,
 }
 
-/// The `x-amz-copy-source` value: `bucket/key` percent-encoded as botocore encodes it (`/` kept).
-pub fn copy_source(bucket: &str, key: &str) -> String {
-    let mut s = String::with_capacity(bucket.len() + key.len() + 8);
+/// The `x-amz-copy-source` value: `bucket/key` percent-encoded as botocore encodes it (`/` kept),
+/// and `?versionId=` with the version as given (botocore does not encode it either).
+pub fn copy_source<'k>(bucket: &str, key: impl Into<ObjectKey<'k>>) -> String {
+    let key = key.into();
+    let mut s = String::with_capacity(bucket.len() + key.key.len() + 8);
     encode_path_into(&mut s, bucket);
     s.push('/');
-    encode_path_into(&mut s, key);
+    encode_path_into(&mut s, key.key);
+    if let Some(version) = key.version_id {
+        s.push_str("?versionId=");
+        s.push_str(version);
+    }
     s
 }
 
@@ -42,7 +48,7 @@ impl S3Client {
     /// `CopyObject` of `src_bucket/src_key` to `bucket/key`, on the server (sources up to 5 GiB).
     pub async fn copy_object(
         &self,
-        (src_bucket, src_key): (&str, &str),
+        (src_bucket, src_key): (&str, ObjectKey<'_>),
         bucket: &str,
         key: &str,
         options: &CopyOptions,
@@ -78,7 +84,7 @@ impl S3Client {
     #[allow(clippy::too_many_arguments)]
     pub async fn upload_part_copy(
         &self,
-        (src_bucket, src_key): (&str, &str),
+        (src_bucket, src_key): (&str, ObjectKey<'_>),
         (start, end): (u64, u64),
         if_match: &str,
         bucket: &str,
@@ -123,5 +129,10 @@ mod tests {
     fn the_copy_source_is_encoded_as_botocore_does() {
         assert_eq!(copy_source("b", "a/b c+d?e"), "b/a/b%20c%2Bd%3Fe");
         assert_eq!(copy_source("b", "ü~x"), "b/%C3%BC~x");
+        let versioned = ObjectKey::new("a b", Some("3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"));
+        assert_eq!(
+            copy_source("b", versioned),
+            "b/a%20b?versionId=3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"
+        );
     }
 }

@@ -28,6 +28,7 @@ pub mod dial;
 mod dns;
 mod error;
 mod ini;
+mod key;
 mod object;
 mod ops;
 mod options;
@@ -48,6 +49,7 @@ pub use credentials::{
 };
 pub use dial::{Dialed, Dialer};
 pub use error::{describe, ClientError};
+pub use key::ObjectKey;
 pub use object::ObjectStream;
 pub use ops::{CompletedPart, ListFrom, ObjectInfo};
 pub use options::ClientOptions;
@@ -55,5 +57,6 @@ pub use payload::{FileRange, Payload};
 pub use runtime_thread::spawn_runtime_thread;
 pub use slipstream_s3::copy::Copied;
 pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};
+pub use slipstream_s3::versions::{Version, VersionMarker, VersionPage};
 /// S3's XML, read sans-IO by `slipstream-s3` (listings, errors, upload IDs).
 pub use slipstream_s3::xml;

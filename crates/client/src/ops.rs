@@ -14,7 +14,8 @@ use crate::checksum::{Checksum, ChecksumAlgorithm};
 use crate::client::Call;
 use crate::object::ObjectStream;
 use crate::xml::{self, ListPage};
-use crate::{ClientError, FileRange, Payload, S3Client};
+use crate::{ClientError, FileRange, ObjectKey, Payload, S3Client};
+use slipstream_s3::versions::{version_page, VersionMarker, VersionPage};
 
 /// What `HeadObject` says about an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,11 +120,16 @@ impl S3Client {
     }
 
     /// `HeadObject`: size, ETag and checksum (asks for it with `x-amz-checksum-mode`).
-    pub async fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo, ClientError> {
+    pub async fn head_object<'k>(
+        &self,
+        bucket: &str,
+        key: impl Into<ObjectKey<'k>>,
+    ) -> Result<ObjectInfo, ClientError> {
+        let key = key.into();
         let r = self
             .send(&Call {
                 headers: vec![("x-amz-checksum-mode".into(), "ENABLED".into())],
-                ..Call::new(Method::HEAD, bucket, Some(key))
+                ..Call::of(Method::HEAD, bucket, key)
             })
             .await
             .map_err(|e| head_failed(e, || format!("HeadObject s3://{bucket}/{key}")))?;
@@ -140,10 +146,10 @@ impl S3Client {
     /// object, as HeadObject would: the size from `Content-Range` (the answer's length without
     /// one), the ETag, and the checksum when the server sent one (S3 sends it on whole-object
     /// answers, none on ranged ones; some servers do when the range covers the whole object).
-    pub async fn get_first(
+    pub async fn get_first<'k>(
         &self,
         bucket: &str,
-        key: &str,
+        key: impl Into<ObjectKey<'k>>,
         range: Option<(u64, u64)>,
     ) -> Result<(ObjectStream, ObjectInfo), ClientError> {
         let mut headers = vec![("x-amz-checksum-mode".into(), "ENABLED".into())];
@@ -153,7 +159,7 @@ impl S3Client {
         let response = self
             .send(&Call {
                 headers,
-                ..Call::new(Method::GET, bucket, Some(key))
+                ..Call::of(Method::GET, bucket, key.into())
             })
             .await?;
         let mut info = object_info(response.headers(), 0);
@@ -167,10 +173,10 @@ impl S3Client {
 
     /// `GetObject` of bytes `start..end` (all when `None`), only if the ETag is still `if_match`;
     /// the body streams from the response.
-    pub async fn get_object(
+    pub async fn get_object<'k>(
         &self,
         bucket: &str,
-        key: &str,
+        key: impl Into<ObjectKey<'k>>,
         range: Option<(u64, u64)>,
         if_match: Option<&str>,
     ) -> Result<ObjectStream, ClientError> {
@@ -184,7 +190,7 @@ impl S3Client {
         let response = self
             .send(&Call {
                 headers,
-                ..Call::new(Method::GET, bucket, Some(key))
+                ..Call::of(Method::GET, bucket, key.into())
             })
             .await?;
         Ok(ObjectStream::new(
@@ -195,10 +201,10 @@ impl S3Client {
     }
 
     /// `GetObject` into memory (whole object, or `start..end`).
-    pub async fn get_bytes(
+    pub async fn get_bytes<'k>(
         &self,
         bucket: &str,
-        key: &str,
+        key: impl Into<ObjectKey<'k>>,
         range: Option<(u64, u64)>,
     ) -> Result<Bytes, ClientError> {
         self.get_object(bucket, key, range, None)
@@ -454,6 +460,46 @@ impl S3Client {
         Ok(xml::list_page(&body_bytes(r.into_body()).await?)?)
     }
 
+    /// One page of `ListObjectVersions` under `prefix` (with a `delimiter`, one level of it),
+    /// from `after` (the previous page's [`VersionMarker`]) on.
+    pub async fn list_object_versions(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        delimiter: Option<&str>,
+        after: Option<&VersionMarker>,
+    ) -> Result<VersionPage, ClientError> {
+        let mut query = vec![
+            ("prefix", encode_query(prefix)),
+            ("versions", String::new()),
+        ];
+        if let Some(d) = delimiter {
+            query.push(("delimiter", encode_query(d)));
+        }
+        if let Some(marker) = after {
+            query.push(("key-marker", encode_query(&marker.key)));
+            if let Some(version) = &marker.version_id {
+                query.push(("version-id-marker", encode_query(version)));
+            }
+        }
+        if let Some(n) = self.list_page_size() {
+            query.push(("max-keys", n.to_string()));
+        }
+        query.sort();
+        let query = query
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("&");
+        let call = Call {
+            query,
+            listing: true,
+            ..Call::new(Method::GET, bucket, None)
+        };
+        self.send_and_read(&call, |body| Ok(version_page(body)?))
+            .await
+    }
+
     /// Every object under `prefix` (all pages).
     pub async fn list_all(
         &self,
@@ -487,9 +533,14 @@ impl S3Client {
         }
     }
 
-    /// `DeleteObject`.
-    pub async fn delete_object(&self, bucket: &str, key: &str) -> Result<(), ClientError> {
-        self.send(&Call::new(Method::DELETE, bucket, Some(key)))
+    /// `DeleteObject`. Of the current version, in a versioned bucket, it leaves a delete marker
+    /// (the object's versions stay); of a named version, it removes that version for good.
+    pub async fn delete_object<'k>(
+        &self,
+        bucket: &str,
+        key: impl Into<ObjectKey<'k>>,
+    ) -> Result<(), ClientError> {
+        self.send(&Call::of(Method::DELETE, bucket, key.into()))
             .await
             .map(drop)
     }

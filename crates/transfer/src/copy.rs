@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::flight::for_each_listed;
 use slipstream_client::xml::Object;
-use slipstream_client::{CopyOptions, ObjectInfo, S3Client};
+use slipstream_client::{CopyOptions, ObjectInfo, ObjectKey, S3Client};
 use tokio::sync::mpsc;
 
 use crate::cleanup::multipart_upload;
@@ -61,8 +61,17 @@ pub struct CopySource {
     pub bucket: String,
     /// Its key.
     pub key: String,
+    /// The version to copy (`None`: the current one).
+    pub version_id: Option<String>,
     /// Its size and ETag, when listed; `None` asks the server.
     pub listed: Option<(u64, String)>,
+}
+
+impl CopySource {
+    /// The key and version copied.
+    fn object(&self) -> ObjectKey<'_> {
+        ObjectKey::new(&self.key, self.version_id.as_deref())
+    }
 }
 
 /// What a finished copy made.
@@ -88,7 +97,7 @@ pub async fn copy_object(
             return copy_whole(client, source, (bucket, key), *size, etag, settings).await;
         }
     }
-    let info = client.head_object(&source.bucket, &source.key).await?;
+    let info = client.head_object(&source.bucket, source.object()).await?;
     if info.size <= threshold {
         return copy_whole(
             client,
@@ -127,15 +136,20 @@ pub async fn copy_object(
     multipart_upload(client, (bucket, key), None, headers, |upload_id| {
         let client = Arc::clone(client);
         let (src_bucket, src_key) = (source.bucket.clone(), source.key.clone());
+        let src_version = source.version_id.clone();
         let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), info.etag.clone());
         for_each_part(count, settings.concurrency, move |i| {
             let (client, ranges) = (Arc::clone(&client), Arc::clone(&ranges));
             let (src_bucket, src_key) = (src_bucket.clone(), src_key.clone());
+            let src_version = src_version.clone();
             let (bucket, key, etag, id) =
                 (bucket.clone(), key.clone(), etag.clone(), upload_id.clone());
             async move {
                 let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                let from = (src_bucket.as_str(), src_key.as_str());
+                let from = (
+                    src_bucket.as_str(),
+                    ObjectKey::new(&src_key, src_version.as_deref()),
+                );
                 client
                     .upload_part_copy(from, ranges[i], &etag, &bucket, &key, &id, number)
                     .await
@@ -164,7 +178,7 @@ async fn copy_whole(
         if_match: Some(etag.to_owned()).filter(|e| !e.is_empty()),
         ..settings.options.clone()
     };
-    let from = (source.bucket.as_str(), source.key.as_str());
+    let from = (source.bucket.as_str(), source.object());
     client.copy_object(from, bucket, key, &options).await?;
     Ok(CopiedObject { size, parts: 0 })
 }
@@ -212,6 +226,7 @@ pub async fn copy_listed(
         let source = CopySource {
             bucket: src_bucket.to_owned(),
             key: o.key.clone(),
+            version_id: None,
             listed: Some((o.size, o.etag)),
         };
         let key = format!("{prefix}{}", selection.relative(&o.key));

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 
-use slipstream_client::{ChecksumAlgorithm, ObjectStream, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ObjectKey, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
 use crate::offset_writer::OffsetWriter;
@@ -32,15 +32,16 @@ pub struct Downloaded {
 /// Downloads `bucket/key` to `dest`. The data goes to a temporary file next to `dest`, renamed
 /// to `dest` only after every part arrived, the size matched and (when the object has one) the
 /// checksum matched; on any error the temporary file is removed and `dest` is untouched. A
-/// file that cannot be made or written is a [`TransferError::File`] naming `dest`.
-pub async fn download_to_file(
+/// file that cannot be made or written is a [`TransferError::File`] naming `dest`. `key` names
+/// a version of the object, or (a `&str`) the current one.
+pub async fn download_to_file<'k>(
     client: Arc<S3Client>,
     bucket: &str,
-    key: &str,
+    key: impl Into<ObjectKey<'k>>,
     dest: &Path,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
-    download_listed(client, bucket, key, dest, None, opts).await
+    download_listed(client, bucket, key.into(), dest, None, opts).await
 }
 
 /// [`download_to_file`] of an object a listing just said has `listed` bytes: a small one then
@@ -50,7 +51,7 @@ pub async fn download_to_file(
 pub(crate) async fn download_listed(
     client: Arc<S3Client>,
     bucket: &str,
-    key: &str,
+    key: ObjectKey<'_>,
     dest: &Path,
     listed: Option<u64>,
     opts: TransferOptions,
@@ -65,7 +66,7 @@ pub(crate) async fn download_listed(
 async fn to_file(
     client: Arc<S3Client>,
     bucket: &str,
-    key: &str,
+    key: ObjectKey<'_>,
     dest: &Path,
     listed: Option<u64>,
     opts: TransferOptions,

@@ -436,7 +436,7 @@ pub async fn download_prefix(
                     .await
                     .map_err(at(parent))?;
             }
-            let size = download_listed(client, &bucket, key, path, Some(*listed), opts)
+            let size = download_listed(client, &bucket, key.into(), path, Some(*listed), opts)
                 .await?
                 .size;
             each.report(key, &path.display().to_string(), size);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectStream, S3Client};
+use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectKey, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
 use crate::source::{check_checksum, first_len, next_chunk, short, start, First, Source};
@@ -25,12 +25,13 @@ use crate::{Downloaded, Progress, TransferOptions};
 
 /// Downloads `bucket/key` into memory, parts in parallel, checking the whole-object checksum
 /// when the object has one.
-pub async fn download_to_memory(
+pub async fn download_to_memory<'k>(
     client: Arc<S3Client>,
     bucket: &str,
-    key: &str,
+    key: impl Into<ObjectKey<'k>>,
     opts: TransferOptions,
 ) -> Result<Bytes, TransferError> {
+    let key = key.into();
     let download = MemoryDownload::start(client, bucket, key, opts).await?;
     let size = usize::try_from(download.size()).map_err(|_| {
         TransferError::Invalid(format!(
@@ -53,21 +54,22 @@ pub struct MemoryDownload {
 }
 
 impl MemoryDownload {
-    /// Learns the object's size and ETag; its first bytes are already being sent.
-    pub async fn start(
+    /// Learns the object's size and ETag; its first bytes are already being sent. `key` names
+    /// a version of the object, or (a `&str`) the current one.
+    pub async fn start<'k>(
         client: Arc<S3Client>,
         bucket: &str,
-        key: &str,
+        key: impl Into<ObjectKey<'k>>,
         opts: TransferOptions,
     ) -> Result<Self, TransferError> {
-        Self::start_listed(client, (bucket, key, None), opts).await
+        Self::start_listed(client, (bucket, key.into(), None), opts).await
     }
 
     /// [`MemoryDownload::start`] of an object a listing named, `listed` its size there: a
     /// small one is asked for whole, without a HeadObject beside the GET.
     pub(crate) async fn start_listed(
         client: Arc<S3Client>,
-        (bucket, key, listed): (&str, &str, Option<u64>),
+        (bucket, key, listed): (&str, ObjectKey<'_>, Option<u64>),
         opts: TransferOptions,
     ) -> Result<Self, TransferError> {
         let asked = Instant::now();
@@ -88,13 +90,14 @@ impl MemoryDownload {
     /// the object ends (a range that runs past it is cut short, as S3 cuts it); the rest is cut
     /// into parts fetched in parallel, as a whole object's would be, pinned to that answer's
     /// ETag. No whole-object checksum applies to a range.
-    pub async fn start_range(
+    pub async fn start_range<'k>(
         client: Arc<S3Client>,
         bucket: &str,
-        key: &str,
+        key: impl Into<ObjectKey<'k>>,
         (start, end): (u64, u64),
         opts: TransferOptions,
     ) -> Result<Self, TransferError> {
+        let key = key.into();
         let asked = Instant::now();
         let first_end = end.min(start.saturating_add(first_len(opts.part_size)));
         let get = async {
@@ -140,7 +143,7 @@ impl MemoryDownload {
     /// (a range's start; 0 for a whole object).
     fn cut(
         client: &Arc<S3Client>,
-        (bucket, key): (&str, &str),
+        (bucket, key): (&str, ObjectKey<'_>),
         info: ObjectInfo,
         (first, at): (Option<First>, u64),
         asked: Instant,

@@ -68,7 +68,8 @@ impl Selection {
         key.strip_prefix(self.base()).unwrap_or(key)
     }
 
-    pub(crate) fn list_prefix(&self) -> String {
+    /// The prefix a listing of the selection asks for.
+    pub fn list_prefix(&self) -> String {
         match self {
             Selection::Object(key) => key.clone(),
             Selection::Prefix(prefix) => prefix.clone(),
@@ -76,7 +77,8 @@ impl Selection {
         }
     }
 
-    fn takes(&self, key: &str) -> bool {
+    /// Whether `key` is one of the selection's (filters aside).
+    pub fn takes(&self, key: &str) -> bool {
         match self {
             Selection::Object(k) => k == key,
             Selection::Prefix(p) => key.starts_with(p.as_str()),

@@ -8,7 +8,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use slipstream_client::{ChecksumAlgorithm, ClientError, ObjectInfo, ObjectStream, S3Client};
+use slipstream_client::{
+    ChecksumAlgorithm, ClientError, ObjectInfo, ObjectKey, ObjectStream, S3Client,
+};
 
 use crate::{download_ranges, TransferError};
 
@@ -34,6 +36,8 @@ pub(crate) struct Source {
     client: Arc<S3Client>,
     bucket: String,
     key: String,
+    /// The version every part reads, when the download names one.
+    version: Option<String>,
     etag: String,
     first: std::sync::Mutex<Option<First>>,
     /// Part `i` is `ranges[i]`: the first GET's bytes, then the rest cut by the caller.
@@ -47,7 +51,7 @@ impl Source {
     pub(crate) fn new(
         client: &Arc<S3Client>,
         bucket: &str,
-        key: &str,
+        key: ObjectKey<'_>,
         info: &ObjectInfo,
         first: Option<First>,
         part_size: u64,
@@ -67,7 +71,8 @@ impl Source {
         Self {
             client: Arc::clone(client),
             bucket: bucket.to_owned(),
-            key: key.to_owned(),
+            key: key.key.to_owned(),
+            version: key.version_id.map(str::to_owned),
             etag: etag.to_owned(),
             first: std::sync::Mutex::new(first),
             ranges,
@@ -111,7 +116,8 @@ impl Source {
             }
         }
         let (start, end) = self.ranges[i];
-        let (client, key, etag) = (&self.client, &self.key, &self.etag);
+        let (client, etag) = (&self.client, &self.etag);
+        let key = ObjectKey::new(&self.key, self.version.as_deref());
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -127,7 +133,7 @@ impl Source {
                     tokio::time::sleep(client.backoff(attempt)).await;
                 }
                 Err(TransferError::Client(ClientError::S3 { status: 412, .. })) => {
-                    return Err(changed(key, etag))
+                    return Err(changed(key.key, etag))
                 }
                 other => return other,
             }
@@ -149,7 +155,7 @@ impl Source {
 pub(crate) async fn start(
     client: &S3Client,
     bucket: &str,
-    key: &str,
+    key: ObjectKey<'_>,
     first_len: u64,
     listed: Option<u64>,
 ) -> Result<(ObjectInfo, Option<First>), TransferError> {
@@ -168,11 +174,11 @@ pub(crate) async fn start(
             }
             Ok((response, _)) => {
                 let info = client.head_object(bucket, key).await?;
-                first(key, first_len, info, response)
+                first(key.key, first_len, info, response)
             }
             // Only an empty object's 416 needs HEAD's word; other errors name their cause.
             Err(e @ ClientError::S3 { status: 416, .. }) => {
-                refused(client.head_object(bucket, key).await, e, key)
+                refused(client.head_object(bucket, key).await, e, key.key)
             }
             Err(e) => Err(e.into()),
         };
@@ -183,13 +189,13 @@ pub(crate) async fn start(
     );
     let (response, seen) = match get {
         Ok(answer) => answer,
-        Err(e) => return refused(head, e, key),
+        Err(e) => return refused(head, e, key.key),
     };
     let info = head?;
     if seen.size <= first_len && seen.checksum.is_some() && seen.checksum == info.checksum {
         client.learn_whole_range_checksums();
     }
-    first(key, first_len, info, response)
+    first(key.key, first_len, info, response)
 }
 
 /// The first GET was refused: an empty object (no byte 0, so S3 answers 416 to any range,

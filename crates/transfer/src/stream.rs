@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{CompletedPart, ObjectStream, S3Client};
+use slipstream_client::{CompletedPart, ObjectKey, ObjectStream, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
@@ -38,14 +38,14 @@ fn window_split(first_answer: Duration) -> u64 {
 /// `concurrency` requests are in flight. The checksum (when the object has a whole-object one) is
 /// checked at the end: with a stream, a mismatch is an error after the bytes were written, so
 /// callers must treat the output as invalid on error.
-pub async fn download_to_writer<W: AsyncWrite + Unpin>(
+pub async fn download_to_writer<'k, W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
     bucket: &str,
-    key: &str,
+    key: impl Into<ObjectKey<'k>>,
     out: &mut W,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
-    download_to_writer_seen(client, (bucket, key, None), out, opts, None).await
+    download_to_writer_seen(client, (bucket, key.into(), None), out, opts, None).await
 }
 
 /// [`download_to_writer`], telling `seen` what the object is (size, ETag, content headers and
@@ -54,7 +54,7 @@ pub async fn download_to_writer<W: AsyncWrite + Unpin>(
 /// is asked for whole, without a HeadObject beside its GET.
 pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    (bucket, key, listed): (&str, &str, Option<u64>),
+    (bucket, key, listed): (&str, ObjectKey<'_>, Option<u64>),
     out: &mut W,
     opts: TransferOptions,
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
@@ -67,7 +67,7 @@ pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
 /// The transfer itself, under the stall bound of [`download_to_writer`].
 async fn to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    (bucket, key, listed): (&str, &str, Option<u64>),
+    (bucket, key, listed): (&str, ObjectKey<'_>, Option<u64>),
     out: &mut W,
     opts: TransferOptions,
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,

@@ -561,7 +561,7 @@ async fn move_entry(
                     .map_err(at(parent))?;
             }
             let key = format!("{prefix}{}", src.name);
-            download_listed(client, bucket, &key, &path, Some(src.size), opts).await?;
+            download_listed(client, bucket, (&key).into(), &path, Some(src.size), opts).await?;
             if let Some(time) = src.modified.and_then(system_time) {
                 let file = std::fs::File::options().write(true).open(&path);
                 file.and_then(|f| f.set_modified(time)).map_err(at(&path))?;
@@ -577,13 +577,14 @@ async fn move_entry(
             let (src_key, key) = (format!("{sp}{}", src.name), format!("{prefix}{}", src.name));
             if let Some(reader) = &options.source {
                 let reader = Arc::clone(reader);
-                let from = (sb.as_str(), src_key.as_str(), Some(src.size));
+                let from = (sb.as_str(), src_key.as_str().into(), Some(src.size));
                 copy_listed_object(reader, client, from, (bucket, &key), opts).await?;
                 return Ok(());
             }
             let source = CopySource {
                 bucket: sb.clone(),
                 key: src_key,
+                version_id: None,
                 listed: Some((src.size, src.etag.clone())),
             };
             copy_object(&client, &source, (bucket, &key), &options.copy).await?;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use slipstream_client::xml::Object;
-use slipstream_client::S3Client;
+use slipstream_client::{ObjectKey, S3Client};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::flight::for_each_listed;
@@ -29,13 +29,14 @@ use crate::{upload_from_reader, Many, ManyOptions, TransferError, TransferOption
 /// parts wait in its own reorder buffer, not here).
 const PIPE_MAX: u64 = 8 << 20;
 
-/// Copies `src_bucket/src_key`, read with `source`, to `bucket/key`, written with `client`. A
+/// Copies `src_bucket/src_key` (a version of it, when the key names one), read with `source`,
+/// to `bucket/key`, written with `client`. A
 /// failed download fails the upload (which is then aborted): a truncated object is never
 /// completed. Progress counts the download's bytes.
 pub async fn copy_through(
     source: Arc<S3Client>,
     client: Arc<S3Client>,
-    (src_bucket, src_key): (&str, &str),
+    (src_bucket, src_key): (&str, ObjectKey<'_>),
     (bucket, key): (&str, &str),
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
@@ -55,7 +56,7 @@ pub async fn copy_through(
 pub(crate) async fn copy_listed_object(
     source: Arc<S3Client>,
     client: Arc<S3Client>,
-    (src_bucket, src_key, listed): (&str, &str, Option<u64>),
+    (src_bucket, src_key, listed): (&str, ObjectKey<'_>, Option<u64>),
     (bucket, key): (&str, &str),
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
@@ -120,7 +121,7 @@ pub(crate) async fn copy_listed_object(
 async fn copy_small(
     source: Arc<S3Client>,
     client: &Arc<S3Client>,
-    (src_bucket, src_key, listed): (&str, &str, u64),
+    (src_bucket, src_key, listed): (&str, ObjectKey<'_>, u64),
     (bucket, key): (&str, &str),
     opts: &TransferOptions,
 ) -> Result<Option<Uploaded>, TransferError> {
@@ -186,7 +187,7 @@ pub async fn copy_listed_through(
             if many.keeps_object(&client, &bucket, &key).await? {
                 return Ok(None);
             }
-            let from = (src_bucket.as_str(), o.key.as_str(), Some(o.size));
+            let from = (src_bucket.as_str(), o.key.as_str().into(), Some(o.size));
             let done = copy_listed_object(source, client, from, (&bucket, &key), opts).await?;
             many.report(&o.key, &key, done.size);
             Ok(Some(done.size))

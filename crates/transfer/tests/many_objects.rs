@@ -23,6 +23,7 @@ fn source(bucket: &str, key: &str) -> CopySource {
     CopySource {
         bucket: bucket.into(),
         key: key.into(),
+        version_id: None,
         listed: None,
     }
 }
@@ -51,7 +52,7 @@ async fn a_multipart_copy_carries_metadata_and_is_checked() {
         ..CopyOptions::default()
     };
     client
-        .copy_object((&bucket, "raw"), &bucket, "src ü+&", &with_metadata)
+        .copy_object((&bucket, "raw".into()), &bucket, "src ü+&", &with_metadata)
         .await
         .unwrap();
     let settings = CopySettings {

@@ -228,11 +228,19 @@ class Client:
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
     def download(
-        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"], *, callback: Optional[Callable[[int], object]] = None
+        self,
+        bucket: str,
+        key: str,
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        version_id: Optional[str] = None,
+        callback: Optional[Callable[[int], object]] = None,
     ) -> int:
         """``callback`` (boto3's ``Callback``, e.g. a ``tqdm``'s ``update``) is called on this
         thread with the bytes moved since its last call, about ten times a second and at the
-        end; an exception it raises stops the transfer as Ctrl-C does."""
+        end; an exception it raises stops the transfer as Ctrl-C does. ``version_id`` (boto3's
+        ``ExtraArgs={"VersionId": ...}``, here and in the other reads) reads that version of the
+        object instead of the current one."""
         ...
     def upload(
         self,
@@ -245,7 +253,13 @@ class Client:
         callback: Optional[Callable[[int], object]] = None,
     ) -> int: ...
     def download_fileobj(
-        self, bucket: str, key: str, fileobj: BinaryWriter, *, callback: Optional[Callable[[int], object]] = None
+        self,
+        bucket: str,
+        key: str,
+        fileobj: BinaryWriter,
+        *,
+        version_id: Optional[str] = None,
+        callback: Optional[Callable[[int], object]] = None,
     ) -> int:
         """Streams the object into ``fileobj`` (``write(bytes)``: a file opened ``"wb"``,
         ``io.BytesIO``, a ``gzip.GzipFile``), parts in parallel and written in order, memory
@@ -266,7 +280,9 @@ class Client:
         ``io.BytesIO``, a pipe), parts sent while the next is read; the size. An exception from
         ``read`` is raised as it was, and no object is made."""
         ...
-    def get_bytes(self, bucket: str, key: str, range: Optional[tuple[int, int]] = None) -> bytes:
+    def get_bytes(
+        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None, *, version_id: Optional[str] = None
+    ) -> bytes:
         """The object (parts in parallel, received straight into the result) or `range` of it."""
         ...
     def put_bytes(
@@ -287,7 +303,7 @@ class Client:
         ``ContentType``, ``CacheControl``, ``Metadata``, ``StorageClass``; another name raises
         ``ValueError``."""
         ...
-    def head(self, bucket: str, key: str) -> dict[str, object]:
+    def head(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> dict[str, object]:
         """``HeadObject`` with boto3's field names: ``ContentLength``, ``ETag``, ``LastModified``,
         ``Metadata``, the content headers (``ContentType``...), ``StorageClass`` and
         ``VersionId`` when the answer has them (as boto3: no ``StorageClass`` is STANDARD) and the
@@ -306,13 +322,23 @@ class Client:
     def list_buckets(self) -> list["BucketEntry"]:
         """``ListBuckets``: the buckets these credentials own, as boto3's ``Buckets`` list."""
         ...
-    def delete(self, bucket: str, key: str) -> None: ...
+    def list_versions(self, bucket: str, prefix: str = "") -> "VersionListing":
+        """Every version and delete marker under ``prefix``, as boto3's
+        ``list_object_versions`` answers with its pages joined: ``Versions`` and
+        ``DeleteMarkers``, newest first for each key."""
+        ...
+    def delete(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> None:
+        """``DeleteObject``. In a versioned bucket it leaves a delete marker (the versions
+        stay); with ``version_id`` it removes that version for good."""
+        ...
     def delete_many(self, bucket: str, keys: Sequence[str]) -> list[dict[str, str]]:
         """``DeleteObjects`` batches of 1,000, 8 in flight; returns the keys S3 refused as
         ``[{"Key", "Code", "Message"}]`` (empty when every key was deleted)."""
         ...
-    def copy(self, src_bucket: str, src_key: str, bucket: str, key: str) -> int:
-        """Copies on the server (metadata and checksum kept; parts above 5 GiB); the size."""
+    def copy(self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None) -> int:
+        """Copies on the server (metadata and checksum kept; parts above 5 GiB); the size.
+        ``src_version_id`` copies that version of the source: onto its own key, it becomes the
+        current version again."""
         ...
     def sync(
         self,
@@ -342,7 +368,7 @@ class Client:
     # cancelled (no partial file, the multipart upload aborted). Called outside a running loop
     # they raise RuntimeError.
     def download_async(
-        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"]
+        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"], *, version_id: Optional[str] = None
     ) -> Coroutine[Any, Any, int]: ...
     def upload_async(
         self,
@@ -353,7 +379,9 @@ class Client:
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, int]: ...
-    def download_fileobj_async(self, bucket: str, key: str, fileobj: BinaryWriter) -> Coroutine[Any, Any, int]: ...
+    def download_fileobj_async(
+        self, bucket: str, key: str, fileobj: BinaryWriter, *, version_id: Optional[str] = None
+    ) -> Coroutine[Any, Any, int]: ...
     def upload_fileobj_async(
         self,
         fileobj: BinaryReader,
@@ -364,7 +392,7 @@ class Client:
         extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, int]: ...
     def get_bytes_async(
-        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None
+        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None, *, version_id: Optional[str] = None
     ) -> Coroutine[Any, Any, bytes]: ...
     def put_bytes_async(
         self,
@@ -375,15 +403,20 @@ class Client:
         checksum_algorithm: Optional[ChecksumAlgorithm] = None,
         extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, str]: ...
-    def head_async(self, bucket: str, key: str) -> Coroutine[Any, Any, dict[str, object]]: ...
+    def head_async(
+        self, bucket: str, key: str, *, version_id: Optional[str] = None
+    ) -> Coroutine[Any, Any, dict[str, object]]: ...
     def list_async(self, bucket: str, prefix: str = "") -> "AsyncObjectIterator": ...
     def list_with_delimiter_async(
         self, bucket: str, prefix: str = "", delimiter: str = "/"
     ) -> Coroutine[Any, Any, "ListLevel"]: ...
     def list_buckets_async(self) -> Coroutine[Any, Any, list["BucketEntry"]]: ...
-    def delete_async(self, bucket: str, key: str) -> Coroutine[Any, Any, None]: ...
+    def list_versions_async(self, bucket: str, prefix: str = "") -> Coroutine[Any, Any, "VersionListing"]: ...
+    def delete_async(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> Coroutine[Any, Any, None]: ...
     def delete_many_async(self, bucket: str, keys: Sequence[str]) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
-    def copy_async(self, src_bucket: str, src_key: str, bucket: str, key: str) -> Coroutine[Any, Any, int]: ...
+    def copy_async(
+        self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None
+    ) -> Coroutine[Any, Any, int]: ...
     def sync_async(
         self,
         source: str,
@@ -430,6 +463,25 @@ class SyncAction(TypedDict, total=False):
 class ListLevel(TypedDict):
     CommonPrefixes: list[dict[str, str]]
     Contents: list[dict[str, object]]
+
+class ObjectVersion(TypedDict, total=False):
+    Key: str
+    VersionId: str
+    IsLatest: bool
+    LastModified: str
+    Size: int
+    ETag: str
+    StorageClass: str
+
+class DeleteMarkerEntry(TypedDict):
+    Key: str
+    VersionId: str
+    IsLatest: bool
+    LastModified: str
+
+class VersionListing(TypedDict):
+    Versions: list[ObjectVersion]
+    DeleteMarkers: list[DeleteMarkerEntry]
 
 class SyncResult(TypedDict):
     copied: int

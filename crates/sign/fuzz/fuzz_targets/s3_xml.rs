@@ -1,11 +1,11 @@
 //! S3's XML answers come from the server: any bytes must parse to a value or an error, never a
 //! panic, and a listing's keys must be what the body says; a key we put in a DeleteObjects body
 //! reads back as itself. Inputs starting with `L` are wrapped in a listing (`B`: a bucket
-//! list), so the listing readers are reached with arbitrary entries.
+//! list, `V`: a listing of versions), so the listing readers are reached with arbitrary entries.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use slipstream_s3::{copy, delete, xml};
+use slipstream_s3::{copy, delete, versions, xml};
 
 fuzz_target!(|data: &[u8]| {
     let mut leaves = 0usize;
@@ -16,11 +16,18 @@ fuzz_target!(|data: &[u8]| {
     let _ = xml::bucket_list(data);
     let _ = delete::delete_result(data);
     let _ = copy::copy_result(data);
+    let _ = versions::version_page(data);
     if let Some(rest) = data.strip_prefix(b"L") {
         let mut doc = b"<ListBucketResult><IsTruncated>false</IsTruncated>".to_vec();
         doc.extend_from_slice(rest);
         doc.extend_from_slice(b"</ListBucketResult>");
         let _ = xml::list_page(&doc);
+    }
+    if let Some(rest) = data.strip_prefix(b"V") {
+        let mut doc = b"<ListVersionsResult><IsTruncated>false</IsTruncated>".to_vec();
+        doc.extend_from_slice(rest);
+        doc.extend_from_slice(b"</ListVersionsResult>");
+        let _ = versions::version_page(&doc);
     }
     if let Some(rest) = data.strip_prefix(b"B") {
         let mut doc = b"<ListAllMyBucketsResult><Buckets>".to_vec();
