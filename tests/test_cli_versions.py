@@ -46,6 +46,10 @@ def test_ls_all_versions_names_every_version_and_marker(slipstream_bin, versione
     assert keys == sorted(keys)
     for key in set(keys):
         assert [o["is_latest"] for o in lines if o["key"] == key][0] is True
+    # Pages of 2: versitygw starts each page with the last entry of the one before; listed once.
+    paged = cli(slipstream_bin, server, "ls", "--all-versions", "--recursive", "--json", "--page-size", "2",
+                f"s3://{bucket}/").stdout
+    assert [json.loads(line) for line in paged.decode().splitlines()] == lines
     sizes = {o["version_id"]: o.get("size") for o in lines}
     assert sorted(s for s in sizes.values() if s is not None) == [1, 4, 5, 7]
     # Text: the version ID last, a delete marker said so; one level unless --recursive.
@@ -130,3 +134,38 @@ def test_version_id_is_refused_where_it_names_no_one_version(slipstream_bin, ver
     ):
         refused = cli(slipstream_bin, server, *args, check=False)
         assert refused.returncode == 2 and b"version" in refused.stderr, args
+
+
+def test_rm_all_versions_empties_what_it_names_and_then_the_bucket(slipstream_bin, versioned_server,
+                                                                  versioned_bucket):
+    server, bucket = versioned_server, versioned_bucket
+    s3 = server["boto3"]
+    put_versions(server, bucket)
+    for i in range(30):
+        s3.put_object(Bucket=bucket, Key=f"many/{i:02}", Body=b"x")
+        s3.put_object(Bucket=bucket, Key=f"many/{i:02}", Body=b"y")
+    s3.put_object(Bucket=bucket, Key="many/folder/", Body=b"")
+    s3.put_object(Bucket=bucket, Key="many/keep.log", Body=b"k")
+
+    # A dry run names every version and deletes none.
+    dry = cli(slipstream_bin, server, "rm", "--all-versions", "--recursive", "--dryrun", f"s3://{bucket}/many/")
+    assert len(dry.stdout.decode().splitlines()) == 62
+    assert len(s3.list_object_versions(Bucket=bucket, Prefix="many/")["Versions"]) == 62
+    # Filters, and small pages so that deletes run while the listing goes on.
+    cli(slipstream_bin, server, "rm", "--all-versions", "--recursive", "--page-size", "7", "--batches", "2",
+        f"s3://{bucket}/many/", "--exclude", "*.log")
+    left = s3.list_object_versions(Bucket=bucket, Prefix="many/")
+    assert [v["Key"] for v in left.get("Versions", [])] == ["many/keep.log"] and not left.get("DeleteMarkers")
+    # One key's versions, and its delete marker: b is gone for good.
+    out = cli(slipstream_bin, server, "rm", "--all-versions", f"s3://{bucket}/b").stdout.decode()
+    assert len(out.splitlines()) == 2 and all(line.startswith(f"delete: s3://{bucket}/b (version ") for line in out.splitlines())
+    assert not [v for v in s3.list_object_versions(Bucket=bucket, Prefix="b").get("Versions", [])]
+    none = cli(slipstream_bin, server, "rm", "--all-versions", f"s3://{bucket}/zz*", check=False)
+    assert none.returncode == 1 and b"no object matches" in none.stderr
+
+    # rb --force removes current objects only: the versions left are named, with the way out.
+    refused = cli(slipstream_bin, server, "rb", "--force", f"s3://{bucket}", check=False)
+    assert refused.returncode == 1 and b"rm --all-versions --recursive" in refused.stderr
+    cli(slipstream_bin, server, "rm", "--all-versions", "--recursive", f"s3://{bucket}/")
+    cli(slipstream_bin, server, "rb", f"s3://{bucket}")
+    assert bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]

@@ -23,6 +23,8 @@ Examples:
   slipstream rm --recursive s3://my-bucket/tmp/
   slipstream rm 's3://my-bucket/logs/2025-*/*.gz'            (quote wildcards from the shell)
   slipstream rm --recursive s3://my-bucket/ --exclude '*' --include '*.tmp' --dryrun
+  slipstream rm --version-id 3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY s3://my-bucket/old.csv
+  slipstream rm --all-versions --recursive s3://my-bucket/tmp/    (versions and markers, for good)
 
 Objects are listed a page at a time and deleted in batches of up to 1,000 (DeleteObjects),
 --batches of them in flight, while the listing goes on. Keys S3 refuses to delete inside a
@@ -52,8 +54,13 @@ pub struct RmArgs {
     pub raw: bool,
     /// Delete this version of the one object named, for good (without it, a versioned bucket
     /// keeps the object's versions behind a new delete marker).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "all_versions")]
     pub version_id: Option<String>,
+    /// Delete every version and delete marker of what the targets name, for good (as s5cmd's
+    /// --all-versions): one key's, a prefix's with --recursive, a wildcard's matches. Empties a
+    /// versioned bucket, which `rb` can then remove.
+    #[arg(long)]
+    pub all_versions: bool,
     /// DeleteObjects requests (of up to 1,000 keys) in flight at once.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub batches: u16,
@@ -151,6 +158,9 @@ async fn remove(
     filters: Filters,
     printer: &Arc<Printer>,
 ) -> Result<usize, Failure> {
+    if a.all_versions {
+        return crate::versions::remove_all_versions(a, client, target, &filters, printer).await;
+    }
     let name = |key: &str| format!("s3://{}/{key}", target.bucket);
     let selection = Selection::parse_as(&target.key, a.recursive, a.raw)
         .map_err(|e| Failure::usage(e.to_string()))?;
@@ -262,7 +272,14 @@ pub fn rb(a: &RbArgs) -> Result<(), Failure> {
             }
         }
         client.delete_bucket(&target.bucket).await.map_err(|e| {
-            if e.code() == Some("BucketNotEmpty") {
+            // After --force, what is left is older versions and delete markers.
+            if e.code() == Some("BucketNotEmpty") && a.force {
+                Failure::input(format!(
+                    "s3://{} still holds versions or delete markers (it is or was versioned): \
+                     `rm --all-versions --recursive s3://{}/` removes them all for good",
+                    target.bucket, target.bucket
+                ))
+            } else if e.code() == Some("BucketNotEmpty") {
                 Failure::input(format!(
                     "s3://{} is not empty: delete its objects first, or use rb --force",
                     target.bucket

@@ -1,17 +1,23 @@
-//! `ls --all-versions`: every version and delete marker under a prefix or a wildcard's
-//! literal text (`ListObjectVersions`), so that the ID `cp`, `cat`, `head` and `rm
-//! --version-id` take can be found without another tool. Lines as `ls` prints objects, the
-//! version ID last; a delete marker says so in the size column.
+//! Every version of what a target names (`ListObjectVersions`): `ls --all-versions`, so that
+//! the ID `cp`, `cat`, `head` and `rm --version-id` take can be found without another tool
+//! (lines as `ls` prints objects, the version ID last, a delete marker said so in the size
+//! column), and `rm --all-versions`, which removes them all for good.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use jiff::tz::TimeZone;
-use slipstream_client::{S3Client, Version};
+use slipstream_client::{ClientError, DeleteError, ObjectKey, S3Client, Version, MAX_DELETE_KEYS};
+use slipstream_s3::delete::fits_in_xml;
+use slipstream_s3::pattern::Filters;
 use slipstream_s3::S3Uri;
 use slipstream_transfer::Selection;
+use tokio::task::JoinSet;
 
+use crate::actions::Printer;
 use crate::listing::{human_size, relative, when, LsArgs, Tally};
 use crate::objects::failed;
+use crate::remove::RmArgs;
 use crate::Failure;
 
 /// Lists the versions `target` (with `a`'s --recursive and --raw) names, page by page.
@@ -121,4 +127,133 @@ fn json_line(bucket: &str, v: &Version) -> String {
 /// `key` up to its last `/`: the level a non-recursive listing shows names relative to.
 fn directory(key: &str) -> &str {
     key.rfind('/').map_or("", |i| &key[..=i])
+}
+
+/// `rm --all-versions`: every version and delete marker the target names (one key's, a
+/// prefix's with --recursive, a wildcard's matches; folder markers too, so that a versioned
+/// bucket can be emptied), removed for good in `DeleteObjects` batches of up to 1,000 naming
+/// each version, --batches of them in flight while the listing goes on. Returns how many
+/// could not be deleted (each printed with S3's reason).
+pub(crate) async fn remove_all_versions(
+    a: &RmArgs,
+    client: &Arc<S3Client>,
+    target: &S3Uri,
+    filters: &Filters,
+    printer: &Arc<Printer>,
+) -> Result<usize, Failure> {
+    let selection = Selection::parse_as(&target.key, a.recursive, a.raw)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let prefix = selection.list_prefix();
+    let bucket = target.bucket.as_str();
+    let mut batches = JoinSet::new();
+    let (mut after, mut seen, mut failures) = (None, 0usize, 0usize);
+    loop {
+        let page = client
+            .list_object_versions(bucket, &prefix, None, after.as_ref())
+            .await
+            .map_err(failed)?;
+        let taken: Vec<(String, String)> = page
+            .versions
+            .into_iter()
+            .filter(|v| selection.takes(&v.key) && filters.takes(selection.relative(&v.key)))
+            .map(|v| (v.key, v.version_id))
+            .collect();
+        seen += taken.len();
+        for batch in taken.chunks(MAX_DELETE_KEYS) {
+            if a.dryrun {
+                for (key, version) in batch {
+                    printer.done("delete", &versioned_name(bucket, key, version), None);
+                }
+                continue;
+            }
+            while batches.len() >= usize::from(a.batches) {
+                failures += settle(batches.join_next().await, bucket, printer)?;
+            }
+            let (client, bucket, batch) = (Arc::clone(client), bucket.to_owned(), batch.to_vec());
+            batches.spawn(async move {
+                let failed = delete_batch(&client, &bucket, &batch).await?;
+                Ok::<_, ClientError>((batch, failed))
+            });
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    while !batches.is_empty() {
+        failures += settle(batches.join_next().await, bucket, printer)?;
+    }
+    if seen == 0 && matches!(selection, Selection::Pattern(_)) {
+        return Err(Failure::input(format!(
+            "no object matches s3://{bucket}/{}",
+            target.key
+        )));
+    }
+    Ok(failures)
+}
+
+type Batch = Result<(Vec<(String, String)>, Vec<DeleteError>), ClientError>;
+
+/// One batch: `DeleteObjects` for the keys XML can carry, `DeleteObject` for the others.
+async fn delete_batch(
+    client: &S3Client,
+    bucket: &str,
+    batch: &[(String, String)],
+) -> Result<Vec<DeleteError>, ClientError> {
+    let (plain, odd): (Vec<_>, Vec<_>) = batch.iter().cloned().partition(|(k, _)| fits_in_xml(k));
+    let mut failed = Vec::new();
+    if !plain.is_empty() {
+        failed = client.delete_versions(bucket, &plain).await?;
+    }
+    for (key, version) in odd {
+        if let Err(e) = client
+            .delete_object(bucket, ObjectKey::new(&key, Some(&version)))
+            .await
+        {
+            failed.push(DeleteError {
+                code: e.code().unwrap_or("").to_owned(),
+                message: e.to_string(),
+                key,
+                version_id: Some(version),
+            });
+        }
+    }
+    Ok(failed)
+}
+
+/// Prints a finished batch's versions, deleted or refused; returns how many were refused. A
+/// batch refused whole (after the client's retries) stops the command with its error.
+fn settle(
+    joined: Option<Result<Batch, tokio::task::JoinError>>,
+    bucket: &str,
+    printer: &Printer,
+) -> Result<usize, Failure> {
+    let Some(joined) = joined else {
+        return Ok(0);
+    };
+    let (batch, refused) = joined
+        .map_err(|e| failed(format!("a delete stopped: {e}")))?
+        .map_err(failed)?;
+    for (key, version) in &batch {
+        let name = versioned_name(bucket, key, version);
+        let refusal = refused
+            .iter()
+            .find(|e| &e.key == key && e.version_id.as_ref().is_none_or(|v| v == version));
+        match refusal {
+            Some(e) => printer.failed("delete", &name, &format!("{}: {}", e.code, e.message)),
+            None => printer.done("delete", &name, None),
+        }
+    }
+    Ok(batch
+        .iter()
+        .filter(|(key, version)| {
+            refused
+                .iter()
+                .any(|e| &e.key == key && e.version_id.as_ref().is_none_or(|v| v == version))
+        })
+        .count())
+}
+
+fn versioned_name(bucket: &str, key: &str, version: &str) -> String {
+    format!("s3://{bucket}/{key} (version {version})")
 }

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use hyper::Method;
-use slipstream_s3::delete::{delete_body, delete_result, DeleteError};
+use slipstream_s3::delete::{delete_body, delete_result, delete_versions_body, DeleteError};
 
 use crate::client::Call;
 use crate::{ChecksumAlgorithm, ClientError, S3Client};
@@ -18,7 +18,28 @@ impl S3Client {
         bucket: &str,
         keys: &[String],
     ) -> Result<Vec<DeleteError>, ClientError> {
-        let body = Bytes::from(delete_body(keys.iter().map(String::as_str))?);
+        let body = delete_body(keys.iter().map(String::as_str))?;
+        self.delete_with(bucket, body).await
+    }
+
+    /// [`S3Client::delete_objects`] of 1 to 1,000 versions (key and version ID), each removed
+    /// for good; a delete marker named so is removed, which brings its object back.
+    pub async fn delete_versions(
+        &self,
+        bucket: &str,
+        versions: &[(String, String)],
+    ) -> Result<Vec<DeleteError>, ClientError> {
+        let named = versions.iter().map(|(k, v)| (k.as_str(), Some(v.as_str())));
+        self.delete_with(bucket, delete_versions_body(named)?).await
+    }
+
+    /// One `DeleteObjects` of `body`.
+    async fn delete_with(
+        &self,
+        bucket: &str,
+        body: String,
+    ) -> Result<Vec<DeleteError>, ClientError> {
+        let body = Bytes::from(body);
         let algorithm = ChecksumAlgorithm::Crc32c;
         let call = Call {
             query: "delete=".into(),

@@ -461,7 +461,8 @@ impl S3Client {
     }
 
     /// One page of `ListObjectVersions` under `prefix` (with a `delimiter`, one level of it),
-    /// from `after` (the previous page's [`VersionMarker`]) on.
+    /// from `after` (the previous page's [`VersionMarker`]) on, without the previous page's
+    /// last entry should the server send it again ([`VersionPage::drop_seen`]).
     pub async fn list_object_versions(
         &self,
         bucket: &str,
@@ -496,8 +497,10 @@ impl S3Client {
             listing: true,
             ..Call::new(Method::GET, bucket, None)
         };
-        self.send_and_read(&call, |body| Ok(version_page(body)?))
-            .await
+        let page = self
+            .send_and_read(&call, |body| Ok(version_page(body)?))
+            .await?;
+        Ok(page.drop_seen(after))
     }
 
     /// Every object under `prefix` (all pages).

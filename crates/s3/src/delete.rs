@@ -15,6 +15,8 @@ pub const MAX_DELETE_KEYS: usize = 1_000;
 pub struct DeleteError {
     /// The key.
     pub key: String,
+    /// The version named, when the request named one.
+    pub version_id: Option<String>,
     /// S3's code, such as `AccessDenied`.
     pub code: String,
     /// S3's message.
@@ -42,11 +44,19 @@ pub fn fits_in_xml(key: &str) -> bool {
 /// breaks and tabs are written as character references: an XML reader turns a literal `\r\n`
 /// into `\n`, which would name another key.
 pub fn delete_body<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<String, Error> {
+    delete_versions_body(keys.into_iter().map(|k| (k, None)))
+}
+
+/// [`delete_body`] of keys each at a version (`None`: the current one, which a versioned
+/// bucket then hides behind a delete marker; a version named is removed for good).
+pub fn delete_versions_body<'a>(
+    keys: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+) -> Result<String, Error> {
     let mut body = String::from(
         "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>",
     );
     let mut count = 0;
-    for key in keys {
+    for (key, version) in keys {
         if !fits_in_xml(key) {
             return Err(Error::InvalidKey(format!(
                 "{key:?} has a control character XML cannot carry: delete it on its own"
@@ -65,7 +75,13 @@ pub fn delete_body<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<String
                 c => body.push(c),
             }
         }
-        body.push_str("</Key></Object>");
+        body.push_str("</Key>");
+        if let Some(version) = version {
+            body.push_str("<VersionId>");
+            body.push_str(&crate::xml::escape(version));
+            body.push_str("</VersionId>");
+        }
+        body.push_str("</Object>");
     }
     if !(1..=MAX_DELETE_KEYS).contains(&count) {
         return Err(Error::InvalidKey(format!(
@@ -89,6 +105,7 @@ pub fn delete_result(body: &[u8]) -> Result<DeleteResult, Error> {
             if path == "DeleteResult/Error" {
                 result.errors.push(DeleteError {
                     key: String::new(),
+                    version_id: None,
                     code: String::new(),
                     message: String::new(),
                 });
@@ -98,6 +115,7 @@ pub fn delete_result(body: &[u8]) -> Result<DeleteResult, Error> {
         match (path, result.errors.last_mut()) {
             ("DeleteResult/Deleted/Key", _) => result.deleted.push(text),
             ("DeleteResult/Error/Key", Some(e)) => e.key = text,
+            ("DeleteResult/Error/VersionId", Some(e)) => e.version_id = Some(text),
             ("DeleteResult/Error/Code", Some(e)) => e.code = text,
             ("DeleteResult/Error/Message", Some(e)) => e.message = text,
             _ => {}
@@ -138,6 +156,15 @@ mod tests {
     }
 
     #[test]
+    fn versions_are_named_beside_their_keys() {
+        let body = delete_versions_body([("a", Some("v<1>")), ("b", None)]).unwrap();
+        assert!(body.ends_with(
+            "<Object><Key>a</Key><VersionId>v&lt;1&gt;</VersionId></Object>\
+             <Object><Key>b</Key></Object></Delete>"
+        ));
+    }
+
+    #[test]
     fn keys_xml_cannot_carry_and_bad_counts_are_refused() {
         for bad in ["nul\0", "bell\u{7}", "esc\u{1b}", "\u{FFFE}"] {
             assert!(!fits_in_xml(bad), "{bad:?}");
@@ -165,11 +192,18 @@ mod tests {
             r.errors[0],
             DeleteError {
                 key: "b & c".into(),
+                version_id: None,
                 code: "AccessDenied".into(),
                 message: "Access Denied".into()
             }
         );
         assert_eq!(r.errors[1].code, "InternalError");
+        let versioned = delete_result(
+            b"<DeleteResult><Error><Key>k</Key><VersionId>v1</VersionId><Code>AccessDenied</Code>\
+              <Message>no</Message></Error></DeleteResult>",
+        )
+        .unwrap();
+        assert_eq!(versioned.errors[0].version_id.as_deref(), Some("v1"));
         assert_eq!(
             delete_result(b"<DeleteResult/>").unwrap(),
             DeleteResult::default()

@@ -33,6 +33,10 @@ pub struct VersionMarker {
     pub key: String,
     /// `NextVersionIdMarker` (absent when the page ended at the end of a key's versions).
     pub version_id: Option<String>,
+    /// The last version this page held (key and ID, in the order sent): a server that reads
+    /// the marker as the first entry to list again (versitygw) repeats it on the next page,
+    /// where [`VersionPage::drop_seen`] takes it out.
+    pub last: Option<(String, String)>,
 }
 
 /// One page of `ListObjectVersions`.
@@ -44,6 +48,18 @@ pub struct VersionPage {
     pub prefixes: Vec<String>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<VersionMarker>,
+}
+
+impl VersionPage {
+    /// This page without the entry the previous page ended with (`after`, that page's marker),
+    /// should the server have sent it again.
+    pub fn drop_seen(mut self, after: Option<&VersionMarker>) -> Self {
+        if let Some((key, id)) = after.and_then(|m| m.last.as_ref()) {
+            self.versions
+                .retain(|v| !(&v.key == key && &v.version_id == id));
+        }
+        self
+    }
 }
 
 /// Parses a `ListVersionsResult`. S3 interleaves versions and delete markers by key; a server
@@ -98,6 +114,10 @@ pub fn version_page(body: &[u8]) -> Result<VersionPage, Error> {
             "object size {s:?} is not a number"
         )));
     }
+    let last = page
+        .versions
+        .last()
+        .map(|v| (v.key.clone(), v.version_id.clone()));
     page.versions
         .sort_by(|a, b| (&a.key, !a.is_latest).cmp(&(&b.key, !b.is_latest)));
     if truncated {
@@ -107,6 +127,7 @@ pub fn version_page(body: &[u8]) -> Result<VersionPage, Error> {
         page.next = Some(VersionMarker {
             key,
             version_id: next_version,
+            last,
         });
     }
     Ok(page)
@@ -166,6 +187,18 @@ mod tests {
             (next.key.as_str(), next.version_id.as_deref()),
             ("b", Some("v3"))
         );
+        assert_eq!(next.last, Some(("b".into(), "v3".into())));
+        // A server that starts the next page with that entry again: it is dropped, once.
+        let again = PAGE.replace("<IsTruncated>true", "<IsTruncated>false");
+        let again = version_page(again.as_bytes())
+            .unwrap()
+            .drop_seen(Some(&next));
+        let ids: Vec<_> = again
+            .versions
+            .iter()
+            .map(|v| v.version_id.as_str())
+            .collect();
+        assert_eq!(ids, ["v2", "v1", "v4"]);
     }
 
     #[test]

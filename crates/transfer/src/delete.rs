@@ -130,6 +130,7 @@ async fn delete_batch(client: &S3Client, bucket: &str, keys: Vec<String>) -> Bat
 fn as_key_error(key: String, e: &ClientError) -> DeleteError {
     DeleteError {
         key,
+        version_id: None,
         code: e.code().unwrap_or("").to_owned(),
         message: e.to_string(),
     }
