@@ -234,24 +234,22 @@ fn settle(
     let (batch, refused) = joined
         .map_err(|e| failed(format!("a delete stopped: {e}")))?
         .map_err(failed)?;
+    let mut failures = 0;
     for (key, version) in &batch {
         let name = versioned_name(bucket, key, version);
+        // S3 names the version of each refusal; a server that leaves it out names the key.
         let refusal = refused
             .iter()
-            .find(|e| &e.key == key && e.version_id.as_ref().is_none_or(|v| v == version));
+            .find(|e| &e.key == key && e.version_id.as_ref().map_or(true, |v| v == version));
         match refusal {
-            Some(e) => printer.failed("delete", &name, &format!("{}: {}", e.code, e.message)),
+            Some(e) => {
+                failures += 1;
+                printer.failed("delete", &name, &format!("{}: {}", e.code, e.message));
+            }
             None => printer.done("delete", &name, None),
         }
     }
-    Ok(batch
-        .iter()
-        .filter(|(key, version)| {
-            refused
-                .iter()
-                .any(|e| &e.key == key && e.version_id.as_ref().is_none_or(|v| v == version))
-        })
-        .count())
+    Ok(failures)
 }
 
 fn versioned_name(bucket: &str, key: &str, version: &str) -> String {
