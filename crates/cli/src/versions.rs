@@ -147,17 +147,31 @@ pub(crate) async fn remove_all_versions(
     let bucket = target.bucket.as_str();
     let mut batches = JoinSet::new();
     let (mut after, mut seen, mut failures) = (None, 0usize, 0usize);
+    // The versions of the key a page ends with wait for the next page: deleting the one the
+    // marker names first loses the rest of that key on a server that looks the marker up
+    // (versitygw), and one key's versions deleted in two batches at once race there.
+    let mut held: Vec<(String, String)> = Vec::new();
     loop {
         let page = client
             .list_object_versions(bucket, &prefix, None, after.as_ref())
             .await
             .map_err(failed)?;
-        let taken: Vec<(String, String)> = page
-            .versions
-            .into_iter()
-            .filter(|v| selection.takes(&v.key) && filters.takes(selection.relative(&v.key)))
-            .map(|v| (v.key, v.version_id))
-            .collect();
+        let mut taken = std::mem::take(&mut held);
+        taken.extend(
+            page.versions
+                .into_iter()
+                .filter(|v| selection.takes(&v.key) && filters.takes(selection.relative(&v.key)))
+                .map(|v| (v.key, v.version_id)),
+        );
+        if let Some(next) = &page.next {
+            let cut = taken.len()
+                - taken
+                    .iter()
+                    .rev()
+                    .take_while(|(k, _)| *k == next.key)
+                    .count();
+            held = taken.split_off(cut);
+        }
         seen += taken.len();
         for batch in taken.chunks(MAX_DELETE_KEYS) {
             if a.dryrun {
