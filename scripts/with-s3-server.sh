@@ -13,6 +13,7 @@
 # With SLIPSTREAM_S3_NETNS=slipstream-s (after `scripts/wan up`), both servers run in that network
 # namespace on SLIPSTREAM_S3_HOST (default 10.77.0.2), on the far side of the emulated link.
 # SLIPSTREAM_S3_DATA=DIR keeps the servers' data under DIR (e.g. /dev/shm, a tmpfs) instead of $TMPDIR.
+# SLIPSTREAM_S3_VERSIONING=1 lets buckets of the plain server be versioned (--versioning-dir).
 # Usage: scripts/with-s3-server.sh COMMAND [ARGS...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -29,12 +30,17 @@ fi
 tls="$(mktemp -d -p "${SLIPSTREAM_S3_DATA:-${TMPDIR:-/tmp}}")"
 pid=""
 tls_pid=""
+versions=()
+if [ -n "${SLIPSTREAM_S3_VERSIONING:-}" ]; then
+  versions=(--versioning-dir "$data.versions")
+  mkdir "$data.versions"
+fi
 stop() {
   for p in $pid $tls_pid; do
     kill "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
   done
-  rm -rf "$data" "$tls"
+  rm -rf "$data" "$tls" "$data.versions"
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
@@ -45,7 +51,7 @@ trap 'exit 130' INT TERM
 for attempt in 1 2 3; do
   port="$(free_port)"
   ROOT_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" ROOT_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
-    "${in_ns[@]}" "$bin" --port "$host:$port" --region "$SLIPSTREAM_TEST_REGION" --quiet --keep-alive posix "$data" \
+    "${in_ns[@]}" "$bin" --port "$host:$port" --region "$SLIPSTREAM_TEST_REGION" --quiet --keep-alive posix "${versions[@]}" "$data" \
     >"$data.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do

@@ -33,10 +33,11 @@ pub struct VersionMarker {
     pub key: String,
     /// `NextVersionIdMarker` (absent when the page ended at the end of a key's versions).
     pub version_id: Option<String>,
-    /// The last version this page held (key and ID, in the order sent): a server that reads
-    /// the marker as the first entry to list again (versitygw) repeats it on the next page,
-    /// where [`VersionPage::drop_seen`] takes it out.
-    pub last: Option<(String, String)>,
+    /// Every version this page held (key and ID, sorted): a server that reads the marker as
+    /// the first entry to list again (versitygw) repeats it on the next page, where
+    /// [`VersionPage::drop_seen`] takes it out. Not the marker alone: on such a server the
+    /// marker need not be the page's last entry in S3's order, and on S3 it is not listed again.
+    pub listed: Vec<(String, String)>,
 }
 
 /// One page of `ListObjectVersions`.
@@ -51,12 +52,15 @@ pub struct VersionPage {
 }
 
 impl VersionPage {
-    /// This page without the entry the previous page ended with (`after`, that page's marker),
-    /// should the server have sent it again.
+    /// This page without the entries the previous page held (`after`, that page's marker),
+    /// should the server have sent one again.
     pub fn drop_seen(mut self, after: Option<&VersionMarker>) -> Self {
-        if let Some((key, id)) = after.and_then(|m| m.last.as_ref()) {
-            self.versions
-                .retain(|v| !(&v.key == key && &v.version_id == id));
+        if let Some(seen) = after.map(|m| &m.listed).filter(|s| !s.is_empty()) {
+            self.versions.retain(|v| {
+                let probe = (v.key.as_str(), v.version_id.as_str());
+                seen.binary_search_by(|(k, id)| (k.as_str(), id.as_str()).cmp(&probe))
+                    .is_err()
+            });
         }
         self
     }
@@ -114,20 +118,22 @@ pub fn version_page(body: &[u8]) -> Result<VersionPage, Error> {
             "object size {s:?} is not a number"
         )));
     }
-    let last = page
-        .versions
-        .last()
-        .map(|v| (v.key.clone(), v.version_id.clone()));
     page.versions
         .sort_by(|a, b| (&a.key, !a.is_latest).cmp(&(&b.key, !b.is_latest)));
     if truncated {
         let key = next_key.ok_or_else(|| {
             Error::Response("a truncated listing of versions without NextKeyMarker".into())
         })?;
+        let mut listed: Vec<_> = page
+            .versions
+            .iter()
+            .map(|v| (v.key.clone(), v.version_id.clone()))
+            .collect();
+        listed.sort_unstable();
         page.next = Some(VersionMarker {
             key,
             version_id: next_version,
-            last,
+            listed,
         });
     }
     Ok(page)
@@ -187,9 +193,12 @@ mod tests {
             (next.key.as_str(), next.version_id.as_deref()),
             ("b", Some("v3"))
         );
-        assert_eq!(next.last, Some(("b".into(), "v3".into())));
-        // A server that starts the next page with that entry again: it is dropped, once.
-        let again = PAGE.replace("<IsTruncated>true", "<IsTruncated>false");
+        assert_eq!(next.listed.len(), 4);
+        // A server that sends entries of this page again on the next: they are dropped.
+        let again = r#"<ListVersionsResult><IsTruncated>false</IsTruncated>
+  <Version><Key>b</Key><VersionId>v3</VersionId><IsLatest>false</IsLatest></Version>
+  <Version><Key>c</Key><VersionId>v5</VersionId><IsLatest>true</IsLatest></Version>
+</ListVersionsResult>"#;
         let again = version_page(again.as_bytes())
             .unwrap()
             .drop_seen(Some(&next));
@@ -198,7 +207,7 @@ mod tests {
             .iter()
             .map(|v| v.version_id.as_str())
             .collect();
-        assert_eq!(ids, ["v2", "v1", "v4"]);
+        assert_eq!(ids, ["v5"]);
     }
 
     #[test]
