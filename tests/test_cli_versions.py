@@ -82,8 +82,12 @@ def test_version_id_reads_copies_restores_and_deletes_one_version(slipstream_bin
     assert cli(slipstream_bin, server, "cat", "--version-id", old, f"s3://{bucket}/a/k").stdout == b"first"
     head = json.loads(cli(slipstream_bin, server, "head", "--version-id", old, f"s3://{bucket}/a/k").stdout)
     assert head["version_id"] == old and head["size"] == 5
-    # The data behind a delete marker: a plain read says NoSuchKey, the version is there.
-    assert cli(slipstream_bin, server, "cat", f"s3://{bucket}/b", check=False).returncode == 1
+    # The data behind a delete marker: a plain read says NoSuchKey, and why; the version is there.
+    deleted = cli(slipstream_bin, server, "cat", f"s3://{bucket}/b", check=False)
+    assert deleted.returncode == 1 and b"its current version is a delete marker" in deleted.stderr
+    marker = next(v for _, v, is_marker in ids["b"] if is_marker)
+    headed = cli(slipstream_bin, server, "head", "--version-id", marker, f"s3://{bucket}/b", check=False)
+    assert headed.returncode == 1 and b"that version is a delete marker" in headed.stderr
     dest = tmp_path / "b.out"
     cli(slipstream_bin, server, "cp", "--version-id", behind_marker, f"s3://{bucket}/b", str(dest))
     assert dest.read_bytes() == b"gone"

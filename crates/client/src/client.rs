@@ -374,6 +374,12 @@ const REQUEST_PAYER: (&str, &str) = ("x-amz-request-payer", "requester");
 /// S3's error from a non-2xx response: the XML body's code and message, or the status alone.
 async fn error_of(response: Response<Incoming>) -> ClientError {
     let status = response.status();
+    // A version that is a delete marker has no data: S3 answers a read of it 405 (a read of
+    // the key whose current version is one, 404), and says why only in this header.
+    let marker = response
+        .headers()
+        .get("x-amz-delete-marker")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let body = Limited::new(response.into_body(), 64 * 1024)
         .collect()
         .await
@@ -383,11 +389,20 @@ async fn error_of(response: Response<Incoming>) -> ClientError {
         let code = match status.as_u16() {
             404 => "NotFound",
             403 => "Forbidden",
+            405 => "MethodNotAllowed",
             412 => "PreconditionFailed",
             _ => "",
         };
         (code.into(), status.canonical_reason().unwrap_or("").into())
     });
+    let message = match (marker, status.as_u16()) {
+        (true, 405) => format!("{message} (that version is a delete marker: it has no data)"),
+        (true, _) => format!(
+            "{message} (it was deleted: its current version is a delete marker, and its earlier \
+             versions remain)"
+        ),
+        (false, _) => message,
+    };
     ClientError::S3 {
         status: status.as_u16(),
         code,

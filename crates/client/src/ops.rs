@@ -461,8 +461,8 @@ impl S3Client {
     }
 
     /// One page of `ListObjectVersions` under `prefix` (with a `delimiter`, one level of it),
-    /// from `after` (the previous page's [`VersionMarker`]) on, without the previous page's
-    /// last entry should the server send it again ([`VersionPage::drop_seen`]).
+    /// from `after` (the previous page's [`VersionMarker`]) on, without the entries the
+    /// previous page held should the server send one again ([`VersionPage::drop_seen`]).
     pub async fn list_object_versions(
         &self,
         bucket: &str,
