@@ -14,9 +14,9 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo, ObjectKey, Version};
 use slipstream_transfer::{
-    copy_object, delete_listed, download_to_file, sync, upload_bytes, upload_file, CopySettings,
-    CopySource, DeleteReport, Deleted, Links, MemoryDownload, ObjectHeaders, Progress, SyncOptions,
-    Synced, TransferError,
+    copy_object, delete_listed, delete_version_batch, download_to_file, sync, upload_bytes,
+    upload_file, version_batches, CopySettings, CopySource, DeleteReport, Deleted, Links,
+    MemoryDownload, ObjectHeaders, Progress, SyncOptions, Synced, TransferError,
 };
 
 use crate::client::Client;
@@ -262,8 +262,61 @@ impl Client {
         }
     }
 
-    /// `DeleteObjects` batches of 1,000, 8 in flight.
+    /// `DeleteObjects` batches of 1,000, 8 in flight: the current versions of `keys`, then
+    /// the `versions` named (cut by `version_batches`: between keys, current versions last).
     pub(crate) fn delete_many_work(
+        &self,
+        bucket: &str,
+        (keys, versions): (Vec<String>, Vec<Version>),
+    ) -> impl Future<Output = Result<Deleted, TransferError>> + Send + 'static {
+        let versioned = self.delete_versions_work(bucket, versions);
+        let current = self.delete_keys_work(bucket, keys);
+        async move {
+            let mut done = current.await?;
+            let gone = versioned.await?;
+            done.deleted += gone.deleted;
+            done.failed.extend(gone.failed);
+            Ok(done)
+        }
+    }
+
+    fn delete_versions_work(
+        &self,
+        bucket: &str,
+        versions: Vec<Version>,
+    ) -> impl Future<Output = Result<Deleted, TransferError>> + Send + 'static {
+        let client = Arc::clone(&self.inner);
+        let bucket = bucket.to_owned();
+        async move {
+            let mut done = Deleted::default();
+            let mut settle = |answer: Result<_, tokio::task::JoinError>| {
+                let (count, refused): (usize, Vec<DeleteError>) = answer
+                    .map_err(|e| TransferError::Invalid(format!("a delete stopped: {e}")))??;
+                done.deleted += count.saturating_sub(refused.len());
+                done.failed.extend(refused);
+                Ok::<_, TransferError>(())
+            };
+            let mut in_flight = tokio::task::JoinSet::new();
+            for batch in version_batches(versions, DELETES_IN_FLIGHT) {
+                if in_flight.len() >= DELETES_IN_FLIGHT {
+                    if let Some(answer) = in_flight.join_next().await {
+                        settle(answer)?;
+                    }
+                }
+                let (client, bucket) = (Arc::clone(&client), bucket.clone());
+                in_flight.spawn(async move {
+                    let refused = delete_version_batch(&client, &bucket, &batch).await?;
+                    Ok::<_, TransferError>((batch.len(), refused))
+                });
+            }
+            while let Some(answer) = in_flight.join_next().await {
+                settle(answer)?;
+            }
+            Ok(done)
+        }
+    }
+
+    fn delete_keys_work(
         &self,
         bucket: &str,
         keys: Vec<String>,
@@ -283,7 +336,7 @@ impl Client {
             // Sent before the batches start: the channel holds it, and ends with the sender.
             let _ = tx.send(Ok(objects)).await;
             drop(tx);
-            delete_listed(client, &bucket, rx, 8, quiet).await
+            delete_listed(client, &bucket, rx, DELETES_IN_FLIGHT, quiet).await
         }
     }
 
@@ -487,6 +540,9 @@ pub(crate) fn refused<'py>(
         .map(|f| {
             let d = PyDict::new(py);
             d.set_item("Key", &f.key)?;
+            if let Some(version) = &f.version_id {
+                d.set_item("VersionId", version)?;
+            }
             d.set_item("Code", &f.code)?;
             d.set_item("Message", &f.message)?;
             Ok(d)
@@ -507,6 +563,56 @@ fn boto3_name(header: &str) -> String {
         })
         .collect()
 }
+
+/// What `delete_many` is asked to delete: keys (their current versions), and versions named
+/// as `(key, version_id)` or as boto3's dicts (`{"Key", "VersionId"}`, e.g. the entries of
+/// `list_versions`, whose `IsLatest` orders the batches).
+pub(crate) fn deletions(items: &Bound<'_, PyAny>) -> PyResult<(Vec<String>, Vec<Version>)> {
+    if items.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "keys must be a list of keys (or of versions), not one str",
+        ));
+    }
+    let (mut keys, mut versions) = (Vec::new(), Vec::new());
+    for item in items.try_iter()? {
+        let item = item?;
+        if let Ok(key) = item.extract::<String>() {
+            keys.push(key);
+        } else if let Ok((key, version_id)) = item.extract::<(String, String)>() {
+            versions.push(Version {
+                key,
+                version_id,
+                ..Version::default()
+            });
+        } else if let Ok(d) = item.cast::<PyDict>() {
+            let key: String = d
+                .get_item("Key")?
+                .ok_or_else(|| PyValueError::new_err("a dict to delete needs a \"Key\""))?
+                .extract()?;
+            match d.get_item("VersionId")? {
+                Some(v) if !v.is_none() => versions.push(Version {
+                    key,
+                    version_id: v.extract()?,
+                    is_latest: match d.get_item("IsLatest")? {
+                        Some(latest) => latest.is_truthy()?,
+                        None => false,
+                    },
+                    ..Version::default()
+                }),
+                _ => keys.push(key),
+            }
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "each item to delete is a key (str), a (key, version_id) tuple or a dict with \"Key\" and \"VersionId\", not {}",
+                item.get_type().name()?
+            )));
+        }
+    }
+    Ok((keys, versions))
+}
+
+/// `DeleteObjects` requests in flight for `delete_many`.
+const DELETES_IN_FLIGHT: usize = 8;
 
 /// From this size the awaited `get_bytes` fills a `bytes` in place ([`Client::memory_work`]).
 const IN_PLACE_FROM: usize = 1 << 20;

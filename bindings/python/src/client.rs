@@ -24,7 +24,7 @@ use slipstream_transfer::{
 
 use crate::aio;
 use crate::calls::{
-    body, bucket_list, head_dict, memory_size, object_headers, refused, SyncArgs, Whole,
+    body, bucket_list, deletions, head_dict, memory_size, object_headers, refused, SyncArgs, Whole,
 };
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
@@ -611,14 +611,16 @@ impl Client {
     }
 
     /// Deletes `keys` in `DeleteObjects` batches of 1,000, 8 in flight; returns the keys S3
-    /// refused, as `[{"Key", "Code", "Message"}]` (empty when all were deleted).
+    /// refused, as `[{"Key", "Code", "Message"}]` (empty when all were deleted). An item may
+    /// also name a version, removed for good: `(key, version_id)`, or boto3's dict (the
+    /// entries of `list_versions`); its refusal then carries `"VersionId"`.
     fn delete_many<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
-        keys: Vec<String>,
+        keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let done = self.wait(py, self.delete_many_work(bucket, keys))?;
+        let done = self.wait(py, self.delete_many_work(bucket, deletions(keys)?))?;
         refused(py, &done.failed)
     }
 
@@ -627,9 +629,9 @@ impl Client {
         &self,
         py: Python<'py>,
         bucket: &str,
-        keys: Vec<String>,
+        keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.delete_many_work(bucket, keys);
+        let work = self.delete_many_work(bucket, deletions(keys)?);
         aio::spawn(py, &self.runtime, work, |py, done| {
             Ok(refused(py, &done.failed)?.into_any().unbind())
         })

@@ -81,3 +81,26 @@ def test_list_versions_answers_as_boto3(versioned_server, versioned_bucket):
 
 async def list_async(c, bucket):
     return await c.list_versions_async(bucket, "p/")
+
+
+def test_delete_many_removes_versions_named_every_way(versioned_server, versioned_bucket):
+    s3, bucket = versioned_server["boto3"], versioned_bucket
+    c = make_client(versioned_server)
+    for i in range(150):
+        two_versions(s3, bucket, f"p/{i:03}", b"a", b"b")
+    s3.delete_object(Bucket=bucket, Key="p/000")
+    v1, _ = two_versions(s3, bucket, "t", b"1", b"2")
+    s3.put_object(Bucket=bucket, Key="plain", Body=b"x")
+
+    # list_versions' entries as they come (IsLatest orders each key's batch), a tuple, a key.
+    listed = c.list_versions(bucket, "p/")
+    assert len(listed["Versions"]) == 300 and len(listed["DeleteMarkers"]) == 1
+    assert c.delete_many(bucket, listed["Versions"] + listed["DeleteMarkers"] + [("t", v1), "plain"]) == []
+    after = s3.list_object_versions(Bucket=bucket)
+    assert not [v for v in after.get("Versions", []) if v["Key"].startswith("p/")]
+    assert not [m for m in after.get("DeleteMarkers", []) if m["Key"] != "plain"]
+    assert [v["Key"] for v in after["Versions"] if v["Key"] == "t"] == ["t"], "the other version of t stays"
+    assert any(m["Key"] == "plain" for m in after["DeleteMarkers"]), "a key alone: a delete marker"
+    for bad in ("one-key", [1], [{"VersionId": "v"}]):
+        with pytest.raises((TypeError, ValueError)):
+            c.delete_many(bucket, bad)

@@ -7,11 +7,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use jiff::tz::TimeZone;
-use slipstream_client::{ClientError, DeleteError, ObjectKey, S3Client, Version, MAX_DELETE_KEYS};
-use slipstream_s3::delete::fits_in_xml;
+use slipstream_client::{ClientError, DeleteError, S3Client, Version};
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::S3Uri;
-use slipstream_transfer::Selection;
+use slipstream_transfer::{delete_version_batch, refusal, version_batches, Selection, VersionName};
 use tokio::task::JoinSet;
 
 use crate::actions::Printer;
@@ -150,7 +149,7 @@ pub(crate) async fn remove_all_versions(
     // The versions of the key a page ends with wait for the next page: deleting the one the
     // marker names first loses the rest of that key on a server that looks the marker up
     // (versitygw), and one key's versions deleted in two batches at once race there.
-    let mut held: Vec<Entry> = Vec::new();
+    let mut held: Vec<Version> = Vec::new();
     loop {
         let page = client
             .list_object_versions(bucket, &prefix, None, after.as_ref())
@@ -160,20 +159,14 @@ pub(crate) async fn remove_all_versions(
         taken.extend(
             page.versions
                 .into_iter()
-                .filter(|v| selection.takes(&v.key) && filters.takes(selection.relative(&v.key)))
-                .map(|v| (v.key, v.version_id, v.is_latest)),
+                .filter(|v| selection.takes(&v.key) && filters.takes(selection.relative(&v.key))),
         );
         if let Some(next) = &page.next {
-            let cut = taken.len()
-                - taken
-                    .iter()
-                    .rev()
-                    .take_while(|(k, ..)| *k == next.key)
-                    .count();
+            let cut = taken.len() - taken.iter().rev().take_while(|v| v.key == next.key).count();
             held = taken.split_off(cut);
         }
         seen += taken.len();
-        for batch in cut_batches(taken, usize::from(a.batches)) {
+        for batch in version_batches(taken, usize::from(a.batches)) {
             if a.dryrun {
                 for (key, version) in &batch {
                     printer.done("delete", &versioned_name(bucket, key, version), None);
@@ -185,7 +178,7 @@ pub(crate) async fn remove_all_versions(
             }
             let (client, bucket) = (Arc::clone(client), bucket.to_owned());
             batches.spawn(async move {
-                let failed = delete_batch(&client, &bucket, &batch).await?;
+                let failed = delete_version_batch(&client, &bucket, &batch).await?;
                 Ok::<_, ClientError>((batch, failed))
             });
         }
@@ -206,66 +199,7 @@ pub(crate) async fn remove_all_versions(
     Ok(failures)
 }
 
-/// A listed version: key, version ID, whether it is the current one.
-type Entry = (String, String, bool);
-
-/// The fewest versions a batch is cut to when spreading a page over the batches in flight.
-const MIN_BATCH: usize = 100;
-
-/// `taken` (in key order) cut into batches of `DeleteObjects`: a page spread over the batches
-/// in flight (at least [`MIN_BATCH`] versions each, at most S3's 1,000), cut only between keys,
-/// and each key's current version last. Both for versitygw: deleting the current version first
-/// makes it promote the next one (a file moved), each time, and one key's versions deleted by
-/// two requests at once race there; S3 takes any order.
-fn cut_batches(mut taken: Vec<Entry>, in_flight: usize) -> Vec<Vec<(String, String)>> {
-    taken.sort_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
-    let size = taken
-        .len()
-        .div_ceil(in_flight.max(1))
-        .clamp(MIN_BATCH, MAX_DELETE_KEYS);
-    let mut batches: Vec<Vec<(String, String)>> = Vec::new();
-    let mut batch: Vec<(String, String)> = Vec::new();
-    for (key, version, _) in taken {
-        let new_key = batch.last().is_some_and(|(k, _)| *k != key);
-        if batch.len() >= MAX_DELETE_KEYS || (batch.len() >= size && new_key) {
-            batches.push(std::mem::take(&mut batch));
-        }
-        batch.push((key, version));
-    }
-    if !batch.is_empty() {
-        batches.push(batch);
-    }
-    batches
-}
-
-type Batch = Result<(Vec<(String, String)>, Vec<DeleteError>), ClientError>;
-
-/// One batch: `DeleteObjects` for the keys XML can carry, `DeleteObject` for the others.
-async fn delete_batch(
-    client: &S3Client,
-    bucket: &str,
-    batch: &[(String, String)],
-) -> Result<Vec<DeleteError>, ClientError> {
-    let (plain, odd): (Vec<_>, Vec<_>) = batch.iter().cloned().partition(|(k, _)| fits_in_xml(k));
-    let mut failed = Vec::new();
-    if !plain.is_empty() {
-        failed = client.delete_versions(bucket, &plain).await?;
-    }
-    for (key, version) in odd {
-        if let Err(e) = client
-            .delete_object(bucket, ObjectKey::new(&key, Some(&version)))
-            .await
-        {
-            failed.push(DeleteError {
-                code: e.code().unwrap_or("").to_owned(),
-                message: e.to_string(),
-                key,
-                version_id: Some(version),
-            });
-        }
-    }
-    Ok(failed)
-}
+type Batch = Result<(Vec<VersionName>, Vec<DeleteError>), ClientError>;
 
 /// Prints a finished batch's versions, deleted or refused; returns how many were refused. A
 /// batch refused whole (after the client's retries) stops the command with its error.
@@ -281,13 +215,9 @@ fn settle(
         .map_err(|e| failed(format!("a delete stopped: {e}")))?
         .map_err(failed)?;
     let mut failures = 0;
-    for (key, version) in &batch {
-        let name = versioned_name(bucket, key, version);
-        // S3 names the version of each refusal; a server that leaves it out names the key.
-        let refusal = refused
-            .iter()
-            .find(|e| &e.key == key && e.version_id.as_ref().map_or(true, |v| v == version));
-        match refusal {
+    for named in &batch {
+        let name = versioned_name(bucket, &named.0, &named.1);
+        match refusal(&refused, named) {
             Some(e) => {
                 failures += 1;
                 printer.failed("delete", &name, &format!("{}: {}", e.code, e.message));
@@ -300,50 +230,4 @@ fn settle(
 
 fn versioned_name(bucket: &str, key: &str, version: &str) -> String {
     format!("s3://{bucket}/{key} (version {version})")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entries(keys: &[(&str, usize)]) -> Vec<Entry> {
-        let mut all = Vec::new();
-        for (key, versions) in keys {
-            for i in 0..*versions {
-                all.push((key.to_string(), format!("{key}.{i}"), i == 0));
-            }
-        }
-        all
-    }
-
-    #[test]
-    fn batches_end_between_keys_with_each_current_version_last() {
-        let keys: Vec<(String, usize)> = (0..150).map(|i| (format!("k{i:03}"), 3)).collect();
-        let keys: Vec<(&str, usize)> = keys.iter().map(|(k, n)| (k.as_str(), *n)).collect();
-        let batches = cut_batches(entries(&keys), 4);
-        // 450 versions over 4 in flight: ~113 each, cut at the next key (114).
-        assert_eq!(
-            batches.iter().map(Vec::len).collect::<Vec<_>>(),
-            [114, 114, 114, 108]
-        );
-        for batch in &batches {
-            for key in batch.chunks(3) {
-                let names: Vec<_> = key
-                    .iter()
-                    .map(|(_, v)| v.rsplit('.').next().unwrap())
-                    .collect();
-                assert_eq!(names, ["1", "2", "0"], "the current version (0) last");
-            }
-        }
-    }
-
-    #[test]
-    fn a_key_with_more_versions_than_a_request_takes_is_cut() {
-        let batches = cut_batches(entries(&[("big", 2500)]), 8);
-        assert_eq!(
-            batches.iter().map(Vec::len).collect::<Vec<_>>(),
-            [1000, 1000, 500]
-        );
-        assert!(cut_batches(Vec::new(), 8).is_empty());
-    }
 }

@@ -45,6 +45,7 @@ mod stream;
 mod sync;
 mod through;
 mod upload;
+mod versions;
 mod walk;
 
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
@@ -69,6 +70,7 @@ pub use sync::{
 };
 pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_bytes, upload_file, Uploaded};
+pub use versions::{delete_version_batch, refusal, version_batches, VersionName};
 pub use walk::{walk_files, Links, Walked};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a

@@ -331,9 +331,15 @@ class Client:
         """``DeleteObject``. In a versioned bucket it leaves a delete marker (the versions
         stay); with ``version_id`` it removes that version for good."""
         ...
-    def delete_many(self, bucket: str, keys: Sequence[str]) -> list[dict[str, str]]:
+    def delete_many(
+        self, bucket: str, keys: Iterable[Union[str, tuple[str, str], Mapping[str, object]]]
+    ) -> list[dict[str, str]]:
         """``DeleteObjects`` batches of 1,000, 8 in flight; returns the keys S3 refused as
-        ``[{"Key", "Code", "Message"}]`` (empty when every key was deleted)."""
+        ``[{"Key", "Code", "Message"}]`` (empty when every key was deleted). An item may name a
+        version instead, removed for good: ``(key, version_id)``, or boto3's dict with ``Key``
+        and ``VersionId`` (``list_versions``' entries: ``c.delete_many(b, v["Versions"] +
+        v["DeleteMarkers"])`` empties a prefix of a versioned bucket); a refused version
+        carries its ``VersionId``."""
         ...
     def copy(self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None) -> int:
         """Copies on the server (metadata and checksum kept; parts above 5 GiB); the size.
@@ -413,7 +419,9 @@ class Client:
     def list_buckets_async(self) -> Coroutine[Any, Any, list["BucketEntry"]]: ...
     def list_versions_async(self, bucket: str, prefix: str = "") -> Coroutine[Any, Any, "VersionListing"]: ...
     def delete_async(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> Coroutine[Any, Any, None]: ...
-    def delete_many_async(self, bucket: str, keys: Sequence[str]) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
+    def delete_many_async(
+        self, bucket: str, keys: Iterable[Union[str, tuple[str, str], Mapping[str, object]]]
+    ) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
     def copy_async(
         self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None
     ) -> Coroutine[Any, Any, int]: ...
