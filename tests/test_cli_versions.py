@@ -66,6 +66,11 @@ def test_ls_all_versions_names_every_version_and_marker(slipstream_bin, versione
     assert len(matched.splitlines()) == 2
     none = cli(slipstream_bin, server, "ls", "--all-versions", f"s3://{bucket}/z*", check=False)
     assert none.returncode == 1 and b"no object matches" in none.stderr
+    # du counts every version's bytes (delete markers hold none), plain du the current ones.
+    du = cli(slipstream_bin, server, "du", "--all-versions", "--json", f"s3://{bucket}/").stdout
+    assert json.loads(du) == {"prefix": f"s3://{bucket}/", "objects": 4, "bytes": 17}
+    du = cli(slipstream_bin, server, "du", "--json", f"s3://{bucket}/").stdout
+    assert json.loads(du) == {"prefix": f"s3://{bucket}/", "objects": 2, "bytes": 8}
     buckets = cli(slipstream_bin, server, "ls", "--all-versions", check=False)
     assert buckets.returncode == 2 and b"--all-versions" in buckets.stderr
 

@@ -43,6 +43,10 @@ pub struct DuArgs {
     /// One JSON object per line: {"prefix", "objects", "bytes"}.
     #[arg(long)]
     pub json: bool,
+    /// Count every version (what a versioned bucket stores and bills), not only the current
+    /// ones; delete markers hold no bytes and are not counted.
+    #[arg(long)]
+    pub all_versions: bool,
 }
 
 /// Objects and bytes of one line.
@@ -62,7 +66,44 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
     };
     let base = selection.base().to_owned();
     let client = client(&a.connection, &a.transport)?;
-    let (total, groups) = runtime()?.block_on(async {
+    let (mut total, mut groups) = (Count::default(), BTreeMap::<String, Count>::new());
+    let mut count = |key: &str, size: u64| {
+        total.objects += 1;
+        total.bytes += size;
+        if a.group {
+            let rest = key.strip_prefix(base.as_str()).unwrap_or(key);
+            let group = match rest.find('/') {
+                Some(i) => &rest[..=i],
+                None => rest,
+            };
+            let g = groups.entry(format!("{base}{group}")).or_default();
+            g.objects += 1;
+            g.bytes += size;
+        }
+    };
+    runtime()?.block_on(async {
+        if a.all_versions {
+            // Listed as `list_selected` lists objects: the selection's, filtered, no folder markers.
+            let prefix = selection.list_prefix();
+            let mut after = None;
+            loop {
+                let page = client
+                    .list_object_versions(&target.bucket, &prefix, None, after.as_ref())
+                    .await
+                    .map_err(failed)?;
+                for v in &page.versions {
+                    let name = selection.relative(&v.key);
+                    let taken = selection.takes(&v.key) && filters.takes(name);
+                    if taken && !v.delete_marker && !v.key.ends_with('/') {
+                        count(&v.key, v.size);
+                    }
+                }
+                match page.next {
+                    Some(next) => after = Some(next),
+                    None => return Ok(()),
+                }
+            }
+        }
         let mut listed = list_spread(
             Arc::clone(&client),
             &target.bucket,
@@ -71,24 +112,12 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
             4,
             Spread::WhenFar,
         );
-        let (mut total, mut groups) = (Count::default(), BTreeMap::<String, Count>::new());
         while let Some(page) = listed.recv().await {
             for o in page.map_err(failed)? {
-                total.objects += 1;
-                total.bytes += o.size;
-                if a.group {
-                    let rest = o.key.strip_prefix(base.as_str()).unwrap_or(&o.key);
-                    let group = match rest.find('/') {
-                        Some(i) => &rest[..=i],
-                        None => rest,
-                    };
-                    let g = groups.entry(format!("{base}{group}")).or_default();
-                    g.objects += 1;
-                    g.bytes += o.size;
-                }
+                count(&o.key, o.size);
             }
         }
-        Ok::<_, Failure>((total, groups))
+        Ok::<_, Failure>(())
     })?;
     let mut out = std::io::stdout().lock();
     let mut line = |name: &str, c: &Count| {
