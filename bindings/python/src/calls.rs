@@ -74,14 +74,9 @@ impl Client {
         progress: Option<Arc<Progress>>,
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(progress));
-        let (bucket, key, version) = (
-            bucket.to_owned(),
-            key.key.to_owned(),
-            key.version_id.map(str::to_owned),
-        );
+        let (bucket, key) = (bucket.to_owned(), key.to_buf());
         async move {
-            let key = ObjectKey::new(&key, version.as_deref());
-            download_to_file(client, &bucket, key, &path, opts)
+            download_to_file(client, &bucket, key.as_key(), &path, opts)
                 .await
                 .map(|d| d.size)
         }
@@ -115,13 +110,9 @@ impl Client {
         range: Option<(u64, u64)>,
     ) -> impl Future<Output = Result<MemoryDownload, TransferError>> + Send + 'static {
         let (client, opts) = (Arc::clone(&self.inner), self.opts.clone());
-        let (bucket, key, version) = (
-            bucket.to_owned(),
-            key.key.to_owned(),
-            key.version_id.map(str::to_owned),
-        );
+        let (bucket, key) = (bucket.to_owned(), key.to_buf());
         async move {
-            let key = ObjectKey::new(&key, version.as_deref());
+            let key = key.as_key();
             match range {
                 Some(r) => MemoryDownload::start_range(client, &bucket, key, r, opts).await,
                 None => MemoryDownload::start(client, &bucket, key, opts).await,
@@ -180,15 +171,8 @@ impl Client {
         key: ObjectKey<'_>,
     ) -> impl Future<Output = Result<ObjectInfo, ClientError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
-        let (bucket, key, version) = (
-            bucket.to_owned(),
-            key.key.to_owned(),
-            key.version_id.map(str::to_owned),
-        );
-        async move {
-            let key = ObjectKey::new(&key, version.as_deref());
-            client.head_object(&bucket, key).await
-        }
+        let (bucket, key) = (bucket.to_owned(), key.to_buf());
+        async move { client.head_object(&bucket, key.as_key()).await }
     }
 
     pub(crate) fn list_buckets_work(
@@ -251,15 +235,8 @@ impl Client {
         key: ObjectKey<'_>,
     ) -> impl Future<Output = Result<(), ClientError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
-        let (bucket, key, version) = (
-            bucket.to_owned(),
-            key.key.to_owned(),
-            key.version_id.map(str::to_owned),
-        );
-        async move {
-            let key = ObjectKey::new(&key, version.as_deref());
-            client.delete_object(&bucket, key).await
-        }
+        let (bucket, key) = (bucket.to_owned(), key.to_buf());
+        async move { client.delete_object(&bucket, key.as_key()).await }
     }
 
     /// `DeleteObjects` batches of 1,000, 8 in flight: the current versions of `keys`, then

@@ -22,7 +22,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
-use slipstream_client::{ObjectKey, S3Client};
+use slipstream_client::{ObjectKey, ObjectKeyBuf, S3Client};
 use slipstream_transfer::{
     download_to_writer, upload_from_reader, ObjectHeaders, Progress, TransferError, TransferOptions,
 };
@@ -69,11 +69,7 @@ impl Client {
     ) -> PyResult<impl Future<Output = Result<u64, StreamError>> + Send + 'static> {
         let write = method(fileobj, "write", "opened 'wb'")?;
         let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(progress));
-        let names = (
-            bucket.to_owned(),
-            key.key.to_owned(),
-            key.version_id.map(str::to_owned),
-        );
+        let names = (bucket.to_owned(), key.to_buf());
         Ok(download_into(client, names, write, opts))
     }
 
@@ -124,13 +120,12 @@ fn type_name(o: &Bound<'_, PyAny>) -> String {
 /// then means what was written is not the object.
 async fn download_into(
     client: Arc<S3Client>,
-    (bucket, key, version): (String, String, Option<String>),
+    (bucket, key): (String, ObjectKeyBuf),
     write: Method,
     opts: TransferOptions,
 ) -> Result<u64, StreamError> {
     let mut out = PyWriter(write);
-    let key = ObjectKey::new(&key, version.as_deref());
-    let done = download_to_writer(client, &bucket, key, &mut out, opts).await;
+    let done = download_to_writer(client, &bucket, key.as_key(), &mut out, opts).await;
     StreamError::first(done.map(|d| d.size), out.0.raised)
 }
 

@@ -34,6 +34,31 @@ impl<'a> ObjectKey<'a> {
     }
 }
 
+/// An [`ObjectKey`] that owns its strings, for work that outlives the caller's borrow (a
+/// spawned task, a future handed to Python), as `PathBuf` is to `Path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectKeyBuf {
+    key: String,
+    version_id: Option<String>,
+}
+
+impl ObjectKeyBuf {
+    /// The key and version borrowed again.
+    pub fn as_key(&self) -> ObjectKey<'_> {
+        ObjectKey::new(&self.key, self.version_id.as_deref())
+    }
+}
+
+impl ObjectKey<'_> {
+    /// The same key and version, owned.
+    pub fn to_buf(&self) -> ObjectKeyBuf {
+        ObjectKeyBuf {
+            key: self.key.to_owned(),
+            version_id: self.version_id.map(str::to_owned),
+        }
+    }
+}
+
 impl<'a> From<&'a str> for ObjectKey<'a> {
     fn from(key: &'a str) -> Self {
         Self::new(key, None)

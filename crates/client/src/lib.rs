@@ -49,7 +49,7 @@ pub use credentials::{
 };
 pub use dial::{Dialed, Dialer};
 pub use error::{describe, ClientError};
-pub use key::ObjectKey;
+pub use key::{ObjectKey, ObjectKeyBuf};
 pub use object::ObjectStream;
 pub use ops::{CompletedPart, ListFrom, ObjectInfo};
 pub use options::ClientOptions;

@@ -444,12 +444,7 @@ impl S3Client {
             query.push(("max-keys", n.to_string()));
         }
         query.push(("prefix", encode_query(prefix)));
-        query.sort();
-        let query = query
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("&");
+        let query = query_string(query);
         let r = self
             .send(&Call {
                 query,
@@ -486,12 +481,7 @@ impl S3Client {
         if let Some(n) = self.list_page_size() {
             query.push(("max-keys", n.to_string()));
         }
-        query.sort();
-        let query = query
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("&");
+        let query = query_string(query);
         let call = Call {
             query,
             listing: true,
@@ -601,6 +591,13 @@ impl S3Client {
         .await
         .map(drop)
     }
+}
+
+/// `pairs` (values already encoded) as a query string, sorted as the signature sorts them.
+fn query_string(mut pairs: Vec<(&str, String)>) -> String {
+    pairs.sort();
+    let pairs: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join("&")
 }
 
 /// The body of a `CreateBucket` for `region`: none for us-east-1 (S3's default, which refuses

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use slipstream_client::{
-    ChecksumAlgorithm, ClientError, ObjectInfo, ObjectKey, ObjectStream, S3Client,
+    ChecksumAlgorithm, ClientError, ObjectInfo, ObjectKey, ObjectKeyBuf, ObjectStream, S3Client,
 };
 
 use crate::{download_ranges, TransferError};
@@ -35,9 +35,8 @@ impl First {
 pub(crate) struct Source {
     client: Arc<S3Client>,
     bucket: String,
-    key: String,
-    /// The version every part reads, when the download names one.
-    version: Option<String>,
+    /// The key, and the version every part reads when the download names one.
+    key: ObjectKeyBuf,
     etag: String,
     first: std::sync::Mutex<Option<First>>,
     /// Part `i` is `ranges[i]`: the first GET's bytes, then the rest cut by the caller.
@@ -71,8 +70,7 @@ impl Source {
         Self {
             client: Arc::clone(client),
             bucket: bucket.to_owned(),
-            key: key.key.to_owned(),
-            version: key.version_id.map(str::to_owned),
+            key: key.to_buf(),
             etag: etag.to_owned(),
             first: std::sync::Mutex::new(first),
             ranges,
@@ -117,7 +115,7 @@ impl Source {
         }
         let (start, end) = self.ranges[i];
         let (client, etag) = (&self.client, &self.etag);
-        let key = ObjectKey::new(&self.key, self.version.as_deref());
+        let key = self.key.as_key();
         let mut attempt = 0;
         loop {
             attempt += 1;

@@ -12,7 +12,7 @@ pub type VersionName = (String, String);
 const MIN_BATCH: usize = 100;
 
 /// `versions` cut into batches of `DeleteObjects`: spread over the batches in flight (at
-/// least [`MIN_BATCH`] versions each, at most S3's 1,000), cut only between keys, each key's
+/// least 100 versions each, at most S3's 1,000), cut only between keys, each key's
 /// current version last. Both for versitygw: deleting the current version first makes it
 /// promote the next one (a file moved), each time, and one key's versions deleted by two
 /// requests at once race there (`InvalidArgument: Invalid version id specified`); S3 takes
