@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use slipstream_s3::pattern::{Filters, Pattern};
-use slipstream_transfer::{list_spread, Selection, Spread};
+use slipstream_transfer::{list_spread, list_versions_spread, Selection, Spread};
 
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, failed, runtime, s3};
@@ -83,26 +83,23 @@ pub fn du(a: &DuArgs, filters: Filters) -> Result<(), Failure> {
     };
     runtime()?.block_on(async {
         if a.all_versions {
-            // Listed as `list_selected` lists objects: the selection's, filtered, no folder markers.
-            let prefix = selection.list_prefix();
-            let mut after = None;
-            loop {
-                let page = client
-                    .list_object_versions(&target.bucket, &prefix, None, after.as_ref())
-                    .await
-                    .map_err(failed)?;
-                for v in &page.versions {
-                    let name = selection.relative(&v.key);
-                    let taken = selection.takes(&v.key) && filters.takes(name);
-                    if taken && !v.delete_marker && !v.key.ends_with('/') {
+            // As objects are counted: no folder markers (delete markers hold no bytes).
+            let chosen = (selection, filters);
+            let mut listed = list_versions_spread(
+                Arc::clone(&client),
+                &target.bucket,
+                chosen,
+                4,
+                Spread::WhenFar,
+            );
+            while let Some(page) = listed.recv().await {
+                for v in page.map_err(failed)? {
+                    if !v.delete_marker && !v.key.ends_with('/') {
                         count(&v.key, v.size);
                     }
                 }
-                match page.next {
-                    Some(next) => after = Some(next),
-                    None => return Ok(()),
-                }
             }
+            return Ok(());
         }
         let mut listed = list_spread(
             Arc::clone(&client),

@@ -45,6 +45,7 @@ mod stream;
 mod sync;
 mod through;
 mod upload;
+mod version_listing;
 mod versions;
 mod walk;
 
@@ -70,6 +71,7 @@ pub use sync::{
 };
 pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_bytes, upload_file, Uploaded};
+pub use version_listing::list_versions_spread;
 pub use versions::{delete_version_batch, refusal, version_batches, VersionName};
 pub use walk::{walk_files, Links, Walked};
 

@@ -40,10 +40,12 @@ pub enum Spread {
     WhenFar,
     /// Whenever the first page has more to come (tests; a caller that knows the path).
     Always,
+    /// Never: one page after another, in key order (what a dry run prints).
+    Never,
 }
 
 /// Listing requests in flight at most, over all ranges: connections opened for one listing.
-const IN_FLIGHT: usize = 32;
+pub(crate) const IN_FLIGHT: usize = 32;
 /// Cuts made from one page at most (the coarsest kept: a range left long is cut again).
 const MAX_CUTS: usize = 32;
 /// How many times a range is cut again at most.
@@ -200,13 +202,14 @@ impl Lister {
         match self.spread {
             Spread::Always => true,
             Spread::WhenFar => far_network(&self.client, &self.bucket) == Some(true),
+            Spread::Never => false,
         }
     }
 }
 
 /// Where to cut the keys after the last of `keys` (a page in key order, under `prefix`) and
 /// up to `upto`: see the module's doc. Sorted, each after the last key and before `upto`.
-fn guess_cuts(prefix: &str, keys: &[&str], upto: Option<&str>) -> Vec<String> {
+pub(crate) fn guess_cuts(prefix: &str, keys: &[&str], upto: Option<&str>) -> Vec<String> {
     let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
         return Vec::new();
     };

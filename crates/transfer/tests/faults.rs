@@ -17,9 +17,9 @@ use slipstream_client::{ClientError, ClientOptions, S3Client};
 use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_transfer::{
     copy_listed_through, download_prefix, download_to_file, download_to_memory, download_to_writer,
-    list_spread, objects_in_flight, sync, upload_file, upload_objects_in_flight, Many, ManyOptions,
-    Place, Selection, Spread, SyncOptions, TransferOptions, FAR_OBJECTS, FAR_UPLOAD_OBJECTS,
-    MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
+    list_spread, list_versions_spread, objects_in_flight, sync, upload_file,
+    upload_objects_in_flight, Many, ManyOptions, Place, Selection, Spread, SyncOptions,
+    TransferOptions, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
 use slipstream_transfer::{MemoryDownload, TransferError};
 
@@ -1348,4 +1348,93 @@ async fn a_file_sent_as_it_is_read_is_sent_whole_again_on_a_retry() {
         .await
         .unwrap();
     assert!(got == body, "the object differs from the file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_of_versions_is_cut_into_ranges_and_lists_each_version_once() {
+    // A bucket without versioning lists each object as one version ("null"): enough for the
+    // ranges, whose cuts fall between keys.
+    let bucket = new_bucket().await;
+    let direct = client_for(&server());
+    let mut present: Vec<String> = (0..700).map(|i| format!("v/k{i:04}")).collect();
+    present.extend([
+        "v/zz/".to_owned(),
+        "v/zz/é".to_owned(),
+        "w/outside".to_owned(),
+    ]);
+    let permits = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut puts = tokio::task::JoinSet::new();
+    for key in present.clone() {
+        let (client, bucket, permits) = (Arc::clone(&direct), bucket.clone(), Arc::clone(&permits));
+        puts.spawn(async move {
+            let _permit = permits.acquire().await.unwrap();
+            let body = if key.ends_with('/') { "" } else { "k" };
+            client
+                .put_object(&bucket, &key, bytes::Bytes::from(body), Default::default())
+                .await
+        });
+    }
+    while let Some(done) = puts.join_next().await {
+        done.unwrap().unwrap();
+    }
+    let ranged = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&ranged);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            let starts_after_a_key = s.target.contains("key-marker=");
+            if s.target.contains("versions")
+                && starts_after_a_key
+                && !s.target.contains("version-id-marker")
+            {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+            Action::Forward
+        }),
+    );
+    let options = ClientOptions {
+        list_page_size: Some(100),
+        ..ClientOptions::default()
+    };
+    let client = common::client_with(&p.endpoint, options, None);
+    let list = |selection: &str, filters: Filters, spread| {
+        let selection = Selection::parse(selection, true).unwrap();
+        let mut pages = list_versions_spread(
+            Arc::clone(&client),
+            &bucket,
+            (selection, filters),
+            4,
+            spread,
+        );
+        async move {
+            let mut keys = Vec::new();
+            while let Some(page) = pages.recv().await {
+                keys.extend(page.unwrap().into_iter().map(|v| v.key));
+            }
+            keys
+        }
+    };
+    let mut want: Vec<String> = present
+        .iter()
+        .filter(|k| k.starts_with("v/"))
+        .cloned()
+        .collect();
+    want.sort();
+    let mut spread = list("v/", Filters::new(), Spread::Always).await;
+    let cut = ranged.swap(0, Ordering::SeqCst);
+    spread.sort();
+    assert_eq!(spread, want, "every version once, folder markers too");
+    assert!(cut >= 3, "the listing was cut into ranges ({cut} ranges)");
+    let in_order = list("v/", Filters::new(), Spread::Never).await;
+    assert_eq!(in_order, want, "in key order, page by page");
+    assert_eq!(ranged.load(Ordering::SeqCst), 0);
+    let mut filters = Filters::new();
+    filters.push(Rule::Exclude, "*5").unwrap();
+    let mut some = list("v/k01*", filters, Spread::Always).await;
+    some.sort();
+    let want: Vec<&String> = want
+        .iter()
+        .filter(|k| k.starts_with("v/k01") && !k.ends_with('5'))
+        .collect();
+    assert_eq!(some.iter().collect::<Vec<_>>(), want);
 }
