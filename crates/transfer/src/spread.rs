@@ -44,6 +44,18 @@ pub enum Spread {
     Never,
 }
 
+impl Spread {
+    /// Whether a listing of `bucket` is cut into ranges now (asked once its first page is in,
+    /// so a listing connection has connected and `WhenFar` knows the distance).
+    pub(crate) fn now(self, client: &S3Client, bucket: &str) -> bool {
+        match self {
+            Spread::Always => true,
+            Spread::WhenFar => far_network(client, bucket) == Some(true),
+            Spread::Never => false,
+        }
+    }
+}
+
 /// Listing requests in flight at most, over all ranges: connections opened for one listing.
 pub(crate) const IN_FLIGHT: usize = 32;
 /// Cuts made from one page at most (the coarsest kept: a range left long is cut again).
@@ -196,14 +208,9 @@ impl Lister {
         Ok((permit, page))
     }
 
-    /// Whether this listing is cut into ranges (asked once its first page is in, so a
-    /// listing connection has connected).
+    /// Whether this listing is cut into ranges.
     fn worth_it(&self) -> bool {
-        match self.spread {
-            Spread::Always => true,
-            Spread::WhenFar => far_network(&self.client, &self.bucket) == Some(true),
-            Spread::Never => false,
-        }
+        self.spread.now(&self.client, &self.bucket)
     }
 }
 

@@ -19,7 +19,6 @@ use slipstream_s3::pattern::Filters;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::cut::far_network;
 use crate::select::Selection;
 use crate::spread::{guess_cuts, Spread, IN_FLIGHT};
 use crate::TransferError;
@@ -103,7 +102,8 @@ impl Lister {
                     versions.retain(|v| v.key <= *upto);
                 }
                 let next = page.next.filter(|_| versions.len() == listed);
-                let cuts = match (&next, first && self.worth_it()) {
+                let far = first && self.spread.now(&self.client, &self.bucket);
+                let cuts = match (&next, far) {
                     (Some(_), true) => {
                         let mut keys: Vec<&str> = versions.iter().map(|v| v.key.as_str()).collect();
                         keys.dedup();
@@ -164,15 +164,5 @@ impl Lister {
             done.map_err(std::io::Error::other)??;
         }
         Ok(())
-    }
-
-    /// Whether this listing is cut into ranges (asked once its first page is in, so a
-    /// listing connection has connected).
-    fn worth_it(&self) -> bool {
-        match self.spread {
-            Spread::Always => true,
-            Spread::WhenFar => far_network(&self.client, &self.bucket) == Some(true),
-            Spread::Never => false,
-        }
     }
 }

@@ -76,6 +76,31 @@ async fn new_bucket() -> String {
     bucket
 }
 
+/// Puts a one-byte object at each of `keys` (a "directory" marker, ending in `/`, empty, as a
+/// posix backend needs it), 32 at a time.
+async fn put_keys(client: &Arc<S3Client>, bucket: &str, keys: &[String]) {
+    let permits = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut puts = tokio::task::JoinSet::new();
+    for key in keys {
+        let (key, client, bucket, permits) = (
+            key.clone(),
+            Arc::clone(client),
+            bucket.to_owned(),
+            Arc::clone(&permits),
+        );
+        puts.spawn(async move {
+            let _permit = permits.acquire().await.unwrap();
+            let body = if key.ends_with('/') { "" } else { "k" };
+            client
+                .put_object(&bucket, &key, bytes::Bytes::from(body), Default::default())
+                .await
+        });
+    }
+    while let Some(done) = puts.join_next().await {
+        done.unwrap().unwrap();
+    }
+}
+
 fn files(dir: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -1195,22 +1220,7 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
     ] {
         present.push(odd.to_owned());
     }
-    let permits = Arc::new(tokio::sync::Semaphore::new(32));
-    let mut puts = tokio::task::JoinSet::new();
-    for key in present.clone() {
-        let (client, bucket, permits) = (Arc::clone(&direct), bucket.clone(), Arc::clone(&permits));
-        puts.spawn(async move {
-            let _permit = permits.acquire().await.unwrap();
-            // A "directory" marker must be empty on a posix backend.
-            let body = if key.ends_with('/') { "" } else { "k" };
-            client
-                .put_object(&bucket, &key, bytes::Bytes::from(body), Default::default())
-                .await
-        });
-    }
-    while let Some(done) = puts.join_next().await {
-        done.unwrap().unwrap();
-    }
+    put_keys(&direct, &bucket, &present).await;
     let ranged = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&ranged);
     let p = proxy::start(
@@ -1263,21 +1273,8 @@ async fn a_range_that_held_one_full_page_is_asked_for_one_key_not_cut_again() {
     // r/o02 holds r/o01000..r/o01999, one full page and more keys after it (past its end).
     let bucket = new_bucket().await;
     let direct = client_for(&server());
-    let permits = Arc::new(tokio::sync::Semaphore::new(32));
-    let mut puts = tokio::task::JoinSet::new();
-    for i in 0..2100 {
-        let (client, bucket, permits) = (Arc::clone(&direct), bucket.clone(), Arc::clone(&permits));
-        puts.spawn(async move {
-            let _permit = permits.acquire().await.unwrap();
-            let key = format!("r/o{i:05}");
-            client
-                .put_object(&bucket, &key, bytes::Bytes::from("k"), Default::default())
-                .await
-        });
-    }
-    while let Some(done) = puts.join_next().await {
-        done.unwrap().unwrap();
-    }
+    let keys: Vec<String> = (0..2100).map(|i| format!("r/o{i:05}")).collect();
+    put_keys(&direct, &bucket, &keys).await;
     let targets = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&targets);
     let p = proxy::start(
@@ -1362,21 +1359,7 @@ async fn a_listing_of_versions_is_cut_into_ranges_and_lists_each_version_once() 
         "v/zz/é".to_owned(),
         "w/outside".to_owned(),
     ]);
-    let permits = Arc::new(tokio::sync::Semaphore::new(32));
-    let mut puts = tokio::task::JoinSet::new();
-    for key in present.clone() {
-        let (client, bucket, permits) = (Arc::clone(&direct), bucket.clone(), Arc::clone(&permits));
-        puts.spawn(async move {
-            let _permit = permits.acquire().await.unwrap();
-            let body = if key.ends_with('/') { "" } else { "k" };
-            client
-                .put_object(&bucket, &key, bytes::Bytes::from(body), Default::default())
-                .await
-        });
-    }
-    while let Some(done) = puts.join_next().await {
-        done.unwrap().unwrap();
-    }
+    put_keys(&direct, &bucket, &present).await;
     let ranged = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&ranged);
     let p = proxy::start(
