@@ -1,7 +1,8 @@
 //! The asyncio side of `Client`: every call's `*_async` twin returns a coroutine (so that
 //! `asyncio.create_task` and `gather` take it, as they take obstore's) awaiting an
 //! `asyncio.Future` of the running event loop. The work starts at the call, not at the first
-//! await. The work runs on the client's tokio runtime,
+//! await; a call made before any loop runs (`asyncio.run(client.head_async(...))`) starts at
+//! its first await instead, in the loop awaiting it. The work runs on the client's tokio runtime,
 //! and its outcome reaches the loop through `loop.call_soon_threadsafe`: no Python thread
 //! waits for it, and the event loop keeps running other coroutines meanwhile.
 //!
@@ -24,11 +25,34 @@ use crate::errors::Raise;
 pub(crate) type Outcome = PyResult<Py<PyAny>>;
 
 /// Starts `work` on `runtime` and returns the coroutine the caller awaits; `convert` turns the
-/// result into a Python object (with the GIL, on a runtime thread). Raises `RuntimeError` when
-/// called outside a running event loop, as `asyncio.get_running_loop` does.
+/// result into a Python object (with the GIL, on a runtime thread). Called where no event loop
+/// runs yet (`asyncio.run(client.get_bytes_async(...))` makes the coroutine before the loop
+/// starts), the work starts when the coroutine is first awaited, in the loop awaiting it.
 pub(crate) fn spawn<'py, T, E, F, C>(
     py: Python<'py>,
     runtime: &tokio::runtime::Runtime,
+    work: F,
+    convert: C,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Result<T, E>> + Send + 'static,
+    T: Send + 'static,
+    E: Raise + Send + 'static,
+    C: FnOnce(Python<'_>, T) -> Outcome + Send + 'static,
+{
+    if running_loop(py).is_ok() {
+        return start(py, runtime.handle(), work, convert);
+    }
+    let handle = runtime.handle().clone();
+    let begin: Begin = Box::new(move |py| Ok(start(py, &handle, work, convert)?.unbind()));
+    let deferred = Deferred(std::sync::Mutex::new(Some(begin)));
+    coroutines(py)?.1.bind(py).call1((deferred,))
+}
+
+/// [`spawn`] in the running loop: the work starts now.
+fn start<'py, T, E, F, C>(
+    py: Python<'py>,
+    runtime: &tokio::runtime::Handle,
     work: F,
     convert: C,
 ) -> PyResult<Bound<'py, PyAny>>
@@ -48,21 +72,41 @@ where
         });
     });
     future.call_method1("add_done_callback", (Canceller(task.abort_handle()),))?;
-    awaiting(py)?.bind(py).call1((future,))
+    coroutines(py)?.0.bind(py).call1((future,))
 }
 
-/// `async def awaiting(f): return await f`, made once: the coroutine around a future.
-fn awaiting(py: Python<'_>) -> PyResult<&Py<PyAny>> {
-    static AWAITING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    AWAITING.get_or_try_init(py, || {
+/// `awaiting(f)`, the coroutine around a future, and `later(begin)`, the coroutine that
+/// starts its work when first awaited (`begin()` is `awaiting`'s coroutine then); made once.
+fn coroutines(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+    static COROUTINES: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    COROUTINES.get_or_try_init(py, || {
         let module = PyModule::from_code(
             py,
-            c"async def awaiting(f):\n    return await f\n",
+            c"async def awaiting(f):\n    return await f\n\n\
+              async def later(begin):\n    return await begin()\n",
             c"slipstream/_aio.py",
             c"slipstream._aio",
         )?;
-        Ok(module.getattr("awaiting")?.unbind())
+        let awaiting = module.getattr("awaiting")?.unbind();
+        Ok((awaiting, module.getattr("later")?.unbind()))
     })
+}
+
+/// What starts a deferred call's work, given the GIL in the loop that awaits it.
+type Begin = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
+/// A call made where no loop ran: its work, started once, when its coroutine is awaited.
+#[pyclass(frozen, module = "slipstream")]
+struct Deferred(std::sync::Mutex<Option<Begin>>);
+
+#[pymethods]
+impl Deferred {
+    fn __call__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let begin = self.0.lock().ok().and_then(|mut b| b.take());
+        let begin =
+            begin.ok_or_else(|| PyRuntimeError::new_err("this call was started already"))?;
+        begin(py)
+    }
 }
 
 /// A future of the running loop that already holds `value`: for answers that need no I/O (the

@@ -98,8 +98,15 @@ def test_errors_raise_at_the_await_as_the_blocking_calls_raise(server, bucket_na
             await c.sync_async("s3://b/p/", str(tmp_path), size_only=True, exact_timestamps=True)
 
     asyncio.run(main())
-    with pytest.raises(RuntimeError):
-        c.head_async(bucket_name, "k")  # no running event loop
+    # Made before any loop runs, a call starts when awaited, in the loop that awaits it.
+    c.put_bytes(bucket_name, "k", b"hello")
+    assert asyncio.run(c.head_async(bucket_name, "k"))["ContentLength"] == 5
+    assert asyncio.run(c.get_bytes_async(bucket_name, "k")) == b"hello"
+    with pytest.raises(slipstream.S3Error):
+        asyncio.run(c.get_bytes_async(bucket_name, "missing"))
+    never = c.delete_async(bucket_name, "k")
+    never.close()  # never awaited: nothing starts
+    assert asyncio.run(c.get_bytes_async(bucket_name, "k")) == b"hello"
 
 
 def test_sync_async_plans_as_sync_does(server, s3, bucket_name, tmp_path):

@@ -371,8 +371,8 @@ class Client:
 
     # asyncio twins: each returns a coroutine whose work starts at the call, runs on the
     # client's own threads (the event loop stays free) and is aborted when the awaiting task is
-    # cancelled (no partial file, the multipart upload aborted). Called outside a running loop
-    # they raise RuntimeError.
+    # cancelled (no partial file, the multipart upload aborted). Made before any loop runs
+    # (``asyncio.run(c.get_bytes_async(b, k))``), a call starts when first awaited.
     def download_async(
         self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"], *, version_id: Optional[str] = None
     ) -> Coroutine[Any, Any, int]: ...
