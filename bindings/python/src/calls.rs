@@ -13,10 +13,12 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{ClientError, DeleteError, ObjectInfo, ObjectKey, Version};
+use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{
-    copy_object, delete_listed, delete_version_batch, download_to_file, sync, upload_bytes,
-    upload_file, version_batches, CopySettings, CopySource, DeleteReport, Deleted, Links,
-    MemoryDownload, ObjectHeaders, Progress, SyncOptions, Synced, TransferError,
+    copy_object, delete_listed, delete_versions_listed, download_to_file, list_versions_spread,
+    sync, upload_bytes, upload_file, CopySettings, CopySource, DeleteReport, Deleted, Links,
+    MemoryDownload, ObjectHeaders, Progress, Selection, Spread, SyncOptions, Synced, TransferError,
+    VersionReport,
 };
 
 use crate::client::Client;
@@ -211,21 +213,17 @@ impl Client {
         &self,
         bucket: &str,
         prefix: &str,
-    ) -> impl Future<Output = Result<Vec<Version>, ClientError>> + Send + 'static {
-        let client = Arc::clone(&self.inner);
-        let (bucket, prefix) = (bucket.to_owned(), prefix.to_owned());
+    ) -> impl Future<Output = Result<Vec<Version>, TransferError>> + Send + 'static {
+        let selection = (Selection::Prefix(prefix.to_owned()), Filters::new());
+        let (client, bucket) = (Arc::clone(&self.inner), bucket.to_owned());
         async move {
-            let (mut all, mut after) = (Vec::new(), None);
-            loop {
-                let page = client
-                    .list_object_versions(&bucket, &prefix, None, after.as_ref())
-                    .await?;
-                all.extend(page.versions);
-                match page.next {
-                    Some(next) => after = Some(next),
-                    None => return Ok(all),
-                }
+            // Spawned on the runtime the future runs on, not the caller's thread.
+            let mut pages = list_versions_spread(client, &bucket, selection, 4, Spread::Never);
+            let mut all = Vec::new();
+            while let Some(page) = pages.recv().await {
+                all.extend(page?);
             }
+            Ok(all)
         }
     }
 
@@ -263,33 +261,14 @@ impl Client {
         versions: Vec<Version>,
     ) -> impl Future<Output = Result<Deleted, TransferError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let quiet: VersionReport = Arc::new(|_, _| {});
         let bucket = bucket.to_owned();
         async move {
-            let mut done = Deleted::default();
-            let mut settle = |answer: Result<_, tokio::task::JoinError>| {
-                let (count, refused): (usize, Vec<DeleteError>) = answer
-                    .map_err(|e| TransferError::Invalid(format!("a delete stopped: {e}")))??;
-                done.deleted += count.saturating_sub(refused.len());
-                done.failed.extend(refused);
-                Ok::<_, TransferError>(())
-            };
-            let mut in_flight = tokio::task::JoinSet::new();
-            for batch in version_batches(versions, DELETES_IN_FLIGHT) {
-                if in_flight.len() >= DELETES_IN_FLIGHT {
-                    if let Some(answer) = in_flight.join_next().await {
-                        settle(answer)?;
-                    }
-                }
-                let (client, bucket) = (Arc::clone(&client), bucket.clone());
-                in_flight.spawn(async move {
-                    let refused = delete_version_batch(&client, &bucket, &batch).await?;
-                    Ok::<_, TransferError>((batch.len(), refused))
-                });
-            }
-            while let Some(answer) = in_flight.join_next().await {
-                settle(answer)?;
-            }
-            Ok(done)
+            // One page, sent before the batches start, as `delete_keys_work` sends its keys.
+            let _ = tx.send(Ok(versions)).await;
+            drop(tx);
+            delete_versions_listed(client, &bucket, rx, DELETES_IN_FLIGHT, quiet).await
         }
     }
 

@@ -44,35 +44,37 @@ pub(crate) struct Plan<'a> {
     pub(crate) printer: Arc<Printer>,
 }
 
-/// Whether the source reads as many objects (--recursive, or a wildcard in an s3:// source);
-/// filters without many objects are refused.
-pub(crate) fn reads_many(a: &CpArgs, filters: &Filters) -> Result<bool, Failure> {
+/// Whether the source reads as many objects (--recursive, or a wildcard in an s3:// source),
+/// with the flags that need one or the other checked: filters without many objects are
+/// refused, and so is `--version-id` but on one s3:// object and for `cp` (`mv` would delete
+/// that version for good: copy it, then `rm --version-id`).
+pub(crate) fn reads_many(a: &CpArgs, filters: &Filters, moving: bool) -> Result<bool, Failure> {
     let many = a.recursive || has_wildcard(a);
     if !filters.is_empty() && !many {
         return Err(Failure::usage(
             "--include and --exclude apply to --recursive or wildcard sources",
         ));
     }
+    match (&a.version_id, moving) {
+        (None, _) => {}
+        (Some(_), true) => {
+            return Err(Failure::usage(
+                "mv takes no --version-id: it would delete that version for good; cp it, then rm --version-id",
+            ))
+        }
+        (Some(_), false) if !a.source.is_s3() || many => {
+            return Err(Failure::usage(
+                "--version-id names a version of one s3:// source object (no --recursive, no wildcard)",
+            ))
+        }
+        (Some(_), false) => {}
+    }
     Ok(many)
 }
 
-/// `--version-id` names a version of one s3:// object; `mv` refuses it, since deleting that
-/// source would remove the version for good (copy it, then `rm --version-id`).
-pub(crate) fn versioned_source(a: &CpArgs, many: bool, moving: bool) -> Result<(), Failure> {
-    if a.version_id.is_none() {
-        return Ok(());
-    }
-    if moving {
-        return Err(Failure::usage(
-            "mv takes no --version-id: it would delete that version for good; cp it, then rm --version-id",
-        ));
-    }
-    if !a.source.is_s3() || many {
-        return Err(Failure::usage(
-            "--version-id names a version of one s3:// source object (no --recursive, no wildcard)",
-        ));
-    }
-    Ok(())
+/// The one s3:// source object `cp` names, at `--version-id` when given.
+fn source_key<'a>(a: &'a CpArgs, src: &'a S3Uri) -> ObjectKey<'a> {
+    ObjectKey::new(&src.key, a.version_id.as_deref())
 }
 
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
@@ -81,8 +83,7 @@ pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
 }
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
-    let many = reads_many(a, &filters)?;
-    versioned_source(a, many, moving)?;
+    let many = reads_many(a, &filters, moving)?;
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
     let opts = a.tuning.transfer_options(progress, &a.headers)?;
@@ -253,7 +254,7 @@ pub(crate) async fn copy(
                 return Ok(dry("download", &"-"));
             }
             let mut stdout = tokio::io::stdout();
-            let key = ObjectKey::new(&src.key, a.version_id.as_deref());
+            let key = source_key(a, &src);
             let done = download_to_writer(client, &src.bucket, key, &mut stdout, opts)
                 .await
                 .map_err(failed)?;
@@ -295,7 +296,7 @@ pub(crate) async fn copy(
                 Some(parent) => Some(MadeDirs::make(parent).await?),
                 None => None,
             };
-            let key = ObjectKey::new(&src.key, a.version_id.as_deref());
+            let key = source_key(a, &src);
             let done = download_to_file(Arc::clone(&client), &src.bucket, key, &dest, opts)
                 .await
                 .map_err(failed)?;
@@ -388,10 +389,7 @@ pub(crate) async fn copy(
                 let done = copy_through(
                     Arc::clone(&source),
                     client,
-                    (
-                        &src.bucket,
-                        ObjectKey::new(&src.key, a.version_id.as_deref()),
-                    ),
+                    (&src.bucket, source_key(a, &src)),
                     (&dst.bucket, &dst.key),
                     opts,
                 )

@@ -161,14 +161,7 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
                 .map_err(failed)?;
             for p in &page.prefixes {
                 tally.prefixes += 1;
-                line(match a.json {
-                    true => serde_json::json!({
-                        "key": format!("s3://{}/{p}", target.bucket),
-                        "type": "directory",
-                    })
-                    .to_string(),
-                    false => format!("{:>26} PRE {}", "", relative(p, base)),
-                })?;
+                line(directory_line(a.json, &target.bucket, p, base))?;
             }
             for o in &page.objects {
                 tally.objects += 1;
@@ -197,6 +190,18 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
         line(format!("   Total Size: {}", size(tally.bytes)))?;
     }
     Ok(())
+}
+
+/// A "directory" (`prefix` of `bucket`) as `aws s3 ls` prints it, relative to `base`, or as
+/// s5cmd's `--json ls` does.
+pub(crate) fn directory_line(json: bool, bucket: &str, prefix: &str, base: &str) -> String {
+    match json {
+        true => {
+            serde_json::json!({ "key": format!("s3://{bucket}/{prefix}"), "type": "directory" })
+                .to_string()
+        }
+        false => format!("{:>26} PRE {}", "", relative(prefix, base)),
+    }
 }
 
 pub(crate) fn relative<'k>(key: &'k str, base: &str) -> &'k str {

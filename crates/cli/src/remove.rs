@@ -271,23 +271,22 @@ pub fn rb(a: &RbArgs) -> Result<(), Failure> {
                 )));
             }
         }
-        client.delete_bucket(&target.bucket).await.map_err(|e| {
-            // After --force, what is left is older versions and delete markers.
-            if e.code() == Some("BucketNotEmpty") && a.force {
-                Failure::input(format!(
+        client
+            .delete_bucket(&target.bucket)
+            .await
+            .map_err(|e| match (e.code(), a.force) {
+                // After --force, what is left is older versions and delete markers.
+                (Some("BucketNotEmpty"), true) => Failure::input(format!(
                     "s3://{} still holds versions or delete markers (it is or was versioned): \
                      `rm --all-versions --recursive s3://{}/` removes them all for good",
                     target.bucket, target.bucket
-                ))
-            } else if e.code() == Some("BucketNotEmpty") {
-                Failure::input(format!(
+                )),
+                (Some("BucketNotEmpty"), false) => Failure::input(format!(
                     "s3://{} is not empty: delete its objects first, or use rb --force",
                     target.bucket
-                ))
-            } else {
-                failed(e)
-            }
-        })?;
+                )),
+                _ => failed(e),
+            })?;
         printer.done("remove_bucket", &format!("s3://{}", target.bucket), None);
         Ok(())
     }))??;

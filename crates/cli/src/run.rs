@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 
 use crate::actions::{left_out, Printer};
 use crate::args::{Cli, Command, CpArgs};
-use crate::copying::{copy, reads_many, versioned_source, Plan};
+use crate::copying::{copy, reads_many, Plan};
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, interruptible, runtime};
 use crate::remove::{remove_targets, RmArgs};
@@ -340,8 +340,7 @@ async fn execute(
             moving,
         } => {
             let a = &*args;
-            let many = reads_many(a, &filters)?;
-            versioned_source(a, many, moving)?;
+            let many = reads_many(a, &filters, moving)?;
             let printer = Arc::new(Printer::new(a.json, quiet || a.quiet, a.dryrun));
             let plan = Plan {
                 a,

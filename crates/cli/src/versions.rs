@@ -4,20 +4,19 @@
 //! column), and `rm --all-versions`, which removes them all for good.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use jiff::tz::TimeZone;
-use slipstream_client::{ClientError, DeleteError, S3Client, Version};
+use slipstream_client::{ObjectKey, S3Client, Version};
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
-    delete_version_batch, list_versions_spread, refusal, version_batches, Selection, Spread,
-    VersionName,
+    delete_versions_listed, list_versions_spread, Selection, Spread, VersionReport,
 };
-use tokio::task::JoinSet;
 
 use crate::actions::Printer;
-use crate::listing::{human_size, relative, when, LsArgs, Tally};
+use crate::listing::{directory_line, human_size, relative, when, LsArgs, Tally};
 use crate::objects::failed;
 use crate::remove::RmArgs;
 use crate::Failure;
@@ -34,7 +33,7 @@ pub(crate) async fn ls_versions(
     let wildcard = matches!(selection, Selection::Pattern(_));
     // A wildcard's matches and --recursive are whole keys; a level is grouped by `/`.
     let (prefix, delimiter, base) = match &selection {
-        Selection::Object(key) => (key.clone(), Some("/"), directory(key)),
+        Selection::Object(key) => (key.clone(), Some("/"), selection.base()),
         Selection::Prefix(_) => (target.key.clone(), None, ""),
         Selection::Pattern(_) => (selection.list_prefix(), None, ""),
     };
@@ -49,14 +48,7 @@ pub(crate) async fn ls_versions(
         let mut lines = String::new();
         for p in &page.prefixes {
             tally.prefixes += 1;
-            lines.push_str(&match a.json {
-                true => serde_json::json!({
-                    "key": format!("s3://{}/{p}", target.bucket),
-                    "type": "directory",
-                })
-                .to_string(),
-                false => format!("{:>26} PRE {}", "", relative(p, base)),
-            });
+            lines.push_str(&directory_line(a.json, &target.bucket, p, base));
             lines.push('\n');
         }
         for v in page
@@ -126,16 +118,11 @@ fn json_line(bucket: &str, v: &Version) -> String {
     line.to_string()
 }
 
-/// `key` up to its last `/`: the level a non-recursive listing shows names relative to.
-fn directory(key: &str) -> &str {
-    key.rfind('/').map_or("", |i| &key[..=i])
-}
-
 /// `rm --all-versions`: every version and delete marker the target names (one key's, a
 /// prefix's with --recursive, a wildcard's matches; folder markers too, so that a versioned
-/// bucket can be emptied), removed for good in `DeleteObjects` batches of up to 1,000 naming
-/// each version, --batches of them in flight while the listing goes on. Returns how many
-/// could not be deleted (each printed with S3's reason).
+/// bucket can be emptied), removed for good in `DeleteObjects` batches naming each version,
+/// --batches of them in flight while the listing goes on, as `remove` deletes keys. Returns
+/// how many could not be deleted (each printed with S3's reason).
 pub(crate) async fn remove_all_versions(
     a: &RmArgs,
     client: &Arc<S3Client>,
@@ -153,42 +140,36 @@ pub(crate) async fn remove_all_versions(
     // the CPU its deletes need (docs/BENCHMARKS.md, "Versioned buckets").
     let chosen = (selection, filters.clone());
     let mut listed = list_versions_spread(Arc::clone(client), bucket, chosen, 4, Spread::Never);
-    let mut batches = JoinSet::new();
-    let (mut seen, mut failures, mut stopped) = (0usize, 0usize, None);
-    while let Some(page) = listed.recv().await {
-        let taken = match page {
-            Ok(taken) => taken,
-            Err(e) => {
-                // The batches already sent are waited for and reported, then the error.
-                stopped = Some(failed(e));
-                break;
+    let seen = Arc::new(AtomicUsize::new(0));
+    let failures = if a.dryrun {
+        while let Some(page) = listed.recv().await {
+            for v in page.map_err(failed)? {
+                seen.fetch_add(1, Ordering::Relaxed);
+                printer.done(
+                    "delete",
+                    &versioned_name(bucket, &v.key, &v.version_id),
+                    None,
+                );
             }
-        };
-        seen += taken.len();
-        for batch in version_batches(taken, usize::from(a.batches)) {
-            if a.dryrun {
-                for (key, version) in &batch {
-                    printer.done("delete", &versioned_name(bucket, key, version), None);
-                }
-                continue;
-            }
-            while batches.len() >= usize::from(a.batches) {
-                failures += settle(batches.join_next().await, bucket, printer)?;
-            }
-            let (client, bucket) = (Arc::clone(client), bucket.to_owned());
-            batches.spawn(async move {
-                let failed = delete_version_batch(&client, &bucket, &batch).await?;
-                Ok::<_, ClientError>((batch, failed))
-            });
         }
-    }
-    while !batches.is_empty() {
-        failures += settle(batches.join_next().await, bucket, printer)?;
-    }
-    if let Some(e) = stopped {
-        return Err(e);
-    }
-    if seen == 0 && wildcard {
+        0
+    } else {
+        let (p, s, name) = (Arc::clone(printer), Arc::clone(&seen), bucket.to_owned());
+        let report: VersionReport = Arc::new(move |(key, version), refused| {
+            s.fetch_add(1, Ordering::Relaxed);
+            let what = versioned_name(&name, key, version);
+            match refused {
+                None => p.done("delete", &what, None),
+                Some(e) => p.failed("delete", &what, &format!("{}: {}", e.code, e.message)),
+            }
+        });
+        let in_flight = usize::from(a.batches);
+        let done = delete_versions_listed(Arc::clone(client), bucket, listed, in_flight, report)
+            .await
+            .map_err(failed)?;
+        done.failed.len()
+    };
+    if wildcard && seen.load(Ordering::Relaxed) == 0 {
         return Err(Failure::input(format!(
             "no object matches s3://{bucket}/{}",
             target.key
@@ -197,35 +178,7 @@ pub(crate) async fn remove_all_versions(
     Ok(failures)
 }
 
-type Batch = Result<(Vec<VersionName>, Vec<DeleteError>), ClientError>;
-
-/// Prints a finished batch's versions, deleted or refused; returns how many were refused. A
-/// batch refused whole (after the client's retries) stops the command with its error.
-fn settle(
-    joined: Option<Result<Batch, tokio::task::JoinError>>,
-    bucket: &str,
-    printer: &Printer,
-) -> Result<usize, Failure> {
-    let Some(joined) = joined else {
-        return Ok(0);
-    };
-    let (batch, refused) = joined
-        .map_err(|e| failed(format!("a delete stopped: {e}")))?
-        .map_err(failed)?;
-    let mut failures = 0;
-    for named in &batch {
-        let name = versioned_name(bucket, &named.0, &named.1);
-        match refusal(&refused, named) {
-            Some(e) => {
-                failures += 1;
-                printer.failed("delete", &name, &format!("{}: {}", e.code, e.message));
-            }
-            None => printer.done("delete", &name, None),
-        }
-    }
-    Ok(failures)
-}
-
+/// `s3://bucket/key (version ID)`, as `rm --version-id` names what it deleted.
 fn versioned_name(bucket: &str, key: &str, version: &str) -> String {
-    format!("s3://{bucket}/{key} (version {version})")
+    format!("s3://{bucket}/{}", ObjectKey::new(key, Some(version)))
 }

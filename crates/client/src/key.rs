@@ -32,6 +32,14 @@ impl<'a> ObjectKey<'a> {
         }
         query
     }
+
+    /// The same key and version, owned.
+    pub fn to_buf(&self) -> ObjectKeyBuf {
+        ObjectKeyBuf {
+            key: self.key.to_owned(),
+            version_id: self.version_id.map(str::to_owned),
+        }
+    }
 }
 
 /// An [`ObjectKey`] that owns its strings, for work that outlives the caller's borrow (a
@@ -46,16 +54,6 @@ impl ObjectKeyBuf {
     /// The key and version borrowed again.
     pub fn as_key(&self) -> ObjectKey<'_> {
         ObjectKey::new(&self.key, self.version_id.as_deref())
-    }
-}
-
-impl ObjectKey<'_> {
-    /// The same key and version, owned.
-    pub fn to_buf(&self) -> ObjectKeyBuf {
-        ObjectKeyBuf {
-            key: self.key.to_owned(),
-            version_id: self.version_id.map(str::to_owned),
-        }
     }
 }
 

@@ -135,21 +135,16 @@ pub async fn copy_object(
     let count = ranges.len();
     multipart_upload(client, (bucket, key), None, headers, |upload_id| {
         let client = Arc::clone(client);
-        let (src_bucket, src_key) = (source.bucket.clone(), source.key.clone());
-        let src_version = source.version_id.clone();
+        let (src_bucket, src_key) = (source.bucket.clone(), source.object().to_buf());
         let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), info.etag.clone());
         for_each_part(count, settings.concurrency, move |i| {
             let (client, ranges) = (Arc::clone(&client), Arc::clone(&ranges));
             let (src_bucket, src_key) = (src_bucket.clone(), src_key.clone());
-            let src_version = src_version.clone();
             let (bucket, key, etag, id) =
                 (bucket.clone(), key.clone(), etag.clone(), upload_id.clone());
             async move {
                 let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                let from = (
-                    src_bucket.as_str(),
-                    ObjectKey::new(&src_key, src_version.as_deref()),
-                );
+                let from = (src_bucket.as_str(), src_key.as_key());
                 client
                     .upload_part_copy(from, ranges[i], &etag, &bucket, &key, &id, number)
                     .await

@@ -72,7 +72,7 @@ pub use sync::{
 pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_bytes, upload_file, Uploaded};
 pub use version_listing::list_versions_spread;
-pub use versions::{delete_version_batch, refusal, version_batches, VersionName};
+pub use versions::{delete_versions_listed, VersionName, VersionReport};
 pub use walk::{walk_files, Links, Walked};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a

@@ -40,7 +40,7 @@ pub enum Spread {
     WhenFar,
     /// Whenever the first page has more to come (tests; a caller that knows the path).
     Always,
-    /// Never: one page after another, in key order (what a dry run prints).
+    /// Never: one page after another, in key order.
     Never,
 }
 
@@ -76,40 +76,86 @@ pub fn list_spread(
     ahead: usize,
     spread: Spread,
 ) -> mpsc::Receiver<Result<Vec<Object>, TransferError>> {
-    let (tx, rx) = mpsc::channel(ahead.max(1));
-    let lister = Arc::new(Lister {
-        prefix: selection.list_prefix(),
-        client,
-        bucket: bucket.to_owned(),
-        selection,
-        filters,
-        tx: tx.clone(),
-        permits: Semaphore::new(IN_FLIGHT),
-        spread,
-    });
-    tokio::spawn(async move {
-        if let Err(e) = lister.range(None, None, 0).await {
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    rx
+    let listing = (client, bucket, selection, filters);
+    Lister::start(listing, ahead, spread, |lister| lister.range(None, None, 0))
 }
 
-/// What every range of one listing shares.
-struct Lister {
-    client: Arc<S3Client>,
-    bucket: String,
-    prefix: String,
-    selection: Selection,
-    filters: Filters,
-    tx: mpsc::Sender<Result<Vec<Object>, TransferError>>,
+/// What every range of one listing shares; `T` is what it lists (objects, or versions:
+/// `version_listing.rs`).
+pub(crate) struct Lister<T> {
+    pub(crate) client: Arc<S3Client>,
+    pub(crate) bucket: String,
+    pub(crate) prefix: String,
+    pub(crate) selection: Selection,
+    pub(crate) filters: Filters,
+    pub(crate) tx: mpsc::Sender<Result<Vec<T>, TransferError>>,
     permits: Semaphore,
     spread: Spread,
 }
 
-type Listed = Pin<Box<dyn Future<Output = Result<(), TransferError>> + Send>>;
+/// A range's listing, or the whole listing's.
+pub(crate) type Listed = Pin<Box<dyn Future<Output = Result<(), TransferError>> + Send>>;
 
-impl Lister {
+impl<T: Send + 'static> Lister<T> {
+    /// Lists what `selection` and `filters` take of `bucket` into the returned channel (up to
+    /// `ahead` pages waiting): `whole` is the listing of the whole key space; its error ends
+    /// the stream.
+    pub(crate) fn start(
+        (client, bucket, selection, filters): (Arc<S3Client>, &str, Selection, Filters),
+        ahead: usize,
+        spread: Spread,
+        whole: impl FnOnce(Arc<Self>) -> Listed,
+    ) -> mpsc::Receiver<Result<Vec<T>, TransferError>> {
+        let (tx, rx) = mpsc::channel(ahead.max(1));
+        let lister = Arc::new(Lister {
+            prefix: selection.list_prefix(),
+            client,
+            bucket: bucket.to_owned(),
+            selection,
+            filters,
+            tx: tx.clone(),
+            permits: Semaphore::new(IN_FLIGHT),
+            spread,
+        });
+        let whole = whole(lister);
+        tokio::spawn(async move {
+            if let Err(e) = whole.await {
+                let _ = tx.send(Err(e)).await;
+            }
+        });
+        rx
+    }
+
+    /// Whether this listing is cut into ranges (asked once its first page is in, so a
+    /// listing connection has connected).
+    pub(crate) fn worth_it(&self) -> bool {
+        self.spread.now(&self.client, &self.bucket)
+    }
+
+    /// A listing request's place within the listing's [`IN_FLIGHT`].
+    pub(crate) async fn permit(&self) -> Result<SemaphorePermit<'_>, TransferError> {
+        self.permits
+            .acquire()
+            .await
+            .map_err(|e| TransferError::Io(std::io::Error::other(e)))
+    }
+
+    /// Lists `ranges` side by side; the first error stops the others.
+    pub(crate) async fn side_by_side(
+        ranges: impl IntoIterator<Item = Listed>,
+    ) -> Result<(), TransferError> {
+        let mut running = JoinSet::new();
+        for range in ranges {
+            running.spawn(range);
+        }
+        while let Some(done) = running.join_next().await {
+            done.map_err(|e| TransferError::Io(std::io::Error::other(e)))??;
+        }
+        Ok(())
+    }
+}
+
+impl Lister<Object> {
     /// Lists the keys after `after` up to and including `upto` (open ends for `None`); its
     /// first page full, cuts the rest into ranges listed side by side (`depth` cuts so far).
     /// `Ok` also when nobody reads on.
@@ -164,16 +210,13 @@ impl Lister {
         upto: Option<String>,
         depth: usize,
     ) -> Result<(), TransferError> {
-        let mut ranges = JoinSet::new();
         let starts: Vec<String> = std::iter::once(last).chain(cuts.iter().cloned()).collect();
         let ends = cuts.into_iter().map(Some).chain(std::iter::once(upto));
-        for (after, upto) in starts.into_iter().zip(ends) {
-            ranges.spawn(Arc::clone(&self).range(Some(after), upto, depth + 1));
-        }
-        while let Some(done) = ranges.join_next().await {
-            done.map_err(|e| TransferError::Io(std::io::Error::other(e)))??;
-        }
-        Ok(())
+        let ranges = starts.into_iter().zip(ends);
+        Self::side_by_side(
+            ranges.map(|(after, upto)| Arc::clone(&self).range(Some(after), upto, depth + 1)),
+        )
+        .await
     }
 
     /// Whether a key follows `last` up to and including `upto`, asked for one key. A range
@@ -196,21 +239,12 @@ impl Lister {
         &self,
         from: &ListFrom<'_>,
     ) -> Result<(SemaphorePermit<'_>, ListPage), TransferError> {
-        let permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|e| TransferError::Io(std::io::Error::other(e)))?;
+        let permit = self.permit().await?;
         let page = self
             .client
             .list_objects_v2_from(&self.bucket, &self.prefix, from)
             .await?;
         Ok((permit, page))
-    }
-
-    /// Whether this listing is cut into ranges.
-    fn worth_it(&self) -> bool {
-        self.spread.now(&self.client, &self.bucket)
     }
 }
 

@@ -16,11 +16,10 @@ use std::sync::Arc;
 
 use slipstream_client::{S3Client, Version, VersionMarker};
 use slipstream_s3::pattern::Filters;
-use tokio::sync::{mpsc, Semaphore};
-use tokio::task::JoinSet;
+use tokio::sync::mpsc;
 
 use crate::select::Selection;
-use crate::spread::{guess_cuts, Spread, IN_FLIGHT};
+use crate::spread::{guess_cuts, Listed, Lister, Spread};
 use crate::TransferError;
 
 /// The versions (and delete markers) of `bucket` that `selection` and `filters` take, folder
@@ -34,41 +33,13 @@ pub fn list_versions_spread(
     ahead: usize,
     spread: Spread,
 ) -> mpsc::Receiver<Result<Vec<Version>, TransferError>> {
-    let (tx, rx) = mpsc::channel(ahead.max(1));
-    let lister = Arc::new(Lister {
-        prefix: selection.list_prefix(),
-        client,
-        bucket: bucket.to_owned(),
-        selection,
-        filters,
-        tx: tx.clone(),
-        permits: Semaphore::new(IN_FLIGHT),
-        spread,
-    });
-    tokio::spawn(async move {
-        if let Err(e) = lister.range(None, None, (Vec::new(), true)).await {
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    rx
+    let listing = (client, bucket, selection, filters);
+    Lister::start(listing, ahead, spread, |lister| {
+        lister.range(None, None, (Vec::new(), true))
+    })
 }
 
-/// What every range of one listing shares.
-struct Lister {
-    client: Arc<S3Client>,
-    bucket: String,
-    prefix: String,
-    selection: Selection,
-    filters: Filters,
-    tx: mpsc::Sender<Result<Vec<Version>, TransferError>>,
-    permits: Semaphore,
-    spread: Spread,
-}
-
-type Listed =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), TransferError>> + Send>>;
-
-impl Lister {
+impl Lister<Version> {
     /// Lists the versions from `after` (a marker: a key, and the version within it to go on
     /// after) up to and including the key `upto`, `held` versions going out with the first
     /// page; the listing's first page (`first`), when full and far, cuts the rest into ranges.
@@ -84,11 +55,7 @@ impl Lister {
                     return Ok(());
                 }
                 let page = {
-                    let _permit = self
-                        .permits
-                        .acquire()
-                        .await
-                        .map_err(std::io::Error::other)?;
+                    let _permit = self.permit().await?;
                     let client = &self.client;
                     client
                         .list_object_versions(&self.bucket, &self.prefix, None, after.as_ref())
@@ -102,7 +69,7 @@ impl Lister {
                     versions.retain(|v| v.key <= *upto);
                 }
                 let next = page.next.filter(|_| versions.len() == listed);
-                let far = first && self.spread.now(&self.client, &self.bucket);
+                let far = first && self.worth_it();
                 let cuts = match (&next, far) {
                     (Some(_), true) => {
                         let mut keys: Vec<&str> = versions.iter().map(|v| v.key.as_str()).collect();
@@ -149,20 +116,16 @@ impl Lister {
         cuts: Vec<String>,
         held: Vec<Version>,
     ) -> Result<(), TransferError> {
-        let mut ranges = JoinSet::new();
         let ends = cuts.iter().cloned().map(Some).chain(std::iter::once(None));
         let starts = std::iter::once(next).chain(cuts.iter().map(|cut| VersionMarker {
             key: cut.clone(),
             ..VersionMarker::default()
         }));
         let mut held = Some(held);
-        for (start, upto) in starts.zip(ends) {
+        let ranges = starts.zip(ends).map(|(start, upto)| {
             let carried = held.take().unwrap_or_default();
-            ranges.spawn(Arc::clone(&self).range(Some(start), upto, (carried, false)));
-        }
-        while let Some(done) = ranges.join_next().await {
-            done.map_err(std::io::Error::other)??;
-        }
-        Ok(())
+            Arc::clone(&self).range(Some(start), upto, (carried, false))
+        });
+        Self::side_by_side(ranges).await
     }
 }

@@ -1,12 +1,67 @@
-//! Deleting versions for good: listed versions cut into `DeleteObjects` batches that name each
-//! version, and one batch sent. Shared by `rm --all-versions` and the Python `delete_many` of
-//! versions.
+//! Deleting versions for good, as `delete.rs` deletes keys: `DeleteObjects` batches that name
+//! each version, several in flight, fed by a listing (`version_listing.rs`) or by the caller,
+//! the per-version refusals S3 returns inside a 200 reported and kept. Shared by `rm
+//! --all-versions` and the Python `delete_many` of versions.
 
-use slipstream_client::{ClientError, DeleteError, ObjectKey, S3Client, Version, MAX_DELETE_KEYS};
+use std::sync::Arc;
+
+use slipstream_client::{DeleteError, ObjectKey, S3Client, Version, MAX_DELETE_KEYS};
 use slipstream_s3::delete::fits_in_xml;
+use tokio::sync::mpsc;
+
+use crate::delete::Deleted;
+use crate::flight::Flight;
+use crate::TransferError;
 
 /// A version to delete: its key and ID.
 pub type VersionName = (String, String);
+
+/// Called for each version as its batch returns, with S3's refusal when it was not deleted.
+pub type VersionReport = Arc<dyn Fn(&VersionName, Option<&DeleteError>) + Send + Sync>;
+
+/// Deletes every version `listed` yields from `bucket`, for good, each page cut into batches
+/// between keys (each key's current version last), `in_flight` batches at a time. Refusals are reported and collected in
+/// [`Deleted::failed`]; a listing error or a batch refused as a whole (after the client's
+/// retries) stops it with that error, once the batches already sent have answered.
+pub async fn delete_versions_listed(
+    client: Arc<S3Client>,
+    bucket: &str,
+    mut listed: mpsc::Receiver<Result<Vec<Version>, TransferError>>,
+    in_flight: usize,
+    report: VersionReport,
+) -> Result<Deleted, TransferError> {
+    let mut flight = Flight::new(in_flight);
+    let mut done = Deleted::default();
+    let mut settle = |(batch, refused): (Vec<VersionName>, Vec<DeleteError>)| {
+        for named in &batch {
+            let why = refusal(&refused, named);
+            done.deleted += usize::from(why.is_none());
+            report(named, why);
+        }
+        done.failed.extend(refused);
+    };
+    'listing: while let Some(page) = listed.recv().await {
+        let page = match page {
+            Ok(page) => page,
+            Err(e) => {
+                flight.fail(e);
+                break;
+            }
+        };
+        for batch in version_batches(page, in_flight) {
+            let (client, bucket) = (Arc::clone(&client), bucket.to_owned());
+            let task = async move {
+                let refused = delete_version_batch(&client, &bucket, &batch).await?;
+                Ok((batch, refused))
+            };
+            if !flight.start(task, &mut settle).await {
+                break 'listing;
+            }
+        }
+    }
+    flight.finish(&mut settle).await?;
+    Ok(done)
+}
 
 /// The fewest versions a batch is cut to when spreading them over the batches in flight.
 const MIN_BATCH: usize = 100;
@@ -17,7 +72,7 @@ const MIN_BATCH: usize = 100;
 /// promote the next one (a file moved), each time, and one key's versions deleted by two
 /// requests at once race there (`InvalidArgument: Invalid version id specified`); S3 takes
 /// any order.
-pub fn version_batches(mut versions: Vec<Version>, in_flight: usize) -> Vec<Vec<VersionName>> {
+fn version_batches(mut versions: Vec<Version>, in_flight: usize) -> Vec<Vec<VersionName>> {
     versions.sort_by(|a, b| (&a.key, a.is_latest).cmp(&(&b.key, b.is_latest)));
     let size = versions
         .len()
@@ -41,11 +96,11 @@ pub fn version_batches(mut versions: Vec<Version>, in_flight: usize) -> Vec<Vec<
 /// Deletes one batch of versions: `DeleteObjects` for the keys XML can carry, `DeleteObject`
 /// for the others. Returns the versions S3 refused, with its reasons; an error of the whole
 /// request (after the client's retries) is the error.
-pub async fn delete_version_batch(
+async fn delete_version_batch(
     client: &S3Client,
     bucket: &str,
     batch: &[VersionName],
-) -> Result<Vec<DeleteError>, ClientError> {
+) -> Result<Vec<DeleteError>, TransferError> {
     let (plain, odd): (Vec<_>, Vec<_>) = batch.iter().cloned().partition(|(k, _)| fits_in_xml(k));
     let mut failed = Vec::new();
     if !plain.is_empty() {
@@ -67,7 +122,7 @@ pub async fn delete_version_batch(
 
 /// The refusal among `refused` of `key` at `version`: S3 names the version of each; a server
 /// that leaves it out names the key.
-pub fn refusal<'e>(
+fn refusal<'e>(
     refused: &'e [DeleteError],
     (key, version): &VersionName,
 ) -> Option<&'e DeleteError> {

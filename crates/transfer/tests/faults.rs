@@ -76,6 +76,24 @@ async fn new_bucket() -> String {
     bucket
 }
 
+/// A proxy to the server that forwards every request and counts those whose target `counts`.
+fn counting_proxy(
+    counts: impl Fn(&str) -> bool + Send + Sync + 'static,
+) -> (proxy::Proxy, Arc<AtomicUsize>) {
+    let counted = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&counted);
+    let p = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if counts(&s.target) {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+            Action::Forward
+        }),
+    );
+    (p, counted)
+}
+
 /// Puts a one-byte object at each of `keys` (a "directory" marker, ending in `/`, empty, as a
 /// posix backend needs it), 32 at a time.
 async fn put_keys(client: &Arc<S3Client>, bucket: &str, keys: &[String]) {
@@ -1221,17 +1239,8 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
         present.push(odd.to_owned());
     }
     put_keys(&direct, &bucket, &present).await;
-    let ranged = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::clone(&ranged);
-    let p = proxy::start(
-        &server(),
-        Arc::new(move |s: &Seen| {
-            if s.target.contains("list-type=2") && s.target.contains("start-after") {
-                seen.fetch_add(1, Ordering::SeqCst);
-            }
-            Action::Forward
-        }),
-    );
+    let (p, ranged) =
+        counting_proxy(|target| target.contains("list-type=2") && target.contains("start-after"));
     let client = client_for(&p.endpoint);
     let list = |selection: &str, filters: Filters, spread| {
         let selection = Selection::parse(selection, true).unwrap();
@@ -1360,21 +1369,12 @@ async fn a_listing_of_versions_is_cut_into_ranges_and_lists_each_version_once() 
         "w/outside".to_owned(),
     ]);
     put_keys(&direct, &bucket, &present).await;
-    let ranged = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::clone(&ranged);
-    let p = proxy::start(
-        &server(),
-        Arc::new(move |s: &Seen| {
-            let starts_after_a_key = s.target.contains("key-marker=");
-            if s.target.contains("versions")
-                && starts_after_a_key
-                && !s.target.contains("version-id-marker")
-            {
-                seen.fetch_add(1, Ordering::SeqCst);
-            }
-            Action::Forward
-        }),
-    );
+    // A range starts after a key: `key-marker` without a version to go on after.
+    let (p, ranged) = counting_proxy(|target| {
+        target.contains("versions")
+            && target.contains("key-marker=")
+            && !target.contains("version-id-marker")
+    });
     let options = ClientOptions {
         list_page_size: Some(100),
         ..ClientOptions::default()
