@@ -126,6 +126,23 @@ def awscrt_each(algorithm, region):
     return run
 
 
+def client_each(ks):
+    """boto3's call on a slipstream `Client` (its own credentials, one call per key)."""
+    c = slipstream.Client(region=REGION, credentials=slipstream.Credentials(AKID, SECRET))
+    return [c.generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
+
+
+def bridge_each(ks):
+    """`slipstream.generate_presigned_url` over a boto3 client (its credentials read per call)."""
+    c = boto3.client("s3", region_name=REGION, aws_access_key_id=AKID, aws_secret_access_key=SECRET, config=Config(signature_version="s3v4"))
+    return [slipstream.generate_presigned_url(c, "get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
+
+
+def client_presigner_each(ks):
+    p = slipstream.Client(region=REGION, credentials=slipstream.Credentials(AKID, SECRET)).presigner(BUCKET)
+    return [p.presign_get(k) for k in ks]
+
+
 def ours(signature="v4"):
     kw = {"signature": "v4a", "region_set": "*"} if signature == "v4a" else {}
     return slipstream.Presigner(BUCKET, region=REGION, credentials=slipstream.Credentials(AKID, SECRET), **kw)
@@ -141,6 +158,9 @@ def main():
         ("awscrt 0.38 aws_sign_request, one call per key", "v4", rate(awscrt_each(AwsSigningAlgorithm.V4, REGION), 10_000)),
         ("awscrt 0.38 aws_sign_request, one call per key", "v4a", rate(awscrt_each(AwsSigningAlgorithm.V4_ASYMMETRIC, "*"), 5_000)),
         ("slipstream presign_get, one call per key", "v4", rate(lambda ks: [v4.presign_get(k) for k in ks], 100_000)),
+        ("slipstream Client.generate_presigned_url, boto3's call, one per key", "v4", rate(client_each, 100_000)),
+        ("slipstream.generate_presigned_url(boto3 client), one per key", "v4", rate(bridge_each, 100_000)),
+        ("slipstream Client.presigner(bucket).presign_get, one per key", "v4", rate(client_presigner_each, 100_000)),
         ("slipstream presign_many, 1 thread", "v4", rate(lambda ks: v4.presign_many(ks, threads=1), 100_000)),
         ("slipstream presign_many, 2 threads", "v4", rate(lambda ks: v4.presign_many(ks, threads=2), 100_000)),
         ("slipstream presign_many, 1 thread", "v4a", rate(lambda ks: v4a.presign_many(ks, threads=1), 20_000)),

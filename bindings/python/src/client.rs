@@ -139,6 +139,8 @@ pub struct Client {
     /// Dropped without the GIL (`runtime.rs`).
     pub(crate) runtime: crate::runtime::IoRuntime,
     pub(crate) opts: TransferOptions,
+    /// What `presigner` hands out, one per bucket (`presigners.rs`).
+    presigners: crate::presigners::Presigners,
 }
 
 #[pymethods]
@@ -225,7 +227,15 @@ impl Client {
                 shared_bodies: None,
                 headers: Default::default(),
             },
+            presigners: Default::default(),
         })
+    }
+
+    /// The native presigner of `bucket` for the client's current credentials (the Python
+    /// `Client.presigner` and `generate_presigned_url` ask for it at every call, so they follow
+    /// refreshed credentials).
+    fn _presigner(&self, py: Python<'_>, bucket: &str) -> PyResult<Py<crate::Presigner>> {
+        self.presigners.get(py, self, bucket)
     }
 
     /// Downloads `bucket/key` to `path` (parts in parallel); returns the size. The file appears

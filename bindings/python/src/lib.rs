@@ -25,6 +25,7 @@ mod listing;
 mod options;
 mod pipeline;
 mod post;
+mod presigners;
 mod progress;
 mod runtime;
 mod stop;
@@ -157,13 +158,7 @@ impl Presigner {
             signature: signature.to_owned(),
             region_set,
         };
-        Ok(Self {
-            inner,
-            bucket,
-            region,
-            made,
-            buffers: Mutex::new(Vec::new()),
-        })
+        Ok(Self::from_parts(inner, &bucket, &region, made))
     }
 
     /// Pickling, so that a Spark broadcast or a process pool can carry a presigner: made again
@@ -401,6 +396,22 @@ struct Made {
 }
 
 impl Presigner {
+    /// A presigner around `inner`, for `bucket` in `region`; `made` says how to make it again.
+    fn from_parts(
+        inner: slipstream_sign::Presigner,
+        bucket: &str,
+        region: &str,
+        made: Made,
+    ) -> Self {
+        Self {
+            inner,
+            bucket: bucket.to_owned(),
+            region: region.to_owned(),
+            made,
+            buffers: Mutex::new(Vec::new()),
+        }
+    }
+
     fn sign_one(
         &self,
         method: &str,

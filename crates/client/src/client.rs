@@ -13,7 +13,9 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 use slipstream_s3::{AddressingStyle, Endpoint};
-use slipstream_sign::{encode::encode_path_into, PayloadHash, SigningTime, UrlBase};
+use slipstream_sign::{
+    encode::encode_path_into, PayloadHash, Presigner, Signer, SigningTime, UrlBase,
+};
 
 use crate::activity::{Activity, Sending};
 use crate::connect_time::ConnectTimes;
@@ -253,6 +255,41 @@ impl S3Client {
     /// The region requests are signed for (and buckets are made in).
     pub fn region(&self) -> &str {
         &self.region
+    }
+
+    /// The signer of the client's current credentials (fetched first when they are due), which
+    /// its requests are signed with; an error for a client that sends them unsigned.
+    pub async fn signer(&self) -> Result<Arc<Signer>, ClientError> {
+        self.credentials.signer(&self.http).await
+    }
+
+    /// [`S3Client::signer`] without waiting: `None` when a fetch is due or under way, and for
+    /// a client that sends its requests unsigned.
+    pub fn signer_now(&self) -> Option<Arc<Signer>> {
+        self.credentials.signer_now()
+    }
+
+    /// The endpoint requests go to, when not AWS's for the region.
+    pub fn endpoint(&self) -> Option<&Endpoint> {
+        self.endpoint.as_ref()
+    }
+
+    /// Virtual-hosted or path-style addressing, as configured.
+    pub fn addressing(&self) -> AddressingStyle {
+        self.addressing
+    }
+
+    /// Whether this client sends its requests unsigned (it has no credentials).
+    pub fn unsigned(&self) -> bool {
+        self.credentials.unsigned()
+    }
+
+    /// A presigner of URLs to `bucket`'s objects, at the address this client sends requests to
+    /// (its endpoint and addressing style), signed as `signer` (one of [`S3Client::signer`]'s)
+    /// signs: the URLs a user of this client hands out reach what it reaches.
+    pub fn presigner(&self, bucket: &str, signer: &Signer) -> Result<Presigner, ClientError> {
+        let (base, _) = self.target(bucket, None)?;
+        Presigner::for_signer(base, signer).map_err(|e| ClientError::Request(e.to_string()))
     }
 
     /// The most keys a listing page asks for ([`ClientOptions::list_page_size`]).

@@ -48,6 +48,21 @@ impl Algorithm {
         })
     }
 
+    /// The same algorithm for another signer of the same credentials: SigV4 with a key cache of
+    /// its own, SigV4A sharing the derived ECDSA key (deriving it again costs about 50 µs).
+    pub(crate) fn sibling(&self) -> Self {
+        match self {
+            Algorithm::V4 { region, .. } => Algorithm::V4 {
+                region: region.clone(),
+                keys: KeyCache::default(),
+            },
+            Algorithm::V4a { region_set, key } => Algorithm::V4a {
+                region_set: region_set.clone(),
+                key: Arc::clone(key),
+            },
+        }
+    }
+
     /// `AWS4-HMAC-SHA256` or `AWS4-ECDSA-P256-SHA256`.
     pub(crate) fn name(&self) -> &'static str {
         match self {

@@ -23,7 +23,7 @@ use crate::key::HmacSha256;
 use crate::signer::check_expiry;
 use crate::string_to_sign::string_to_sign_prefix;
 use crate::v4a::EcdsaKey;
-use crate::{Credentials, Error, SigningTime};
+use crate::{Credentials, Error, Signer, SigningTime};
 
 /// Where a bucket's objects live: decided once per bucket by `slipstream-s3`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +103,20 @@ impl Presigner {
     ) -> Result<Self, Error> {
         let algorithm = Algorithm::v4a(&credentials, region_set, "s3")?;
         Self::with_algorithm(base, algorithm, credentials)
+    }
+
+    /// A presigner with the credentials and the region (or SigV4A region set) of `signer`, an
+    /// S3 request signer: a client presigns with what it signs its own requests with, and a
+    /// SigV4A key is not derived twice.
+    pub fn for_signer(base: UrlBase, signer: &Signer) -> Result<Self, Error> {
+        if signer.service() != "s3" {
+            return Err(Error::InvalidScope(format!(
+                "a presigned URL is for S3, and this signer signs for {:?}",
+                signer.service()
+            )));
+        }
+        let algorithm = signer.algorithm().sibling();
+        Self::with_algorithm(base, algorithm, signer.credentials().clone())
     }
 
     fn with_algorithm(

@@ -141,6 +141,20 @@ impl Signer {
         &self.credentials
     }
 
+    /// The service requests are signed for (`s3`).
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    /// The SigV4A region set signed for; `None` for SigV4.
+    pub fn region_set(&self) -> Option<&str> {
+        self.algorithm.region_set()
+    }
+
+    pub(crate) fn algorithm(&self) -> &Algorithm {
+        &self.algorithm
+    }
+
     /// The SigV4 key for `time`'s day, from the cache (for [`crate::ChunkSigner`]); `None` for SigV4A.
     pub fn signing_key(&self, time: SigningTime) -> Option<SigningKey> {
         self.algorithm

@@ -319,3 +319,34 @@ fn v4a_batch_urls_all_verify_and_bad_region_sets_are_refused() {
         );
     }
 }
+
+/// A client presigns with the signer of its own requests: the URLs are those of a presigner made
+/// for the same credentials and region (set), and a signer for another service is refused.
+#[test]
+fn a_presigner_for_a_signer_signs_as_one_made_for_its_credentials() {
+    let creds = Credentials::new("AKIDEXAMPLE", SECRET, Some("TOKEN/+=".into())).unwrap();
+    let opts = PresignOptions::get();
+    let signer = Signer::new(creds.clone(), "eu-west-1", "s3", Settings::S3).unwrap();
+    let ours = Presigner::for_signer(path_base(), &signer).unwrap();
+    let made = Presigner::new(path_base(), "eu-west-1", creds.clone()).unwrap();
+    assert_eq!(
+        ours.presign("a b/c", &opts, time()).unwrap(),
+        made.presign("a b/c", &opts, time()).unwrap()
+    );
+
+    // SigV4A signatures are randomized (ECDSA): all but the signature is the same.
+    let signer = Signer::new_v4a(creds.clone(), "us-*", "s3", Settings::S3).unwrap();
+    let ours = Presigner::for_signer(virtual_base(), &signer).unwrap();
+    let made = Presigner::new_v4a(virtual_base(), "us-*", creds.clone()).unwrap();
+    let unsigned = |url: String| url.split("&X-Amz-Signature=").next().unwrap().to_owned();
+    let url = ours.presign("k", &opts, time()).unwrap();
+    assert!(url.contains("X-Amz-Region-Set=us-%2A&"), "{url}");
+    assert_eq!(
+        unsigned(url),
+        unsigned(made.presign("k", &opts, time()).unwrap())
+    );
+
+    let other = Signer::new(creds, "eu-west-1", "sqs", Settings::S3).unwrap();
+    let refused = Presigner::for_signer(path_base(), &other).unwrap_err();
+    assert!(refused.to_string().contains("sqs"), "{refused}");
+}

@@ -15,9 +15,14 @@ and objects moved in parallel parts over pooled connections::
     c = Client()  # credentials, region and endpoint as boto3 finds them (AWS_*, ~/.aws)
     c.download("my-bucket", "big.iso", "/tmp/big.iso")
     data = c.get_bytes("my-bucket", "small.json")
+    url = c.generate_presigned_url("get_object", Params={"Bucket": "my-bucket", "Key": "k"})
 """
 
+import typing
+
 from slipstream._boto3 import Boto3Presigner, generate_presigned_post, generate_presigned_url
+from slipstream._boto3 import presigned_url as _presigned_url
+from slipstream._presigners import FollowingPresigner as _FollowingPresigner
 from slipstream._slipstream import Client as _NativeClient
 from slipstream._slipstream import Credentials, S3Error, UrlArray
 from slipstream._slipstream import Presigner as _NativePresigner
@@ -49,5 +54,36 @@ class Client(_NativeClient):
 
         return cls(**client_settings(client), **kw)
 
+    def presigner(self, bucket: str) -> "ClientPresigner":
+        """A presigner for `bucket` signing with this client's credentials, for the endpoint and
+        addressing style it sends its requests to (SigV4A for a ``signature="v4a"`` client);
+        credentials that are refreshed are followed at every call."""
+        return ClientPresigner(self, bucket)
 
-__all__ = ["Boto3Presigner", "Client", "Credentials", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]
+    def generate_presigned_url(self, ClientMethod: str, Params: typing.Optional[typing.Mapping[str, typing.Any]] = None, ExpiresIn: int = 3600, HttpMethod: typing.Optional[str] = None) -> str:  # noqa: N803 (boto3's names)
+        """boto3's ``generate_presigned_url``, byte-identical for get_object, head_object,
+        put_object, delete_object and upload_part, signed with this client's credentials."""
+        return _presigned_url(self._presigner, ClientMethod, Params, ExpiresIn, HttpMethod)
+
+    def generate_presigned_post(self, Bucket: str, Key: str, Fields: typing.Optional[typing.Mapping[str, str]] = None, Conditions: typing.Optional[list] = None, ExpiresIn: int = 3600) -> dict:  # noqa: N803
+        """boto3's ``generate_presigned_post``, byte-identical, signed with this client's
+        credentials. Unlike botocore, the caller's Conditions list is not appended to."""
+        return self._presigner(Bucket).presign_post(Key, fields=Fields, conditions=Conditions, expires_in=ExpiresIn)
+
+
+class ClientPresigner(_FollowingPresigner):
+    """`Client.presigner(bucket)`: the `Presigner` calls, signed with the client's credentials of
+    the moment. Thread-safe."""
+
+    def __init__(self, client: Client, bucket: str) -> None:
+        self._client = client
+        self._bucket = bucket
+
+    def _presigner(self) -> _NativePresigner:
+        return self._client._presigner(self._bucket)
+
+    def __repr__(self) -> str:
+        return f"ClientPresigner(bucket={self._bucket!r}, client={self._client!r})"
+
+
+__all__ = ["Boto3Presigner", "Client", "ClientPresigner", "Credentials", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]

@@ -137,6 +137,10 @@ class Presigner:
 class Boto3Presigner:
     """A presigner that follows a boto3 S3 client's configuration and (refreshing) credentials."""
 
+    @property
+    def bucket(self) -> str: ...
+    @property
+    def region(self) -> str: ...
     def presign(self, method: str, key: str, **kw: object) -> str: ...
     def presign_get(self, key: str, **kw: object) -> str: ...
     def presign_put(self, key: str, **kw: object) -> str: ...
@@ -144,7 +148,25 @@ class Boto3Presigner:
     def presign_arrow(self, keys: ArrowStringColumn, **kw: object) -> UrlArray: ...
     def presign_post(self, key: str, **kw: object) -> PresignedPost: ...
 
-def generate_presigned_url(client: object, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600) -> str: ...
+class ClientPresigner:
+    """``Client.presigner(bucket)``: the ``Presigner`` calls, signed with the client's credentials
+    of the moment (refreshed ones followed), for the endpoint and addressing style its requests
+    go to; SigV4A for a ``signature="v4a"`` client. Thread-safe."""
+
+    @property
+    def bucket(self) -> str: ...
+    @property
+    def region(self) -> str: ...
+    def presign(self, method: str, key: str, **kw: object) -> str: ...
+    def presign_get(self, key: str, **kw: object) -> str: ...
+    def presign_put(self, key: str, **kw: object) -> str: ...
+    def presign_many(self, keys: Iterable[str], **kw: object) -> list[str]: ...
+    def presign_arrow(self, keys: ArrowStringColumn, **kw: object) -> UrlArray: ...
+    def presign_post(self, key: str, **kw: object) -> PresignedPost: ...
+
+def generate_presigned_url(
+    client: object, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600, HttpMethod: Optional[str] = None
+) -> str: ...
 def generate_presigned_post(
     client: object,
     Bucket: str,
@@ -227,6 +249,25 @@ class Client:
         ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
+    def presigner(self, bucket: str) -> ClientPresigner:
+        """A presigner for ``bucket`` signing with this client's credentials (followed as they
+        are refreshed), for the endpoint and addressing style its requests go to."""
+    def generate_presigned_url(
+        self, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600, HttpMethod: Optional[str] = None
+    ) -> str:
+        """boto3's ``generate_presigned_url``, byte-identical for get_object, head_object,
+        put_object, delete_object and upload_part; other operations raise ``ValueError``. No
+        request is sent; credentials that are due are fetched first."""
+    def generate_presigned_post(
+        self,
+        Bucket: str,
+        Key: str,
+        Fields: Optional[Mapping[str, str]] = None,
+        Conditions: Optional[Sequence[_PolicyCondition]] = None,
+        ExpiresIn: int = 3600,
+    ) -> PresignedPost:
+        """boto3's ``generate_presigned_post``, byte-identical (the caller's Conditions are not
+        appended to)."""
     def download(
         self,
         bucket: str,

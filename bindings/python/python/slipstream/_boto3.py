@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from slipstream._slipstream import Credentials
 from slipstream._slipstream import Presigner as _Native
+from slipstream._presigners import FollowingPresigner
 
 # ClientMethod -> HTTP method. Other operations raise: signing them differently than boto3
 # would give URLs S3 refuses.
@@ -37,7 +38,7 @@ def _is_aws_endpoint(url: str) -> bool:
     return host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")
 
 
-class Boto3Presigner:
+class Boto3Presigner(FollowingPresigner):
     """A presigner that follows a boto3 S3 client's configuration and credentials."""
 
     def __init__(self, client: Any, bucket: str) -> None:
@@ -70,32 +71,20 @@ class Boto3Presigner:
                 self._frozen = key
             return self._native
 
-    def presign(self, method: str, key: str, **kw: Any) -> str:
-        return self._presigner().presign(method, key, **kw)
-
-    def presign_get(self, key: str, **kw: Any) -> str:
-        return self._presigner().presign_get(key, **kw)
-
-    def presign_put(self, key: str, **kw: Any) -> str:
-        return self._presigner().presign_put(key, **kw)
-
-    def presign_many(self, keys: Any, **kw: Any) -> list:
-        return self._presigner().presign_many(keys, **kw)
-
-    def presign_arrow(self, keys: Any, **kw: Any) -> Any:
-        return self._presigner().presign_arrow(keys, **kw)
-
-    def presign_post(self, key: str, **kw: Any) -> dict:
-        return self._presigner().presign_post(key, **kw)
-
 
 _cache_lock = threading.Lock()
 _cache: dict = {}
 
 
-def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapping[str, Any]] = None, ExpiresIn: int = 3600) -> str:  # noqa: N803 (boto3's names)
-    """`client.generate_presigned_url(ClientMethod, Params, ExpiresIn)`, byte-identical for
-    get_object, head_object, put_object, delete_object and upload_part."""
+def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapping[str, Any]] = None, ExpiresIn: int = 3600, HttpMethod: Optional[str] = None) -> str:  # noqa: N803 (boto3's names)
+    """`client.generate_presigned_url(ClientMethod, Params, ExpiresIn, HttpMethod)`,
+    byte-identical for get_object, head_object, put_object, delete_object and upload_part."""
+    return presigned_url(lambda bucket: _cached(client, bucket), ClientMethod, Params, ExpiresIn, HttpMethod)
+
+
+def presigned_url(presigner_of: Callable[[str], Any], ClientMethod: str, Params: Optional[Mapping[str, Any]], ExpiresIn: int, HttpMethod: Optional[str]) -> str:  # noqa: N803
+    """boto3's `generate_presigned_url` arguments as one `presign` call on the presigner
+    `presigner_of(bucket)` gives: a boto3 client's (above) or a `Client`'s."""
     params = dict(Params or {})
     method = _METHODS.get(ClientMethod)
     if method is None:
@@ -112,7 +101,9 @@ def generate_presigned_url(client: Any, ClientMethod: str, Params: Optional[Mapp
             headers[_HEADERS[name]] = value
         else:
             raise ValueError(f"parameter {name!r} is not supported for {ClientMethod}; use boto3 for it")
-    return _cached(client, bucket).presign(method, key, expires_in=ExpiresIn, params=query, headers=headers)
+    # botocore signs the operation's request with only its method replaced.
+    signed_as = method if HttpMethod is None else HttpMethod
+    return presigner_of(bucket).presign(signed_as, key, expires_in=ExpiresIn, params=query, headers=headers)
 
 
 def generate_presigned_post(

@@ -87,22 +87,36 @@ impl CredentialCache {
             } => (source, scope, current),
         };
         let mut current = current.lock().await;
-        if let Some((signer, expires)) = current.as_ref() {
-            let fresh = match expires {
-                None => true,
-                Some(e) => e
-                    .duration_since(SystemTime::now())
-                    .is_ok_and(|left| left > REFRESH_BEFORE),
-            };
-            if fresh {
-                return Ok(Arc::clone(signer));
-            }
+        if let Some(signer) = fresh(&current) {
+            return Ok(signer);
         }
         let fetched = source.fetch(http).await?;
         let signer = s3_signer(fetched.credentials, scope)?;
         *current = Some((Arc::clone(&signer), fetched.expires));
         Ok(signer)
     }
+
+    /// The signer now, without waiting: `None` when a fetch is due or under way (then
+    /// [`CredentialCache::signer`] waits for it) and for unsigned requests.
+    pub(crate) fn signer_now(&self) -> Option<Arc<Signer>> {
+        match self {
+            CredentialCache::Fixed(signer) => Some(Arc::clone(signer)),
+            CredentialCache::Unsigned => None,
+            CredentialCache::Refreshing { current, .. } => fresh(&*current.try_lock().ok()?),
+        }
+    }
+}
+
+/// The cached signer while its credentials are more than [`REFRESH_BEFORE`] from expiry.
+fn fresh(current: &Option<(Arc<Signer>, Option<SystemTime>)>) -> Option<Arc<Signer>> {
+    let (signer, expires) = current.as_ref()?;
+    let fresh = match expires {
+        None => true,
+        Some(e) => e
+            .duration_since(SystemTime::now())
+            .is_ok_and(|left| left > REFRESH_BEFORE),
+    };
+    fresh.then(|| Arc::clone(signer))
 }
 
 /// The signer of a set of credentials that may expire, for code that builds and sends its own
