@@ -5,7 +5,9 @@ side of scripts/wan with CLIENT="scripts/wan exec client" in front of the comman
     scripts/with-s3-server.sh .venv/bin/python bindings/python/bench/fileobj_bench.py [SIZE_MIB] [ROUNDS]
 
 Rows: a download into a file opened "wb", a download into a writer that drops the bytes (the
-transfer alone), an upload from a file opened "rb". Every measurement runs in a fresh process
+transfer alone), the object read as a stream (`Client.open` against `get_object()["Body"]`) in
+1 MiB reads and by lines (`for line in f` against botocore's `iter_lines()`; random bytes hold
+a newline every 256 bytes or so), an upload from a file opened "rb". Every measurement runs in a fresh process
 (the call alone is timed, imports and the client's construction not) under GNU time, so that
 its peak RSS is its own (a child forked from this process would start with this one's); the tools alternate within each round, so both see the machine alike. Prints a
 Markdown table of medians, the ratio (boto3's time / slipstream's) and the largest peak RSS."""
@@ -51,6 +53,17 @@ def one(tool, op, bucket, key, path):
             c.download_fileobj(bucket, key, f) if slip else c.download_fileobj(Bucket=bucket, Key=key, Fileobj=f)
     elif op == "download, bytes dropped":
         c.download_fileobj(bucket, key, Drop()) if slip else c.download_fileobj(Bucket=bucket, Key=key, Fileobj=Drop())
+    elif op == "read in 1 MiB reads":
+        f = c.open(bucket, key) if slip else c.get_object(Bucket=bucket, Key=key)["Body"]
+        while f.read(1 << 20):
+            pass
+    elif op == "read by lines":
+        if slip:
+            for _ in c.open(bucket, key):
+                pass
+        else:
+            for _ in c.get_object(Bucket=bucket, Key=key)["Body"].iter_lines():
+                pass
     else:
         with open(path, "rb") as f:
             c.upload_fileobj(f, bucket, key) if slip else c.upload_fileobj(Fileobj=f, Bucket=bucket, Key=key)
@@ -71,14 +84,14 @@ def main():
     with open(src, "wb") as f:
         f.write(os.urandom(size_mib << 20))
     s3.upload_file(src, bucket, "object")
-    ops = ["download to a file", "download, bytes dropped", "upload from a file"]
+    ops = ["download to a file", "download, bytes dropped", "read in 1 MiB reads", "read by lines", "upload from a file"]
     tools = ["slipstream", "boto3"]
     times = {(o, t): [] for o in ops for t in tools}
     rss = {(o, t): 0.0 for o in ops for t in tools}
     for r in range(rounds):
         for op in ops:
             for tool in tools if r % 2 == 0 else reversed(tools):
-                key = "object" if op.startswith("download") else f"up-{tool}"
+                key = f"up-{tool}" if op.startswith("upload") else "object"
                 dst = os.path.join(work, "dst")
                 subprocess.run(["sync"], check=True)
                 peak = os.path.join(work, "rss")

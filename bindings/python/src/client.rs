@@ -231,6 +231,19 @@ impl Client {
         })
     }
 
+    /// The native half of `Client.open`: `bucket/key` (or `version_id` of it) being read, its
+    /// first part already here (a missing object raises now).
+    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    fn _open(
+        slf: &Bound<'_, Self>,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+    ) -> PyResult<crate::reader::ObjectReader> {
+        let key = ObjectKey::new(key, version_id);
+        crate::reader::ObjectReader::open(slf.py(), slf, bucket, key)
+    }
+
     /// The native presigner of `bucket` for the client's current credentials (the Python
     /// `Client.presigner` and `generate_presigned_url` ask for it at every call, so they follow
     /// refreshed credentials).

@@ -27,6 +27,7 @@ mod pipeline;
 mod post;
 mod presigners;
 mod progress;
+mod reader;
 mod runtime;
 mod stop;
 mod sync;
@@ -475,6 +476,7 @@ fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::UrlArray>()?;
     m.add_class::<listing::ObjectIterator>()?;
     m.add_class::<listing::AsyncObjectIterator>()?;
+    m.add_class::<reader::ObjectReader>()?;
     m.add("S3Error", m.py().get_type::<errors::S3Error>())?;
     let quiesce = wrap_pyfunction!(exit::quiesce, m)?;
     m.py()

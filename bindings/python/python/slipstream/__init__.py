@@ -23,6 +23,7 @@ import typing
 from slipstream._boto3 import Boto3Presigner, generate_presigned_post, generate_presigned_url
 from slipstream._boto3 import presigned_url as _presigned_url
 from slipstream._presigners import FollowingPresigner as _FollowingPresigner
+from slipstream._reader import ObjectReader
 from slipstream._slipstream import Client as _NativeClient
 from slipstream._slipstream import Credentials, S3Error, UrlArray
 from slipstream._slipstream import Presigner as _NativePresigner
@@ -53,6 +54,14 @@ class Client(_NativeClient):
         from slipstream._boto3 import client_settings
 
         return cls(**client_settings(client), **kw)
+
+    def open(self, bucket: str, key: str, *, version_id: typing.Optional[str] = None) -> ObjectReader:
+        """`bucket/key` (or that version of it) as a binary file object to read in order, as
+        boto3's ``get_object()["Body"]``, with its parts fetched in parallel ahead of the reads
+        in bounded memory (the client's ``concurrency x part_size``). A missing object raises
+        here; the object's checksum, when it has one, is checked at its end (a mismatch raises
+        there, after the bytes were read)."""
+        return ObjectReader(self._open(bucket, key, version_id=version_id))
 
     def presigner(self, bucket: str) -> "ClientPresigner":
         """A presigner for `bucket` signing with this client's credentials, for the endpoint and
@@ -86,4 +95,4 @@ class ClientPresigner(_FollowingPresigner):
         return f"ClientPresigner(bucket={self._bucket!r}, client={self._client!r})"
 
 
-__all__ = ["Boto3Presigner", "Client", "ClientPresigner", "Credentials", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]
+__all__ = ["Boto3Presigner", "Client", "ClientPresigner", "Credentials", "ObjectReader", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]

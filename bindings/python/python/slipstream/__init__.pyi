@@ -1,3 +1,4 @@
+import io
 import os
 from datetime import datetime
 from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mapping, Optional, Protocol, Sequence, TypedDict, Union
@@ -249,6 +250,11 @@ class Client:
         ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
+    def open(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> "ObjectReader":
+        """``bucket/key`` (or that version of it) as a binary file object read in order, as
+        boto3's ``get_object()["Body"]``: parts fetched in parallel ahead of the reads, memory
+        bounded by ``concurrency x part_size``. A missing object raises ``S3Error`` here; the
+        object's checksum is checked at its end (a mismatch raises there)."""
     def presigner(self, bucket: str) -> ClientPresigner:
         """A presigner for ``bucket`` signing with this client's credentials (followed as they
         are refreshed), for the endpoint and addressing style its requests go to."""
@@ -541,6 +547,20 @@ class SyncResult(TypedDict):
     failed: list[dict[str, str]]
     not_files: list[str]
     """A source directory's entries left out for not being files (FIFOs, sockets, devices)."""
+
+class ObjectReader(io.BufferedIOBase):
+    """``Client.open``'s read-only binary stream (not seekable; one thread's). ``read``,
+    ``read1``, ``readline``, iteration by lines, ``readinto``, ``tell``; ``io.TextIOWrapper``
+    takes it. Closing it stops the download."""
+
+    def read(self, size: Optional[int] = -1, /) -> bytes: ...
+    def read1(self, size: Optional[int] = -1, /) -> bytes: ...
+    def readline(self, size: Optional[int] = -1, /) -> bytes: ...
+    def readable(self) -> bool: ...
+    def readinto(self, b: Any, /) -> int: ...
+    def readinto1(self, b: Any, /) -> int: ...
+    def tell(self) -> int: ...
+    def close(self) -> None: ...
 
 class ObjectIterator:
     """What ``Client.list`` returns: dicts with ``Key``, ``Size``, ``ETag``, ``LastModified``

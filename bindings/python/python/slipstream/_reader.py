@@ -1,0 +1,50 @@
+"""`Client.open`'s file object: a read-only binary stream over the native reader (reader.rs),
+an `io.BufferedIOBase`, so `io.TextIOWrapper`, `gzip`, `csv`, `tarfile` (streaming mode) and
+`for line in f` take it as they take an open file."""
+
+import io
+
+
+class ObjectReader(io.BufferedIOBase):
+    """An object read in order, its parts fetched in parallel ahead of the reads, in bounded
+    memory. Not seekable; one thread's, as a file object is. Closing it (or leaving a ``with``
+    block) stops the download."""
+
+    def __init__(self, native) -> None:
+        super().__init__()
+        self._native = native
+        # The native calls themselves, not Python methods around them: a line read costs one
+        # call. They raise ValueError once the reader is closed, as a file's do.
+        self.read = native.read
+        self.read1 = native.read1
+        self.readline = native.readline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        return self._into(b, self._native.read)
+
+    def readinto1(self, b) -> int:
+        return self._into(b, self._native.read1)
+
+    @staticmethod
+    def _into(b, read) -> int:
+        view = memoryview(b).cast("B")
+        data = read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def tell(self) -> int:
+        return self._native.tell()
+
+    def __del__(self) -> None:
+        # Not IOBase's close-on-delete: in `client.open(b, k).read()` this object goes before the
+        # native read it handed out has run. The native reader, once unreferenced, stops its
+        # download itself.
+        pass
+
+    def close(self) -> None:
+        if not self.closed:
+            self._native.close()
+        super().close()

@@ -1,0 +1,127 @@
+"""`Client.open`: an object read as a file object (boto3's `get_object()["Body"]`), its parts
+fetched in parallel ahead of the reads, against versitygw (through a relay where the network
+must misbehave)."""
+
+import csv
+import gzip
+import io
+import os
+import time
+
+import pytest
+from relay import Relay
+from test_client import make_client, new_bucket
+
+from slipstream import ObjectReader, S3Error
+
+PART = 5 << 20
+
+
+@pytest.fixture(scope="module")
+def bucket(s3):
+    return new_bucket(s3)
+
+
+def lines(n):
+    return b"".join(b"%d,row %d,%s\n" % (i, i, b"x" * (i % 97)) for i in range(n))
+
+
+def test_lines_text_and_gzip_read_as_from_a_file(server, bucket):
+    c = make_client(server, part_size=PART, concurrency=3)
+    data = lines(400_000)  # 19 MiB: four parts, lines across every boundary
+    c.put_bytes(bucket, "rows.csv", data)
+    with c.open(bucket, "rows.csv") as f:
+        assert isinstance(f, ObjectReader) and isinstance(f, io.BufferedIOBase)
+        assert f.readable() and not f.seekable()
+        assert list(f) == data.splitlines(keepends=True)
+        assert f.tell() == len(data) and f.read() == b""
+    assert f.closed
+    rows = list(csv.reader(io.TextIOWrapper(c.open(bucket, "rows.csv"), encoding="utf-8", newline="")))
+    assert len(rows) == 400_000 and rows[-1][:2] == ["399999", "row 399999"]
+    c.put_bytes(bucket, "rows.csv.gz", gzip.compress(data, compresslevel=1))
+    with gzip.GzipFile(fileobj=c.open(bucket, "rows.csv.gz")) as g:
+        assert g.read() == data
+
+
+def test_reads_of_every_size_across_parts(server, bucket):
+    c = make_client(server, part_size=PART, concurrency=2)
+    data = os.urandom(3 * PART + 12345)
+    c.put_bytes(bucket, "blob", data)
+    f = c.open(bucket, "blob")
+    got, sizes = [], [1, 7, PART - 3, PART + 10, 0, 4096]
+    for n in sizes:
+        got.append(f.read(n))
+    assert [len(g) for g in got] == sizes
+    one = f.read1(10 * PART)
+    assert 0 < len(one) <= PART, "read1 takes from one part at most"
+    buf = bytearray(1000)
+    assert f.readinto(buf) == 1000
+    assert f.tell() == sum(sizes) + len(one) + 1000
+    rest = f.read()
+    assert b"".join(got) + one + bytes(buf) + rest == data
+    assert f.read(5) == b"" and f.read1() == b"" and f.readline() == b""
+    # A line longer than a part comes back whole, from as many parts as it spans; a limit cuts it.
+    long_line = b"a" * (2 * PART + 5) + b"\n"
+    c.put_bytes(bucket, "long", long_line + b"rest")
+    f = c.open(bucket, "long")
+    assert f.readline() == long_line and f.readline() == b"rest" and f.readline() == b""
+    f = c.open(bucket, "long")
+    assert f.readline(PART + 1) == b"a" * (PART + 1) and f.tell() == PART + 1
+
+
+def test_missing_empty_closed_and_one_expression(server, bucket):
+    c = make_client(server)
+    with pytest.raises(S3Error) as e:
+        c.open(bucket, "no such key")
+    assert e.value.code == "NoSuchKey"
+    c.put_bytes(bucket, "empty", b"")
+    assert c.open(bucket, "empty").read() == b""
+    c.put_bytes(bucket, "small", b"hello\nworld")
+    assert c.open(bucket, "small").read() == b"hello\nworld"  # the reader goes before its read runs
+    f = c.open(bucket, "small")
+    f.close()
+    with pytest.raises(ValueError, match="closed"):
+        f.read()
+    with pytest.raises(ValueError, match="closed"):
+        next(iter(f))
+
+
+def test_a_reader_that_stops_stops_the_download(server, bucket):
+    """Nothing is fetched for nobody: with the reader paused, what crossed the network is the
+    window ahead of it, not the object."""
+    data = os.urandom(64 << 20)
+    make_client(server).put_bytes(bucket, "paused", data)
+    with Relay(server["endpoint"]) as relay:
+        c = make_client(dict(server, endpoint=relay.endpoint), part_size=PART, concurrency=2)
+        f = c.open(bucket, "paused")
+        head = f.read(10)
+        time.sleep(1.0)
+        ahead = relay.relayed_down
+        # The window (2 parts), the chunks handed over (2), the one being handed and the first.
+        assert ahead < 7 * PART, ahead
+        assert head + f.read() == data
+        f.close()
+
+
+def test_resets_are_retried_and_a_frozen_server_times_out(server, bucket):
+    data = os.urandom(24 << 20)
+    make_client(server).put_bytes(bucket, "flaky", data)
+    with Relay(server["endpoint"], rate=8 << 20) as relay:
+        c = make_client(dict(server, endpoint=relay.endpoint), part_size=PART, concurrency=2, stall_timeout=1.5)
+        f = c.open(bucket, "flaky")
+        first = f.read(PART)
+        relay.reset()  # every connection: the parts in flight are fetched again
+        assert first + f.read() == data
+        # A pause of the reader longer than stall_timeout is not a stall...
+        f = c.open(bucket, "flaky")
+        first = f.read(1)
+        time.sleep(2.0)
+        second = f.read(PART)
+        # ...a server that sends nothing while the reader waits is.
+        relay.freeze()
+        with pytest.raises(TimeoutError):
+            f.read()
+        with pytest.raises(OSError, match="nothing moved|no byte|stall"):
+            f.read(1)  # and the reader says so again, rather than ending as if complete
+        relay.thaw()
+    assert len(first + second) == PART + 1
