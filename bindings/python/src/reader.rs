@@ -41,7 +41,8 @@ impl AsyncWrite for Chunks {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        let closed = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the reader was closed");
+        let closed =
+            || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the reader was closed");
         ready!(self.0.poll_reserve(cx)).map_err(|_| closed())?;
         self.0
             .send_item(Bytes::copy_from_slice(buf))
@@ -103,7 +104,11 @@ impl ObjectReader {
         // Bounded at the reader's waits instead (the module's doc).
         opts.stall_timeout = Duration::ZERO;
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
-        let (s3, bucket, key) = (std::sync::Arc::clone(&this.inner), bucket.to_owned(), key.to_buf());
+        let (s3, bucket, key) = (
+            std::sync::Arc::clone(&this.inner),
+            bucket.to_owned(),
+            key.to_buf(),
+        );
         let download = this.runtime.spawn(async move {
             let mut out = Chunks(PollSender::new(tx));
             download_to_writer(s3, &bucket, key.as_key(), &mut out, opts).await
