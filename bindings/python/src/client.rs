@@ -244,6 +244,19 @@ impl Client {
         crate::reader::ObjectReader::open(slf.py(), slf, bucket, key)
     }
 
+    /// `open`, awaited: an `AsyncObjectReader` once the object's first part is here (a missing
+    /// object raises at the `await`).
+    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    fn open_async<'py>(
+        slf: &Bound<'py, Self>,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let key = ObjectKey::new(key, version_id);
+        crate::async_reader::AsyncObjectReader::open(slf, bucket, key)
+    }
+
     /// The native presigner of `bucket` for the client's current credentials (the Python
     /// `Client.presigner` and `generate_presigned_url` ask for it at every call, so they follow
     /// refreshed credentials).

@@ -15,6 +15,7 @@
 mod aio;
 mod arrow;
 mod arrow_ffi;
+mod async_reader;
 mod calls;
 mod client;
 mod errors;
@@ -22,6 +23,7 @@ mod exit;
 mod fileobj;
 mod fresh_bytes;
 mod listing;
+mod object_stream;
 mod options;
 mod pipeline;
 mod post;
@@ -477,6 +479,7 @@ fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<listing::ObjectIterator>()?;
     m.add_class::<listing::AsyncObjectIterator>()?;
     m.add_class::<reader::ObjectReader>()?;
+    m.add_class::<async_reader::AsyncObjectReader>()?;
     m.add("S3Error", m.py().get_type::<errors::S3Error>())?;
     let quiesce = wrap_pyfunction!(exit::quiesce, m)?;
     m.py()

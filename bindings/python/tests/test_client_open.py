@@ -2,6 +2,7 @@
 fetched in parallel ahead of the reads, against versitygw (through a relay where the network
 must misbehave)."""
 
+import asyncio
 import csv
 import gzip
 import io
@@ -125,3 +126,53 @@ def test_resets_are_retried_and_a_frozen_server_times_out(server, bucket):
             f.read(1)  # and the reader says so again, rather than ending as if complete
         relay.thaw()
     assert len(first + second) == PART + 1
+
+
+def test_the_asyncio_reader(server, bucket):
+    c = make_client(server, part_size=PART, concurrency=2)
+    data = lines(300_000)  # 14 MiB: three parts
+    c.put_bytes(bucket, "async.csv", data)
+
+    async def read_all():
+        async with await c.open_async(bucket, "async.csv") as r:
+            got = [line async for line in r]
+            assert r.tell() == len(data) and await r.read() == b""
+        with pytest.raises(ValueError, match="closed"):
+            await r.read(1)
+        r = await c.open_async(bucket, "async.csv")
+        head = await r.read(10) + await r.read1(5) + await r.readline()
+        rest = await r.read()
+        return got, head + rest
+
+    got, whole = asyncio.run(read_all())
+    assert got == data.splitlines(keepends=True) and whole == data
+
+    async def missing():
+        with pytest.raises(S3Error) as e:
+            await c.open_async(bucket, "no such key")
+        return e.value.code
+
+    assert asyncio.run(missing()) == "NoSuchKey"
+    # Made before any loop runs: starts when awaited, in the loop that awaits it.
+    r = asyncio.run(c.open_async(bucket, "async.csv"))
+    assert r.tell() == 0
+    r.close()
+
+
+def test_a_cancelled_read_loses_nothing(server, bucket):
+    """A read waiting for parts, cancelled (a timeout): the next read starts where the
+    cancelled one would have, with every byte."""
+    data = os.urandom(16 << 20)
+    make_client(server).put_bytes(bucket, "slow", data)
+    with Relay(server["endpoint"], rate=4 << 20) as relay:
+        c = make_client(dict(server, endpoint=relay.endpoint), part_size=PART, concurrency=2)
+
+        async def go():
+            r = await c.open_async(bucket, "slow")
+            first = await r.read(3)
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(r.read(), timeout=0.5)
+            rest = await r.read()
+            return first + rest
+
+        assert asyncio.run(go()) == data
