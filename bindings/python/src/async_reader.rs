@@ -15,7 +15,7 @@ use tokio::sync::Mutex;
 use crate::aio;
 use crate::client::Client;
 use crate::errors::Raise;
-use crate::object_stream::{ObjectBytes, ReadError};
+use crate::object_stream::{size_of, ObjectBytes, ReadError};
 
 /// An object being read from asyncio: `await r.read(n)`, `await r.readline()`, `async for
 /// line in r`, `async with`.
@@ -122,12 +122,6 @@ fn as_line(py: Python<'_>, data: Bytes) -> aio::Outcome {
         return aio::stop_iteration();
     }
     as_bytes(py, data)
-}
-
-/// A size argument as Python's file objects take it: negative or `None` for "all".
-fn size_of(size: Option<i64>) -> usize {
-    size.and_then(|s| usize::try_from(s).ok())
-        .unwrap_or(usize::MAX)
 }
 
 #[pymethods]

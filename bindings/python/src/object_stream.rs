@@ -55,6 +55,12 @@ impl Raise for ReadError {
     }
 }
 
+/// A size argument as Python's file objects take it: negative or `None` for "all".
+pub(crate) fn size_of(size: Option<i64>) -> usize {
+    size.and_then(|s| usize::try_from(s).ok())
+        .unwrap_or(usize::MAX)
+}
+
 /// The download's side of the channel: each write is one chunk.
 struct Chunks(PollSender<Bytes>);
 

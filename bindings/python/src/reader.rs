@@ -14,7 +14,7 @@ use slipstream_client::ObjectKey;
 
 use crate::client::Client;
 use crate::errors::Raise;
-use crate::object_stream::ObjectBytes;
+use crate::object_stream::{size_of, ObjectBytes};
 
 /// An object being read: the native half of `slipstream.ObjectReader`.
 #[pyclass(frozen, module = "slipstream", name = "_ObjectReader")]
@@ -76,12 +76,6 @@ impl ObjectReader {
         }
         Ok(PyBytes::new(py, &bytes.take(n)).unbind())
     }
-}
-
-/// A size argument as Python's file objects take it: negative or `None` for "all".
-fn size_of(size: Option<i64>) -> usize {
-    size.and_then(|s| usize::try_from(s).ok())
-        .unwrap_or(usize::MAX)
 }
 
 #[pymethods]

@@ -135,8 +135,8 @@ class Presigner:
         """A presigned POST (browser form upload), byte-identical to botocore's. Each field needs a
         condition naming it; a key ending in ``${filename}`` takes the uploaded file's name."""
 
-class Boto3Presigner:
-    """A presigner that follows a boto3 S3 client's configuration and (refreshing) credentials."""
+class _FollowingPresigner:
+    """The ``Presigner`` calls, each on the presigner of the credentials of the moment."""
 
     @property
     def bucket(self) -> str: ...
@@ -149,21 +149,13 @@ class Boto3Presigner:
     def presign_arrow(self, keys: ArrowStringColumn, **kw: object) -> UrlArray: ...
     def presign_post(self, key: str, **kw: object) -> PresignedPost: ...
 
-class ClientPresigner:
+class Boto3Presigner(_FollowingPresigner):
+    """A presigner that follows a boto3 S3 client's configuration and (refreshing) credentials."""
+
+class ClientPresigner(_FollowingPresigner):
     """``Client.presigner(bucket)``: the ``Presigner`` calls, signed with the client's credentials
     of the moment (refreshed ones followed), for the endpoint and addressing style its requests
     go to; SigV4A for a ``signature="v4a"`` client. Thread-safe."""
-
-    @property
-    def bucket(self) -> str: ...
-    @property
-    def region(self) -> str: ...
-    def presign(self, method: str, key: str, **kw: object) -> str: ...
-    def presign_get(self, key: str, **kw: object) -> str: ...
-    def presign_put(self, key: str, **kw: object) -> str: ...
-    def presign_many(self, keys: Iterable[str], **kw: object) -> list[str]: ...
-    def presign_arrow(self, keys: ArrowStringColumn, **kw: object) -> UrlArray: ...
-    def presign_post(self, key: str, **kw: object) -> PresignedPost: ...
 
 def generate_presigned_url(
     client: object, ClientMethod: str, Params: Optional[Mapping[str, object]] = None, ExpiresIn: int = 3600, HttpMethod: Optional[str] = None
