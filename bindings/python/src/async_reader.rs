@@ -63,9 +63,10 @@ impl AsyncObjectReader {
         client: &Bound<'py, Client>,
         bucket: &str,
         key: ObjectKey<'_>,
+        range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let this = client.get();
-        let names = (bucket.to_owned(), key.to_buf());
+        let names = (bucket.to_owned(), key.to_buf(), range);
         let (s3, opts) = (Arc::clone(&this.inner), this.transfer_options(None));
         let work = async move {
             let runtime = tokio::runtime::Handle::current();

@@ -231,30 +231,33 @@ impl Client {
         })
     }
 
-    /// The native half of `Client.open`: `bucket/key` (or `version_id` of it) being read, its
-    /// first part already here (a missing object raises now).
-    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    /// The native half of `Client.open`: `bucket/key` (or `version_id` of it; or `range`, start
+    /// and end exclusive, of either) being read, its first part already here (a missing object
+    /// raises now).
+    #[pyo3(signature = (bucket, key, *, version_id = None, range = None))]
     fn _open(
         slf: &Bound<'_, Self>,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
+        range: Option<(u64, u64)>,
     ) -> PyResult<crate::reader::ObjectReader> {
         let key = ObjectKey::new(key, version_id);
-        crate::reader::ObjectReader::open(slf.py(), slf, bucket, key)
+        crate::reader::ObjectReader::open(slf.py(), slf, bucket, key, range)
     }
 
-    /// `open`, awaited: an `AsyncObjectReader` once the object's first part is here (a missing
-    /// object raises at the `await`).
-    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    /// `open`, awaited: an `AsyncObjectReader` once the object's (or range's) first part is
+    /// here (a missing object raises at the `await`).
+    #[pyo3(signature = (bucket, key, *, version_id = None, range = None))]
     fn open_async<'py>(
         slf: &Bound<'py, Self>,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
+        range: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let key = ObjectKey::new(key, version_id);
-        crate::async_reader::AsyncObjectReader::open(slf, bucket, key)
+        crate::async_reader::AsyncObjectReader::open(slf, bucket, key, range)
     }
 
     /// The native presigner of `bucket` for the client's current credentials (the Python

@@ -25,7 +25,9 @@ use bytes::{Bytes, BytesMut};
 use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::PyErr;
 use slipstream_client::{Activity, ObjectKeyBuf, S3Client};
-use slipstream_transfer::{download_to_writer, Downloaded, TransferError, TransferOptions};
+use slipstream_transfer::{
+    download_range_to_writer, download_to_writer, Downloaded, TransferError, TransferOptions,
+};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -115,12 +117,12 @@ impl Drop for ObjectBytes {
 }
 
 impl ObjectBytes {
-    /// Starts the download of `bucket/key` on `runtime`. `opts.stall_timeout` bounds the
-    /// waits (the module's doc), not the download.
+    /// Starts the download of `bucket/key` (or of `range` of it, start and end exclusive) on
+    /// `runtime`. `opts.stall_timeout` bounds the waits (the module's doc), not the download.
     pub(crate) fn start(
         runtime: &tokio::runtime::Handle,
         s3: &Arc<S3Client>,
-        (bucket, key): (String, ObjectKeyBuf),
+        (bucket, key, range): (String, ObjectKeyBuf, Option<(u64, u64)>),
         mut opts: TransferOptions,
     ) -> Self {
         let stall_timeout = std::mem::replace(&mut opts.stall_timeout, Duration::ZERO);
@@ -128,7 +130,11 @@ impl ObjectBytes {
         let client = Arc::clone(s3);
         let download = runtime.spawn(async move {
             let mut out = Chunks(PollSender::new(tx));
-            download_to_writer(client, &bucket, key.as_key(), &mut out, opts).await
+            let key = key.as_key();
+            match range {
+                None => download_to_writer(client, &bucket, key, &mut out, opts).await,
+                Some(r) => download_range_to_writer(client, &bucket, key, r, &mut out, opts).await,
+            }
         });
         Self {
             held: VecDeque::new(),

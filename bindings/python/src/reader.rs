@@ -31,9 +31,10 @@ impl ObjectReader {
         client: &Bound<'_, Client>,
         bucket: &str,
         key: ObjectKey<'_>,
+        range: Option<(u64, u64)>,
     ) -> PyResult<Self> {
         let this = client.get();
-        let names = (bucket.to_owned(), key.to_buf());
+        let names = (bucket.to_owned(), key.to_buf(), range);
         let bytes = ObjectBytes::start(
             this.runtime.handle(),
             &this.inner,

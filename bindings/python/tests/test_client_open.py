@@ -176,3 +176,25 @@ def test_a_cancelled_read_loses_nothing(server, bucket):
             return first + rest
 
         assert asyncio.run(go()) == data
+
+
+def test_a_range_is_read_as_a_stream_of_its_own(server, bucket):
+    c = make_client(server, part_size=PART, concurrency=2)
+    data = os.urandom(3 * PART + 999)
+    c.put_bytes(bucket, "ranged", data)
+    a, b = PART - 10, 2 * PART + 7  # parts of its own, cut across the object's
+    with c.open(bucket, "ranged", range=(a, b)) as f:
+        assert f.read(5) == data[a:a + 5] and f.read() == data[a + 5:b] and f.tell() == b - a
+    # Past the end it is cut short, as S3 cuts it; starting past the end is S3's InvalidRange.
+    assert c.open(bucket, "ranged", range=(len(data) - 5, len(data) + 100)).read() == data[-5:]
+    with pytest.raises(S3Error) as e:
+        c.open(bucket, "ranged", range=(len(data) + 1, len(data) + 10))
+    assert e.value.code == "InvalidRange"
+    with pytest.raises(ValueError):
+        c.open(bucket, "ranged", range=(10, 10))
+
+    async def ranged():
+        r = await c.open_async(bucket, "ranged", range=(a, b))
+        return await r.read()
+
+    assert asyncio.run(ranged()) == data[a:b]

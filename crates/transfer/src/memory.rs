@@ -18,7 +18,9 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectKey, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
-use crate::source::{check_checksum, first_len, next_chunk, short, start, First, Source};
+use crate::source::{
+    check_checksum, first_len, next_chunk, short, start, start_range, First, Source,
+};
 use crate::stall;
 use crate::TransferError;
 use crate::{Downloaded, Progress, TransferOptions};
@@ -99,35 +101,14 @@ impl MemoryDownload {
     ) -> Result<Self, TransferError> {
         let key = key.into();
         let asked = Instant::now();
-        let first_end = end.min(start.saturating_add(first_len(opts.part_size)));
-        let get = async {
-            Ok(client
-                .get_object(bucket, key, Some((start, first_end)), None)
-                .await?)
-        };
-        let first = stall::bounded(&client, opts.stall_timeout, true, get).await?;
-        let total = first.total_size.ok_or_else(|| {
-            TransferError::BadResponse(format!(
-                "{key}: the answer to a range has no Content-Range (the server sent all of it?)"
-            ))
-        })?;
-        if total <= start {
-            // S3 refuses such a range (416); an answer that says otherwise is not one.
-            return Err(TransferError::BadResponse(format!(
-                "{key}: bytes from {start} asked, and the answer says the object has {total}"
-            )));
-        }
-        let (end, first_end) = (end.min(total), first_end.min(total));
-        let info = ObjectInfo {
-            size: end - start,
-            etag: first.etag.clone(),
-            last_modified: String::new(),
-            checksum: None,
-            copied_headers: Vec::new(),
-            storage_class: None,
-            version_id: None,
-        };
-        let first = First::new(first, first_end - start);
+        let first = start_range(
+            &client,
+            bucket,
+            key,
+            (start, end),
+            first_len(opts.part_size),
+        );
+        let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first).await?;
         Ok(Self::cut(
             &client,
             (bucket, key),

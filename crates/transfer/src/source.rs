@@ -196,6 +196,45 @@ pub(crate) async fn start(
     first(key.key, first_len, info, response)
 }
 
+/// The first answer of a download of `range` (start, end exclusive) of an object: its first
+/// `first_len` bytes, whose `Content-Range` says where the object ends (a range that runs past
+/// it is cut short, as S3 cuts it). The info describes the range: its length, the object's
+/// ETag (the parts are pinned to it), no checksum (no whole-object checksum applies to a range).
+pub(crate) async fn start_range(
+    client: &S3Client,
+    bucket: &str,
+    key: ObjectKey<'_>,
+    (start, end): (u64, u64),
+    first_len: u64,
+) -> Result<(ObjectInfo, First), TransferError> {
+    let first_end = end.min(start.saturating_add(first_len));
+    let first = client
+        .get_object(bucket, key, Some((start, first_end)), None)
+        .await?;
+    let total = first.total_size.ok_or_else(|| {
+        TransferError::BadResponse(format!(
+            "{key}: the answer to a range has no Content-Range (the server sent all of it?)"
+        ))
+    })?;
+    if total <= start {
+        // S3 refuses such a range (416); an answer that says otherwise is not one.
+        return Err(TransferError::BadResponse(format!(
+            "{key}: bytes from {start} asked, and the answer says the object has {total}"
+        )));
+    }
+    let (end, first_end) = (end.min(total), first_end.min(total));
+    let info = ObjectInfo {
+        size: end - start,
+        etag: first.etag.clone(),
+        last_modified: String::new(),
+        checksum: None,
+        copied_headers: Vec::new(),
+        storage_class: None,
+        version_id: None,
+    };
+    Ok((info, First::new(first, first_end - start)))
+}
+
 /// The first GET was refused: an empty object (no byte 0, so S3 answers 416 to any range,
 /// and `head` says the size is 0), else the GET's error, which names the cause (NoSuchKey,
 /// AccessDenied; HEAD's has no body).

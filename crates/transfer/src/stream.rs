@@ -13,7 +13,7 @@ use tokio::sync::Semaphore;
 use crate::cleanup::multipart_upload;
 use crate::cut::LONG_PATH;
 use crate::pool::BufferPool;
-use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
+use crate::source::{check_checksum, first_len, next_chunk, short, start, start_range, Source};
 use crate::stall;
 use crate::TransferError;
 use crate::{Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
@@ -48,6 +48,32 @@ pub async fn download_to_writer<'k, W: AsyncWrite + Unpin>(
     download_to_writer_seen(client, (bucket, key.into(), None), out, opts, None).await
 }
 
+/// [`download_to_writer`] of `range` (start, end exclusive) of the object: a range that runs
+/// past the object's end is cut short there, as S3 cuts it (the first answer's `Content-Range`
+/// says where). No whole-object checksum applies to a range.
+pub async fn download_range_to_writer<'k, W: AsyncWrite + Unpin>(
+    client: Arc<S3Client>,
+    bucket: &str,
+    key: impl Into<ObjectKey<'k>>,
+    range: (u64, u64),
+    out: &mut W,
+    opts: TransferOptions,
+) -> Result<Downloaded, TransferError> {
+    let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
+    let what = (bucket, key.into(), Whole::Range(range));
+    let work = to_writer(client, what, out, opts, None);
+    stall::bounded(&watched, limit, true, work).await
+}
+
+/// What of the object a stream download writes.
+#[derive(Clone, Copy)]
+enum Whole {
+    /// All of it; `Some(size)`: a listing's size, so that a small object is asked for whole.
+    Object(Option<u64>),
+    /// A range of it (start, end exclusive).
+    Range((u64, u64)),
+}
+
 /// [`download_to_writer`], telling `seen` what the object is (size, ETag, content headers and
 /// metadata) before its first byte is written: a copy through this machine starts its upload
 /// with the source's headers. `listed`: the object's size in a listing, so that a small object
@@ -60,14 +86,20 @@ pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    let work = to_writer(client, (bucket, key, listed), out, opts, seen);
+    let work = to_writer(
+        client,
+        (bucket, key, Whole::Object(listed)),
+        out,
+        opts,
+        seen,
+    );
     stall::bounded(&watched, limit, true, work).await
 }
 
 /// The transfer itself, under the stall bound of [`download_to_writer`].
 async fn to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    (bucket, key, listed): (&str, ObjectKey<'_>, Option<u64>),
+    (bucket, key, whole): (&str, ObjectKey<'_>, Whole),
     out: &mut W,
     opts: TransferOptions,
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
@@ -76,22 +108,26 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     let pool = Arc::new(BufferPool::default());
     let asked = Instant::now();
     // The first range fits the smallest cut; the split is chosen once it has answered.
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size / 3), listed).await?;
+    let first_len = first_len(opts.part_size / 3);
+    let (info, first, at) = match whole {
+        Whole::Object(listed) => {
+            let (info, first) = start(&client, bucket, key, first_len, listed).await?;
+            (info, first, 0)
+        }
+        Whole::Range(range) => {
+            let (info, first) = start_range(&client, bucket, key, range, first_len).await?;
+            (info, Some(first), range.0)
+        }
+    };
     if let Some(seen) = seen {
         let _ = seen.send(info.clone());
     }
     let split = window_split(asked.elapsed());
     let part_size = (opts.part_size / split).max(1);
     opts.set_total(info.size);
-    let source = Arc::new(Source::new(
-        &client,
-        bucket,
-        key,
-        &info,
-        first,
-        part_size,
-        concurrency,
-    ));
+    let source = Arc::new(
+        Source::new(&client, bucket, key, &info, first, part_size, concurrency).shifted(at),
+    );
     let window = split as usize * concurrency;
     // Requests in flight; fair, so parts get connections in order.
     let requests = Arc::new(Semaphore::new(concurrency));

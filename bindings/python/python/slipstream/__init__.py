@@ -55,13 +55,15 @@ class Client(_NativeClient):
 
         return cls(**client_settings(client), **kw)
 
-    def open(self, bucket: str, key: str, *, version_id: typing.Optional[str] = None) -> ObjectReader:
+    def open(self, bucket: str, key: str, *, version_id: typing.Optional[str] = None,
+             range: typing.Optional[typing.Tuple[int, int]] = None) -> ObjectReader:  # noqa: A002 (get_bytes' name)
         """`bucket/key` (or that version of it) as a binary file object to read in order, as
         boto3's ``get_object()["Body"]``, with its parts fetched in parallel ahead of the reads
-        in bounded memory (the client's ``concurrency x part_size``). A missing object raises
-        here; the object's checksum, when it has one, is checked at its end (a mismatch raises
-        there, after the bytes were read)."""
-        return ObjectReader(self._open(bucket, key, version_id=version_id))
+        in bounded memory (the client's ``concurrency x part_size``); ``range=(start, end)``
+        (end exclusive, as ``get_bytes``) reads those bytes only. A missing object raises here;
+        the object's checksum, when it has one, is checked at its end (a mismatch raises there,
+        after the bytes were read)."""
+        return ObjectReader(self._open(bucket, key, version_id=version_id, range=range))
 
     def presigner(self, bucket: str) -> "ClientPresigner":
         """A presigner for `bucket` signing with this client's credentials, for the endpoint and

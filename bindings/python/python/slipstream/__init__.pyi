@@ -242,12 +242,18 @@ class Client:
         ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
-    def open(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> "ObjectReader":
+    def open(
+        self, bucket: str, key: str, *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
+    ) -> "ObjectReader":
         """``bucket/key`` (or that version of it) as a binary file object read in order, as
         boto3's ``get_object()["Body"]``: parts fetched in parallel ahead of the reads, memory
-        bounded by ``concurrency x part_size``. A missing object raises ``S3Error`` here; the
-        object's checksum is checked at its end (a mismatch raises there)."""
-    def open_async(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> Coroutine[Any, Any, "AsyncObjectReader"]:
+        bounded by ``concurrency x part_size``; ``range=(start, end)`` (end exclusive) reads
+        those bytes only (cut short at the object's end, as S3 cuts it). A missing object raises
+        ``S3Error`` here; the object's checksum is checked at its end (a mismatch raises there;
+        none applies to a range)."""
+    def open_async(
+        self, bucket: str, key: str, *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
+    ) -> Coroutine[Any, Any, "AsyncObjectReader"]:
         """``open`` for asyncio: the reader once the object's first part is here (a missing
         object raises at the ``await``)."""
     def presigner(self, bucket: str) -> ClientPresigner:
