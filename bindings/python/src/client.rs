@@ -260,6 +260,27 @@ impl Client {
         crate::async_reader::AsyncObjectReader::open(slf, bucket, key, range)
     }
 
+    /// The plain URL of `bucket/key` with `params` (`(name, value)` pairs, in order): what an
+    /// unsigned client's `generate_presigned_url` gives, as botocore's does.
+    fn _object_url(
+        &self,
+        bucket: &str,
+        key: &str,
+        params: Vec<(String, String)>,
+    ) -> PyResult<String> {
+        let query: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        self.inner.object_url(bucket, key, &query).map_err(to_py)
+    }
+
+    /// Whether this client sends its requests unsigned (`signature="unsigned"`).
+    #[getter]
+    fn _unsigned(&self) -> bool {
+        self.inner.unsigned()
+    }
+
     /// The native presigner of `bucket` for the client's current credentials (the Python
     /// `Client.presigner` and `generate_presigned_url` ask for it at every call, so they follow
     /// refreshed credentials).

@@ -6,7 +6,10 @@ import datetime
 import time
 from unittest import mock
 
+import boto3
 import pytest
+from botocore import UNSIGNED
+from botocore.config import Config
 from test_boto3 import OPERATIONS, client, same_second
 from test_presign_post import post
 from test_presign_server import http
@@ -90,10 +93,24 @@ def test_sigv4a_clients_presign_with_sigv4a():
     assert "X-Amz-Algorithm=AWS4-ECDSA-P256-SHA256&" in url and "X-Amz-Region-Set=eu-%2A&" in url, url
 
 
+@pytest.mark.parametrize("method,params", OPERATIONS)
+@pytest.mark.parametrize("setup", [{}, {"region": "eu-west-1"}, {"endpoint_url": "http://127.0.0.1:7070"}, {"addressing": "path"}])
+def test_an_unsigned_client_gives_plain_urls_as_boto3s(method, params, setup):
+    """boto3 with ``signature_version=UNSIGNED`` hands out the object's URL without a signature
+    (a public object's link); so does a ``signature="unsigned"`` Client, made either way."""
+    region, endpoint, style = setup.get("region", "us-east-1"), setup.get("endpoint_url"), setup.get("addressing", "auto")
+    s3_config = {"addressing_style": style} if "addressing" in setup else None
+    theirs = boto3.client("s3", region_name=region, endpoint_url=endpoint, config=Config(signature_version=UNSIGNED, s3=s3_config))
+    for ours in [Client(region=region, signature="unsigned", endpoint_url=endpoint, addressing=style), Client.from_boto3(theirs)]:
+        assert ours.generate_presigned_url(method, Params=params) == theirs.generate_presigned_url(method, Params=params)
+
+
 def test_bad_calls_are_clear_errors():
     unsigned = Client(region="eu-west-1", signature="unsigned")
     with pytest.raises(ValueError, match="unsigned"):
-        unsigned.generate_presigned_url("get_object", Params={"Bucket": "b", "Key": "k"})
+        unsigned.generate_presigned_post("b", "k")
+    with pytest.raises(ValueError, match="unsigned"):
+        unsigned.presigner("b").presign_get("k")
     c = Client(region="eu-west-1", credentials=Credentials("AKID", "secret"))
     with pytest.raises(ValueError, match="list_objects_v2"):
         c.generate_presigned_url("list_objects_v2", Params={"Bucket": "b"})

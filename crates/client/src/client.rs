@@ -14,7 +14,8 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 use slipstream_s3::{AddressingStyle, Endpoint};
 use slipstream_sign::{
-    encode::encode_path_into, PayloadHash, Presigner, Signer, SigningTime, UrlBase,
+    encode::{encode_path_into, encode_query_into},
+    PayloadHash, Presigner, Signer, SigningTime, UrlBase,
 };
 
 use crate::activity::{Activity, Sending};
@@ -290,6 +291,27 @@ impl S3Client {
     pub fn presigner(&self, bucket: &str, signer: &Signer) -> Result<Presigner, ClientError> {
         let (base, _) = self.target(bucket, None)?;
         Presigner::for_signer(base, signer).map_err(|e| ClientError::Request(e.to_string()))
+    }
+
+    /// The URL of `bucket/key` with `query` (names and values in the order given, encoded),
+    /// unsigned: what a client without credentials hands out for a public object, as botocore's
+    /// `generate_presigned_url` does under `signature_version=UNSIGNED`.
+    pub fn object_url(
+        &self,
+        bucket: &str,
+        key: &str,
+        query: &[(&str, &str)],
+    ) -> Result<String, ClientError> {
+        let (base, path) = self.target(bucket, Some(key))?;
+        let mut url = base.origin;
+        url.push_str(&path);
+        for (i, (name, value)) in query.iter().enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            encode_query_into(&mut url, name);
+            url.push('=');
+            encode_query_into(&mut url, value);
+        }
+        Ok(url)
     }
 
     /// The most keys a listing page asks for ([`ClientOptions::list_page_size`]).

@@ -74,12 +74,30 @@ class Client(_NativeClient):
     def generate_presigned_url(self, ClientMethod: str, Params: typing.Optional[typing.Mapping[str, typing.Any]] = None, ExpiresIn: int = 3600, HttpMethod: typing.Optional[str] = None) -> str:  # noqa: N803 (boto3's names)
         """boto3's ``generate_presigned_url``, byte-identical for get_object, head_object,
         put_object, delete_object and upload_part, signed with this client's credentials."""
-        return _presigned_url(self._presigner, ClientMethod, Params, ExpiresIn, HttpMethod)
+        return _presigned_url(self._urls_of, ClientMethod, Params, ExpiresIn, HttpMethod)
+
+    def _urls_of(self, bucket: str):
+        """What signs `bucket`'s URLs: the presigner of the current credentials, or for a client
+        without any (``signature="unsigned"``) plain URLs, as a boto3 client with ``UNSIGNED``
+        gives them."""
+        return _PlainUrls(self, bucket) if self._unsigned else self._presigner(bucket)
 
     def generate_presigned_post(self, Bucket: str, Key: str, Fields: typing.Optional[typing.Mapping[str, str]] = None, Conditions: typing.Optional[list] = None, ExpiresIn: int = 3600) -> dict:  # noqa: N803
         """boto3's ``generate_presigned_post``, byte-identical, signed with this client's
         credentials. Unlike botocore, the caller's Conditions list is not appended to."""
         return self._presigner(Bucket).presign_post(Key, fields=Fields, conditions=Conditions, expires_in=ExpiresIn)
+
+
+class _PlainUrls:
+    """An unsigned client's `presign`: the object's URL and its query, no signature (the expiry
+    has no meaning without one, and signed headers none without a signature)."""
+
+    def __init__(self, client: Client, bucket: str) -> None:
+        self._client = client
+        self._bucket = bucket
+
+    def presign(self, method: str, key: str, *, expires_in: int, params: dict, headers: dict) -> str:
+        return self._client._object_url(self._bucket, key, [(k, str(v)) for k, v in params.items()])
 
 
 class ClientPresigner(_FollowingPresigner):
