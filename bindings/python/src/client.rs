@@ -246,6 +246,20 @@ impl Client {
         crate::reader::ObjectReader::open(slf.py(), slf, bucket, key, range)
     }
 
+    /// The native half of `Client.open(bucket, key, "wb")`: the upload started, its bytes to
+    /// come from the writes. `checksum_algorithm` and `extra_args` as for `upload`.
+    #[pyo3(signature = (bucket, key, *, checksum_algorithm = None, extra_args = None))]
+    fn _open_writer(
+        slf: &Bound<'_, Self>,
+        bucket: &str,
+        key: &str,
+        checksum_algorithm: Option<&str>,
+        extra_args: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<crate::writer::ObjectWriter> {
+        let headers = object_headers(extra_args)?;
+        crate::writer::ObjectWriter::open(slf, (bucket, key), checksum_algorithm, headers)
+    }
+
     /// `open`, awaited: an `AsyncObjectReader` once the object's (or range's) first part is
     /// here (a missing object raises at the `await`).
     #[pyo3(signature = (bucket, key, *, version_id = None, range = None))]

@@ -33,6 +33,7 @@ mod reader;
 mod runtime;
 mod stop;
 mod sync;
+mod writer;
 
 use std::sync::Mutex;
 
@@ -480,6 +481,7 @@ fn _slipstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<listing::AsyncObjectIterator>()?;
     m.add_class::<reader::ObjectReader>()?;
     m.add_class::<async_reader::AsyncObjectReader>()?;
+    m.add_class::<writer::ObjectWriter>()?;
     m.add("S3Error", m.py().get_type::<errors::S3Error>())?;
     let quiesce = wrap_pyfunction!(exit::quiesce, m)?;
     m.py()

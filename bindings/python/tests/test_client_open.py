@@ -13,7 +13,7 @@ import pytest
 from relay import Relay
 from test_client import make_client, new_bucket
 
-from slipstream import ObjectReader, S3Error
+from slipstream import ObjectReader, ObjectWriter, S3Error
 
 PART = 5 << 20
 
@@ -198,3 +198,70 @@ def test_a_range_is_read_as_a_stream_of_its_own(server, bucket):
         return await r.read()
 
     assert asyncio.run(ranged()) == data[a:b]
+
+
+def test_a_writer_uploads_as_it_is_written(server, s3, bucket):
+    c = make_client(server, part_size=PART, concurrency=2)
+    with c.open(bucket, "small", "wb") as f:
+        assert isinstance(f, ObjectWriter) and f.writable() and not f.readable()
+        f.write(b"hello ")
+        f.write(bytearray(b"wide "))
+        f.write(memoryview(b"world"))
+        assert f.tell() == 16
+    assert c.get_bytes(bucket, "small") == b"hello wide world"
+    data = os.urandom(3 * PART + 77)  # a multipart upload, parts sent while the rest is written
+    with c.open(bucket, "big", "wb", checksum_algorithm="CRC64NVME") as f:
+        for i in range(0, len(data), 100_000):
+            f.write(data[i:i + 100_000])
+    assert c.get_bytes(bucket, "big") == data
+    assert c.head(bucket, "big").get("ChecksumCRC64NVME")
+    # Layers of file objects on top, as a program writes a compressed CSV.
+    with c.open(bucket, "rows.csv.gz", "wb", extra_args={"ContentType": "application/gzip"}) as f:
+        with gzip.GzipFile(fileobj=f, mode="wb") as g, io.TextIOWrapper(g, encoding="utf-8", newline="") as t:
+            csv.writer(t).writerows([i, "row", i * 2] for i in range(50_000))
+    rows = list(csv.reader(io.TextIOWrapper(gzip.GzipFile(fileobj=c.open(bucket, "rows.csv.gz")), encoding="utf-8")))
+    assert len(rows) == 50_000 and rows[-1] == ["49999", "row", "99998"]
+    assert s3.head_object(Bucket=bucket, Key="rows.csv.gz")["ContentType"] == "application/gzip"
+
+
+def test_only_close_completes_an_object(server, s3, bucket):
+    c = make_client(server, part_size=PART, concurrency=2)
+    data = os.urandom(2 * PART + 1)
+    with pytest.raises(RuntimeError, match="the program failed"):
+        with c.open(bucket, "raised", "wb") as f:
+            f.write(data)
+            raise RuntimeError("the program failed")
+    f = c.open(bucket, "dropped", "wb")
+    f.write(data)
+    del f
+    f = c.open(bucket, "aborted", "wb")
+    f.write(b"x")
+    f.abort()
+    with pytest.raises(ValueError, match="closed"):
+        f.write(b"y")
+
+    def nothing_left():
+        listed = s3.list_objects_v2(Bucket=bucket, Prefix="")
+        names = {o["Key"] for o in listed.get("Contents", [])}
+        return not names & {"raised", "dropped", "aborted"} and not s3.list_multipart_uploads(Bucket=bucket).get("Uploads")
+
+    deadline = time.monotonic() + 10
+    while not nothing_left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert nothing_left(), "an abandoned writer made an object or left its upload open"
+    with pytest.raises(ValueError, match="mode"):
+        c.open(bucket, "k", "ab")
+    with pytest.raises(ValueError, match="version_id and range"):
+        c.open(bucket, "k", "wb", range=(0, 1))
+
+
+def test_a_writer_through_resets(server, bucket):
+    data = os.urandom(3 * PART)
+    with Relay(server["endpoint"], rate_up=8 << 20) as relay:
+        c = make_client(dict(server, endpoint=relay.endpoint), part_size=PART, concurrency=2)
+        with c.open(bucket, "through-resets", "wb") as f:
+            f.write(data[:PART + 5])
+            time.sleep(0.3)
+            relay.reset()  # parts in flight are sent again
+            f.write(data[PART + 5:])
+    assert make_client(server).get_bytes(bucket, "through-resets") == data

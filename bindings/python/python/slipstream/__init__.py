@@ -23,7 +23,7 @@ import typing
 from slipstream._boto3 import Boto3Presigner, generate_presigned_post, generate_presigned_url
 from slipstream._boto3 import presigned_url as _presigned_url
 from slipstream._presigners import FollowingPresigner as _FollowingPresigner
-from slipstream._reader import ObjectReader
+from slipstream._reader import ObjectReader, ObjectWriter
 from slipstream._slipstream import Client as _NativeClient
 from slipstream._slipstream import Credentials, S3Error, UrlArray
 from slipstream._slipstream import Presigner as _NativePresigner
@@ -55,15 +55,25 @@ class Client(_NativeClient):
 
         return cls(**client_settings(client), **kw)
 
-    def open(self, bucket: str, key: str, *, version_id: typing.Optional[str] = None,
-             range: typing.Optional[typing.Tuple[int, int]] = None) -> ObjectReader:  # noqa: A002 (get_bytes' name)
-        """`bucket/key` (or that version of it) as a binary file object to read in order, as
-        boto3's ``get_object()["Body"]``, with its parts fetched in parallel ahead of the reads
-        in bounded memory (the client's ``concurrency x part_size``); ``range=(start, end)``
-        (end exclusive, as ``get_bytes``) reads those bytes only. A missing object raises here;
-        the object's checksum, when it has one, is checked at its end (a mismatch raises there,
-        after the bytes were read)."""
-        return ObjectReader(self._open(bucket, key, version_id=version_id, range=range))
+    def open(self, bucket: str, key: str, mode: str = "rb", *, version_id: typing.Optional[str] = None,
+             range: typing.Optional[typing.Tuple[int, int]] = None,  # noqa: A002 (get_bytes' name)
+             checksum_algorithm: typing.Optional[str] = None, extra_args: typing.Optional[dict] = None):
+        """`bucket/key` as a binary file object. ``"rb"``: read in order, as boto3's
+        ``get_object()["Body"]``, its parts fetched in parallel ahead of the reads in bounded
+        memory (the client's ``concurrency x part_size``); ``version_id``, ``range=(start, end)``
+        (end exclusive) as ``get_bytes`` takes them. A missing object raises here; the object's
+        checksum, when it has one, is checked at its end. ``"wb"``: written, and uploaded as it
+        is written (``checksum_algorithm`` and ``extra_args`` as ``upload`` takes them); only
+        ``close()`` or a ``with`` block ending without an exception completes the object."""
+        if mode == "rb":
+            if checksum_algorithm is not None or extra_args is not None:
+                raise ValueError("checksum_algorithm and extra_args are for mode 'wb'")
+            return ObjectReader(self._open(bucket, key, version_id=version_id, range=range))
+        if mode == "wb":
+            if version_id is not None or range is not None:
+                raise ValueError("version_id and range are for mode 'rb': a write makes a new version")
+            return ObjectWriter(self._open_writer(bucket, key, checksum_algorithm=checksum_algorithm, extra_args=extra_args))
+        raise ValueError(f"mode must be 'rb' or 'wb', not {mode!r}")
 
     def presigner(self, bucket: str) -> "ClientPresigner":
         """A presigner for `bucket` signing with this client's credentials, for the endpoint and
@@ -115,4 +125,4 @@ class ClientPresigner(_FollowingPresigner):
         return f"ClientPresigner(bucket={self._bucket!r}, client={self._client!r})"
 
 
-__all__ = ["Boto3Presigner", "Client", "ClientPresigner", "Credentials", "ObjectReader", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]
+__all__ = ["Boto3Presigner", "Client", "ClientPresigner", "Credentials", "ObjectReader", "ObjectWriter", "Presigner", "S3Error", "UrlArray", "generate_presigned_post", "generate_presigned_url"]

@@ -1,7 +1,7 @@
 import io
 import os
 from datetime import datetime
-from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mapping, Optional, Protocol, Sequence, TypedDict, Union
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mapping, Optional, Protocol, Sequence, TypedDict, Union, overload
 
 _At = Union[datetime, str, None]
 ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
@@ -242,8 +242,9 @@ class Client:
         ...
     @classmethod
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
+    @overload
     def open(
-        self, bucket: str, key: str, *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
+        self, bucket: str, key: str, mode: Literal["rb"] = "rb", *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
     ) -> "ObjectReader":
         """``bucket/key`` (or that version of it) as a binary file object read in order, as
         boto3's ``get_object()["Body"]``: parts fetched in parallel ahead of the reads, memory
@@ -251,6 +252,14 @@ class Client:
         those bytes only (cut short at the object's end, as S3 cuts it). A missing object raises
         ``S3Error`` here; the object's checksum is checked at its end (a mismatch raises there;
         none applies to a range)."""
+    @overload
+    def open(
+        self, bucket: str, key: str, mode: Literal["wb"], *, checksum_algorithm: Optional[ChecksumAlgorithm] = None, extra_args: Optional[ExtraArgs] = None
+    ) -> "ObjectWriter":
+        """``bucket/key`` written as a stream, uploaded as it is written (one ``PutObject`` within
+        the first part, else parts sent while the next is written). Only ``close()`` or a ``with``
+        block ending without an exception completes the object; an exception, ``abort()`` or a
+        writer left unclosed aborts the upload and makes nothing."""
     def open_async(
         self, bucket: str, key: str, *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
     ) -> Coroutine[Any, Any, "AsyncObjectReader"]:
@@ -562,6 +571,18 @@ class ObjectReader(io.BufferedIOBase):
     def readinto1(self, b: Any, /) -> int: ...
     def tell(self) -> int: ...
     def close(self) -> None: ...
+
+class ObjectWriter(io.BufferedIOBase):
+    """``Client.open(bucket, key, "wb")``'s stream: ``write`` (any bytes-like object), ``tell``,
+    ``close`` (completes the object), ``abort`` (makes nothing); ``with`` completes it unless the
+    block raised. One thread's."""
+
+    def write(self, b: Any, /) -> int: ...
+    def writable(self) -> bool: ...
+    def tell(self) -> int: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
 
 class AsyncObjectReader:
     """``Client.open_async``'s reader: ``await r.read(n)``, ``await r.read1(n)``, ``await

@@ -48,3 +48,53 @@ class ObjectReader(io.BufferedIOBase):
         if not self.closed:
             self._native.close()
         super().close()
+
+
+class ObjectWriter(io.BufferedIOBase):
+    """An object written as a stream and uploaded as it is written (parts sent while the next
+    is written, in bounded memory). Only ``close()`` (or a ``with`` block that ends without an
+    exception) completes the object; an exception in the block, ``abort()``, or a writer left
+    unclosed aborts the upload, and no object appears. One thread's, as a file object is."""
+
+    def __init__(self, native) -> None:
+        super().__init__()
+        self._native = native
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        if b.__class__ is not bytes:
+            b = memoryview(b).tobytes()  # bytearray, memoryview, array: their bytes, copied
+        return self._native.write(b)
+
+    def tell(self) -> int:
+        return self._native.tell()
+
+    def flush(self) -> None:
+        # Nothing to push: bytes go out as parts fill, and the object exists only once closed.
+        pass
+
+    def abort(self) -> None:
+        """Abandons the object: the upload is aborted and nothing is made."""
+        self._native.abort()
+        super().close()
+
+    def close(self) -> None:
+        """Completes the object (raises the upload's error, and then there is no object)."""
+        if not self.closed:
+            try:
+                self._native.close()
+            finally:
+                super().close()
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.abort()
+
+    def __del__(self) -> None:
+        # Never IOBase's close-on-delete: an unclosed writer's object must not be completed.
+        if not self.closed:
+            self._native.abort()
