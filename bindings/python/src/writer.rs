@@ -65,6 +65,15 @@ impl AsyncRead for Incoming {
     }
 }
 
+/// The upload's task, stopped if its waiter goes away first (dropping the upload aborts it).
+struct StopOnDrop(JoinHandle<Result<Uploaded, TransferError>>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// An object being written: the native half of `slipstream.ObjectWriter`.
 #[pyclass(frozen, module = "slipstream", name = "_ObjectWriter")]
 pub struct ObjectWriter {
@@ -186,17 +195,29 @@ impl ObjectWriter {
         }
     }
 
-    /// The upload's end, waited for: its error, or (having ended without being told to) one
-    /// saying so.
+    /// The upload's end, waited for (under the stall bound): its error, or (having ended
+    /// without being told to) one saying so. A wait given up (a stall, Ctrl-C) stops the
+    /// upload, which aborts it: no object.
     fn ended(&self, py: Python<'_>, state: &mut State) -> PyResult<()> {
         let Some(upload) = state.upload.take() else {
             return Ok(());
         };
-        let done =
-            self.client.get().wait(
-                py,
-                async move { upload.await.unwrap_or_else(|e| Err(e.into())) },
-            );
+        let (activity, limit) = (Arc::clone(&state.activity), state.stall_timeout);
+        let done = self.client.get().wait(py, async move {
+            let mut upload = StopOnDrop(upload);
+            let joined = if limit.is_zero() {
+                Some((&mut upload.0).await)
+            } else {
+                activity.until_idle(limit, &mut upload.0).await
+            };
+            match joined {
+                Some(outcome) => outcome.unwrap_or_else(|e| Err(e.into())),
+                None => Err(TransferError::Stalled {
+                    idle: limit,
+                    sending: false,
+                }),
+            }
+        });
         match done {
             Ok(_) if state.finished.load(Ordering::Acquire) => Ok(()),
             Ok(_) => Err(PyIOError::new_err(

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from relay import Relay
+from support import wait_for
 from test_client import make_client, new_bucket
 
 from slipstream import ObjectReader, ObjectWriter, S3Error
@@ -265,3 +266,28 @@ def test_a_writer_through_resets(server, bucket):
             relay.reset()  # parts in flight are sent again
             f.write(data[PART + 5:])
     assert make_client(server).get_bytes(bucket, "through-resets") == data
+
+
+def test_a_frozen_server_fails_the_writer_and_makes_nothing(server, s3, bucket):
+    """Frozen with a part still to send: the write or the close that waits on it times out,
+    the upload is aborted once the server answers again, and no object appears. (Frozen after
+    the completion was sent, the server may still complete the whole object: its answer is what
+    was lost, as for any client.)"""
+    data = os.urandom(2 * PART)
+    with Relay(server["endpoint"]) as relay:
+        c = make_client(dict(server, endpoint=relay.endpoint), part_size=PART, concurrency=2, stall_timeout=1.5)
+        f = c.open(bucket, "frozen", "wb")
+        f.write(data[:PART + 1])
+        # Frozen once the multipart upload exists: frozen while it is being made, its ID would
+        # never reach the client (a race no client can close), and nothing could abort it.
+        wait_for(lambda: s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), 20, "the upload")
+        relay.freeze()
+        with pytest.raises(TimeoutError):
+            f.write(data[PART + 1:])
+            f.close()
+        relay.thaw()
+        deadline = time.monotonic() + 15
+        while s3.list_multipart_uploads(Bucket=bucket).get("Uploads") and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert not s3.list_multipart_uploads(Bucket=bucket).get("Uploads"), "the upload was left open"
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="frozen")
