@@ -240,12 +240,19 @@ impl ObjectWriter {
 #[pymethods]
 impl ObjectWriter {
     /// Appends `data` (any bytes-like object); returns its length.
+    /// A large write goes a chunk at a time, so memory stays bounded whatever its size.
     fn write(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
         let mut state = self.lock()?;
-        state.pending.extend_from_slice(data);
-        state.written += data.len() as u64;
-        if state.pending.len() >= CHUNK {
-            self.send(py, &mut state)?;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let room = CHUNK - state.pending.len().min(CHUNK);
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            state.pending.extend_from_slice(now);
+            state.written += now.len() as u64;
+            rest = later;
+            if state.pending.len() >= CHUNK {
+                self.send(py, &mut state)?;
+            }
         }
         Ok(data.len())
     }

@@ -216,6 +216,9 @@ def test_a_writer_uploads_as_it_is_written(server, s3, bucket):
             f.write(data[i:i + 100_000])
     assert c.get_bytes(bucket, "big") == data
     assert c.head(bucket, "big").get("ChecksumCRC64NVME")
+    with c.open(bucket, "one-write", "wb") as f:  # one large write goes a chunk at a time
+        assert f.write(data) == len(data)
+    assert c.get_bytes(bucket, "one-write") == data
     # Layers of file objects on top, as a program writes a compressed CSV.
     with c.open(bucket, "rows.csv.gz", "wb", extra_args={"ContentType": "application/gzip"}) as f:
         with gzip.GzipFile(fileobj=f, mode="wb") as g, io.TextIOWrapper(g, encoding="utf-8", newline="") as t:
