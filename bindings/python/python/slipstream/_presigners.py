@@ -2,16 +2,18 @@
 credentials of the moment (a boto3 client's in `_boto3.py`, a `Client`'s in `__init__.py`), so a
 presigner kept for the life of a program never signs with keys that have lapsed."""
 
+import abc
 from typing import Any
 
 from slipstream._slipstream import Presigner as _Native
 
 
-class FollowingPresigner:
+class FollowingPresigner(abc.ABC):
     """The `Presigner` calls, each made on `_presigner()`'s answer."""
 
+    @abc.abstractmethod
     def _presigner(self) -> _Native:
-        raise NotImplementedError
+        """The native presigner of the credentials of the moment."""
 
     @property
     def bucket(self) -> str:
