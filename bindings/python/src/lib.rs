@@ -24,6 +24,7 @@ mod fileobj;
 mod fresh_bytes;
 mod listing;
 mod object_stream;
+mod one_thread;
 mod options;
 mod pipeline;
 mod post;

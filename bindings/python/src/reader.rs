@@ -5,9 +5,8 @@
 //! one native call); one that needs the next chunk waits for it with the GIL released, in the
 //! client's steps that let Python's signal handlers run.
 
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Mutex, MutexGuard};
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use slipstream_client::ObjectKey;
@@ -15,6 +14,7 @@ use slipstream_client::ObjectKey;
 use crate::client::Client;
 use crate::errors::Raise;
 use crate::object_stream::{size_of, ObjectBytes};
+use crate::one_thread::one_thread;
 
 /// An object being read: the native half of `slipstream.ObjectReader`.
 #[pyclass(frozen, module = "slipstream", name = "_ObjectReader")]
@@ -56,15 +56,10 @@ impl ObjectReader {
     /// reading (a file object is one thread's; waiting here while holding the GIL could
     /// deadlock with that thread).
     fn lock(&self) -> PyResult<MutexGuard<'_, ObjectBytes>> {
-        let bytes = match self.bytes.try_lock() {
-            Ok(bytes) => bytes,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "another thread is reading this object: a reader is one thread's",
-                ))
-            }
-        };
+        let bytes = one_thread(
+            &self.bytes,
+            "another thread is reading this object: a reader is one thread's",
+        )?;
         bytes.usable().map_err(Raise::raise)?;
         Ok(bytes)
     }
@@ -119,15 +114,8 @@ impl ObjectReader {
 
     /// Stops the download (parts in flight are dropped) and frees what was fetched ahead.
     fn close(&self) -> PyResult<()> {
-        match self.bytes.try_lock() {
-            Ok(mut bytes) => bytes.close(),
-            Err(TryLockError::Poisoned(e)) => e.into_inner().close(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "another thread is reading this object: close it from that thread",
-                ))
-            }
-        }
+        let busy = "another thread is reading this object: close it from that thread";
+        one_thread(&self.bytes, busy)?.close();
         Ok(())
     }
 }

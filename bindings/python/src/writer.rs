@@ -13,12 +13,12 @@
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use pyo3::exceptions::{PyIOError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::prelude::*;
 use slipstream_client::Activity;
 use slipstream_transfer::{upload_from_reader, TransferError, Uploaded};
@@ -27,6 +27,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::client::Client;
+use crate::one_thread::one_thread;
 
 /// What a chunk gathers before it goes to the upload.
 const CHUNK: usize = 1 << 20;
@@ -136,15 +137,10 @@ impl ObjectWriter {
     /// The state, ready to write (not closed, not failed); an error when another thread is
     /// writing (waiting here while holding the GIL could deadlock with that thread).
     fn lock(&self) -> PyResult<MutexGuard<'_, State>> {
-        let state = match self.state.try_lock() {
-            Ok(state) => state,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "another thread is writing this object: a writer is one thread's",
-                ))
-            }
-        };
+        let state = one_thread(
+            &self.state,
+            "another thread is writing this object: a writer is one thread's",
+        )?;
         if state.closed {
             return Err(PyValueError::new_err("I/O operation on closed file."));
         }
@@ -281,10 +277,9 @@ impl ObjectWriter {
     /// Abandons the object: the upload is aborted and nothing is made (what leaving a `with`
     /// block by an exception does).
     fn abort(&self) {
-        let mut state = match self.state.try_lock() {
-            Ok(state) => state,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => return,
+        // Another thread writing: its write fails or its close completes; nothing to abort here.
+        let Ok(mut state) = one_thread(&self.state, "") else {
+            return;
         };
         state.closed = true;
         state.pending.clear();
