@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyIOError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use slipstream_client::ObjectKey;
@@ -57,6 +57,14 @@ impl Want {
 }
 
 impl AsyncObjectReader {
+    /// The stream, when no read is under way (a seek or `tell` in the middle of one could not
+    /// say where it lands).
+    fn idle(&self) -> PyResult<tokio::sync::MutexGuard<'_, ObjectBytes>> {
+        self.bytes.try_lock().map_err(|_| {
+            PyRuntimeError::new_err("a read of this object is under way: await it first")
+        })
+    }
+
     /// The coroutine of `Client.open_async`: the download started, and its first chunk (or its
     /// end) awaited, so that a missing object raises at the `await`.
     pub(crate) fn open<'py>(
@@ -154,12 +162,25 @@ impl AsyncObjectReader {
         self.read_as(py, Want::Line(usize::MAX), as_line)
     }
 
-    /// Bytes read so far.
+    /// The position: bytes from the start of the object (or of the range opened).
     fn tell(&self) -> PyResult<u64> {
-        let bytes = self.bytes.try_lock().map_err(|_| {
-            PyRuntimeError::new_err("a read of this object is under way: await it first")
-        })?;
-        Ok(bytes.position())
+        Ok(self.idle()?.position())
+    }
+
+    /// Moves to `offset` from the start (`whence` 0), the position (1) or the end (2); the new
+    /// position. Not awaited, as `tell` is not: it never waits (the next read fetches what it
+    /// needs from there).
+    #[pyo3(signature = (offset, whence = 0))]
+    fn seek(&self, offset: i64, whence: i32) -> PyResult<u64> {
+        self.idle()?.seek(offset, whence).map_err(Raise::raise)
+    }
+
+    /// The object's size (the range's length, for a range).
+    #[getter]
+    fn size(&self) -> PyResult<u64> {
+        self.idle()?
+            .len()
+            .ok_or_else(|| PyIOError::new_err("the object's size is not known"))
     }
 
     /// Stops the download and frees what was fetched ahead (after a read under way, if one is).

@@ -22,6 +22,7 @@ mod errors;
 mod exit;
 mod fileobj;
 mod fresh_bytes;
+mod held;
 mod listing;
 mod object_stream;
 mod one_thread;

@@ -7,6 +7,14 @@
 //! reader that stops reading stops the download once the window is full, and closing (or
 //! dropping) the stream stops it at once.
 //!
+//! Seeking: a seek within what is held (ahead, or the last MiB read: held.rs) moves at once; a
+//! seek forward within the next part of a download under way reads on to it; any other seek
+//! stops the download, and the next read starts one from there, pinned to the object's ETag
+//! (an object replaced since the open is an error, not bytes of two versions). That download
+//! is the read's size (at least [`WINDOW`]) when the reads are random, and goes on to the end
+//! in parallel parts once a read runs past it: random reads (Parquet's footer and pages, a ZIP
+//! member) cost a request each, in-order reads after a seek fill the link again.
+//!
 //! Waiting only ever adds received chunks to the stream (`want`, `want_line`); reads then take
 //! from what is held without waiting (`take`). So a wait that is cancelled (an asyncio task, a
 //! Ctrl-C) loses nothing: the next read finds the chunks it had received.
@@ -15,32 +23,39 @@
 //! between reads as long as it likes, but a wait on a server that moved nothing for
 //! `stall_timeout` fails with `TimeoutError`.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::PyErr;
-use slipstream_client::{Activity, ObjectKeyBuf, S3Client};
+use slipstream_client::{Activity, ObjectInfo, ObjectKeyBuf, S3Client};
 use slipstream_transfer::{
-    download_range_to_writer, download_to_writer, Downloaded, TransferError, TransferOptions,
+    download_stream_to_writer, Downloaded, StreamOf, TransferError, TransferOptions,
 };
 use tokio::io::AsyncWrite;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::PollSender;
 
 use crate::errors::Raise;
+use crate::held::Held;
 
 /// Chunks (parts) written ahead of the reader beyond the download's own window.
 const CHUNKS_AHEAD: usize = 2;
 
+/// The least a download started by a read after a seek fetches: one request's worth on any
+/// link (obstore's reader fetches 1 MiB a time too), so small random reads do not each cost a
+/// round trip, nor a window of parts read for nothing.
+pub(crate) const WINDOW: u64 = 1 << 20;
+
 /// Why a read fails.
 pub(crate) enum ReadError {
     Closed,
+    /// A seek the caller got wrong (a negative position, an unknown `whence`).
+    Invalid(String),
     /// The download failed before: its message, raised again by every later read rather than
     /// an end that would look complete.
     Failed(String),
@@ -51,6 +66,7 @@ impl Raise for ReadError {
     fn raise(self) -> PyErr {
         match self {
             ReadError::Closed => PyValueError::new_err("I/O operation on closed file."),
+            ReadError::Invalid(why) => PyValueError::new_err(why),
             ReadError::Failed(why) => PyIOError::new_err(why),
             ReadError::Transfer(e) => e.raise(),
         }
@@ -90,30 +106,50 @@ impl AsyncWrite for Chunks {
     }
 }
 
-/// An object being read.
-pub(crate) struct ObjectBytes {
-    /// Received and not yet read, in order.
-    held: VecDeque<Bytes>,
-    held_len: usize,
-    /// How far into `held` a search for a newline has looked (`want_line`).
-    scanned: usize,
-    /// Bytes read so far.
-    position: u64,
-    /// Chunks still to come; `None` once the download ended (or the stream was closed).
-    chunks: Option<mpsc::Receiver<Bytes>>,
-    download: Option<JoinHandle<Result<Downloaded, TransferError>>>,
-    failed: Option<String>,
-    closed: bool,
-    activity: Arc<Activity>,
-    stall_timeout: Duration,
+/// Where the object's bytes come from: what a seek starts downloads again with.
+struct Origin {
+    runtime: tokio::runtime::Handle,
+    client: Arc<S3Client>,
+    bucket: String,
+    key: ObjectKeyBuf,
+    /// Where the reader's byte 0 is in the object (a range's start).
+    base: u64,
+    opts: TransferOptions,
 }
 
-impl Drop for ObjectBytes {
+/// A download under way, its chunks coming in order up to `end` (in the reader's offsets).
+struct Download {
+    chunks: mpsc::Receiver<Bytes>,
+    task: JoinHandle<Result<Downloaded, TransferError>>,
+    end: u64,
+}
+
+impl Drop for Download {
     fn drop(&mut self) {
-        if let Some(download) = &self.download {
-            download.abort();
-        }
+        self.task.abort();
     }
+}
+
+/// An object being read.
+pub(crate) struct ObjectBytes {
+    held: Held,
+    /// The reader's offset of the first byte held ahead.
+    held_at: u64,
+    /// The reader's position: `held_at` but after a seek out of reach, until the next read.
+    position: u64,
+    /// `None` once the download ended (or was stopped, or the stream was closed).
+    download: Option<Download>,
+    /// What the first download says of the object before its first chunk.
+    seen: Option<oneshot::Receiver<ObjectInfo>>,
+    /// The bytes there are to read (the object's, or its range's), once known.
+    len: Option<u64>,
+    /// The object's ETag, once known: downloads after a seek are pinned to it.
+    etag: Option<String>,
+    failed: Option<String>,
+    closed: bool,
+    origin: Origin,
+    activity: Arc<Activity>,
+    stall_timeout: Duration,
 }
 
 impl ObjectBytes {
@@ -126,67 +162,89 @@ impl ObjectBytes {
         mut opts: TransferOptions,
     ) -> Self {
         let stall_timeout = std::mem::replace(&mut opts.stall_timeout, Duration::ZERO);
-        let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
-        let client = Arc::clone(s3);
-        let download = runtime.spawn(async move {
-            let mut out = Chunks(PollSender::new(tx));
-            let key = key.as_key();
-            match range {
-                None => download_to_writer(client, &bucket, key, &mut out, opts).await,
-                Some(r) => download_range_to_writer(client, &bucket, key, r, &mut out, opts).await,
-            }
-        });
-        Self {
-            held: VecDeque::new(),
-            held_len: 0,
-            scanned: 0,
+        let (tx, rx) = oneshot::channel();
+        let mut bytes = Self {
+            held: Held::default(),
+            held_at: 0,
             position: 0,
-            chunks: Some(rx),
-            download: Some(download),
+            download: None,
+            seen: Some(rx),
+            len: None,
+            etag: None,
             failed: None,
             closed: false,
+            origin: Origin {
+                runtime: runtime.clone(),
+                client: Arc::clone(s3),
+                bucket,
+                key,
+                base: range.map_or(0, |r| r.0),
+                opts,
+            },
             activity: Arc::clone(s3.activity()),
             stall_timeout,
-        }
+        };
+        let what = range.map(|(start, end)| (0, end.saturating_sub(start)));
+        bytes.download = Some(bytes.origin.download(what, None, Some(tx)));
+        bytes
     }
 
-    /// Bytes read so far.
+    /// The reader's position.
     pub(crate) fn position(&self) -> u64 {
         self.position
     }
 
+    /// The bytes there are to read, once the first answer said.
+    pub(crate) fn len(&self) -> Option<u64> {
+        self.len
+    }
+
+    /// Moves the reader `offset` bytes from the start (`whence` 0), the position (1) or the
+    /// end (2), as a file's `seek` does; past the end, reads give nothing. Never waits: what is
+    /// held answers at once, else the next read catches up or starts a download from there.
+    pub(crate) fn seek(&mut self, offset: i64, whence: i32) -> Result<u64, ReadError> {
+        self.usable()?;
+        let Some(len) = self.len else {
+            // Not after an open, which waits for the first answer.
+            return Err(ReadError::Failed(
+                "the object's size is not known yet".into(),
+            ));
+        };
+        let from = match whence {
+            0 => 0,
+            1 => self.position,
+            2 => len,
+            _ => {
+                let why = format!("invalid whence ({whence}, should be 0, 1 or 2)");
+                return Err(ReadError::Invalid(why));
+            }
+        };
+        let to = i128::from(from) + i128::from(offset);
+        self.position = u64::try_from(to)
+            .map_err(|_| ReadError::Invalid(format!("negative seek position {to}")))?;
+        self.catch_up_held();
+        Ok(self.position)
+    }
+
     /// Whether `take(n)` has all it needs without a wait.
     pub(crate) fn holds(&self, n: usize) -> bool {
-        self.held_len >= n || self.chunks.is_none()
+        self.held_at == self.position && (self.held.len() >= n || self.ended())
     }
 
     /// Where the first line held ends (after its `\n`, at most `limit` bytes in), if it is
     /// held whole; the end of what is held if the object has ended.
     pub(crate) fn line_end(&mut self, limit: usize) -> Option<usize> {
-        if limit == 0 {
-            return Some(0);
+        if self.held_at != self.position {
+            return None;
         }
-        let mut offset = 0;
-        for chunk in &self.held {
-            let end = offset + chunk.len();
-            if end > self.scanned {
-                let from = self.scanned.saturating_sub(offset);
-                if let Some(i) = chunk[from..].iter().position(|&b| b == b'\n') {
-                    return Some((offset + from + i + 1).min(limit));
-                }
-                self.scanned = end;
-            }
-            if end >= limit {
-                return Some(limit);
-            }
-            offset = end;
-        }
-        self.chunks.is_none().then_some(self.held_len.min(limit))
+        let end = self.held.line_end(limit);
+        end.or_else(|| self.ended().then_some(self.held.len().min(limit)))
     }
 
     /// Receives chunks until `n` bytes are held or the object has ended.
     pub(crate) async fn want(&mut self, n: usize) -> Result<(), ReadError> {
         self.usable()?;
+        self.settle(n).await?;
         while !self.holds(n) {
             self.receive().await?;
         }
@@ -197,6 +255,7 @@ impl ObjectBytes {
     /// returns the line's length.
     pub(crate) async fn want_line(&mut self, limit: usize) -> Result<usize, ReadError> {
         self.usable()?;
+        self.settle(0).await?;
         loop {
             if let Some(end) = self.line_end(limit) {
                 return Ok(end);
@@ -208,44 +267,25 @@ impl ObjectBytes {
     /// Takes the first `n` bytes held (fewer at the end of the object): a slice of one chunk
     /// when they lie in one, no copy.
     pub(crate) fn take(&mut self, n: usize) -> Bytes {
-        let n = n.min(self.held_len);
-        self.held_len -= n;
-        self.scanned = self.scanned.saturating_sub(n);
-        self.position += n as u64;
-        match self.held.front_mut() {
-            Some(first) if first.len() > n => first.split_to(n),
-            Some(first) if first.len() == n => self.held.pop_front().unwrap_or_default(),
-            _ => {
-                let mut out = BytesMut::with_capacity(n);
-                while out.len() < n {
-                    let Some(mut chunk) = self.held.pop_front() else {
-                        break;
-                    };
-                    let part = (n - out.len()).min(chunk.len());
-                    out.extend_from_slice(&chunk.split_to(part));
-                    if !chunk.is_empty() {
-                        self.held.push_front(chunk);
-                    }
-                }
-                out.freeze()
-            }
+        if self.held_at != self.position {
+            return Bytes::new();
         }
+        let out = self.held.take(n);
+        self.held_at += out.len() as u64;
+        self.position = self.held_at;
+        out
     }
 
     /// The length of the first chunk held (what `read1` returns at most).
     pub(crate) fn first_len(&self) -> usize {
-        self.held.front().map_or(0, Bytes::len)
+        self.held.first_len()
     }
 
     /// Stops the download and drops what was held.
     pub(crate) fn close(&mut self) {
         self.closed = true;
         self.held.clear();
-        self.held_len = 0;
-        self.chunks = None;
-        if let Some(download) = self.download.take() {
-            download.abort();
-        }
+        self.download = None;
     }
 
     /// An error when the stream was closed, or failed before (then again, not an end that
@@ -260,42 +300,170 @@ impl ObjectBytes {
         }
     }
 
+    /// Whether all there is to read is held: no download under way, and what is held reaches
+    /// the end.
+    fn ended(&self) -> bool {
+        self.download.is_none()
+            && self
+                .len
+                .map_or(true, |len| self.held_at + self.held.len() as u64 >= len)
+    }
+
+    /// Moves the held bytes to the position when it is within them, ahead or behind.
+    fn catch_up_held(&mut self) {
+        if self.position >= self.held_at {
+            let ahead = self.position - self.held_at;
+            if ahead <= self.held.len() as u64 {
+                self.held.skip(ahead as usize);
+                self.held_at = self.position;
+            }
+        } else {
+            let back = self.held_at - self.position;
+            if back <= self.held.behind() as u64 {
+                self.held.unread(back as usize);
+                self.held_at = self.position;
+            }
+        }
+    }
+
+    /// Brings what is held to the position after a seek out of reach: reading on to it when
+    /// it is within the window of the download under way (bytes fetched or being fetched
+    /// anyway), else a download from there of `wanted` bytes (at least [`WINDOW`]; the rest of
+    /// the object when that is less).
+    async fn settle(&mut self, wanted: usize) -> Result<(), ReadError> {
+        self.catch_up_held();
+        let Some(len) = self.len.filter(|_| self.held_at != self.position) else {
+            return Ok(());
+        };
+        let opts = &self.origin.opts;
+        let window = opts
+            .part_size
+            .saturating_mul(opts.concurrency.max(1) as u64);
+        let within_reach = self.download.as_ref().is_some_and(|d| {
+            let reach = (self.held_at + self.held.len() as u64).saturating_add(window);
+            self.position > self.held_at && self.position < reach.min(d.end)
+        });
+        if within_reach {
+            while self.held_at + (self.held.len() as u64) < self.position && self.download.is_some()
+            {
+                self.receive().await?;
+            }
+            self.catch_up_held();
+            if self.held_at == self.position {
+                return Ok(());
+            }
+        }
+        self.held.clear();
+        self.held_at = self.position;
+        self.download = None;
+        if self.position < len {
+            let end = self
+                .position
+                .saturating_add((wanted as u64).max(WINDOW))
+                .min(len);
+            let etag = self.etag.as_deref();
+            self.download = Some(self.origin.download(Some((self.position, end)), etag, None));
+        }
+        Ok(())
+    }
+
     /// Waits for the next chunk (bounded by the stall timeout), or for the download's end once
     /// its chunks are all here: its error (a part that failed for good, a checksum that did not
-    /// match) is the stream's.
+    /// match) is the stream's. A download after a seek that ended before the object did is
+    /// followed by one to the end: the reads are in order again.
     async fn receive(&mut self) -> Result<(), ReadError> {
-        let Some(chunks) = self.chunks.as_mut() else {
+        if self.download.is_none() {
+            match self.len {
+                Some(len) if self.held_at + (self.held.len() as u64) < len => {
+                    let from = self.held_at + self.held.len() as u64;
+                    let etag = self.etag.as_deref();
+                    self.download = Some(self.origin.download(Some((from, len)), etag, None));
+                }
+                _ => return Ok(()),
+            }
+        }
+        let Some(download) = self.download.as_mut() else {
             return Ok(());
         };
         let limit = self.stall_timeout;
         let next = if limit.is_zero() {
-            Some(chunks.recv().await)
+            Some(download.chunks.recv().await)
         } else {
-            self.activity.until_idle(limit, chunks.recv()).await
+            self.activity
+                .until_idle(limit, download.chunks.recv())
+                .await
         };
         let outcome = match next {
             Some(Some(chunk)) => {
-                self.held_len += chunk.len();
-                self.held.push_back(chunk);
+                self.learn();
+                self.held.push(chunk);
                 return Ok(());
             }
             None => Err(TransferError::Stalled {
                 idle: limit,
                 sending: true,
             }),
-            Some(None) => match self.download.as_mut() {
-                Some(download) => download.await.unwrap_or_else(|e| Err(e.into())).map(drop),
-                None => Ok(()),
-            },
+            Some(None) => (&mut download.task)
+                .await
+                .unwrap_or_else(|e| Err(e.into()))
+                .map(drop),
         };
-        self.chunks = None;
-        if let Some(download) = self.download.take() {
-            // Ended already, or stalled: stopped either way.
-            download.abort();
-        }
+        // Ended already, or stalled: stopped either way.
+        self.download = None;
+        self.learn();
         outcome.map_err(|e| {
             self.failed = Some(e.to_string());
             ReadError::Transfer(e)
         })
+    }
+
+    /// Takes what the first download said of the object (sent before its first chunk, so
+    /// here once a chunk or the end came).
+    fn learn(&mut self) {
+        let Some(seen) = self.seen.as_mut() else {
+            return;
+        };
+        match seen.try_recv() {
+            Ok(info) => {
+                self.len = Some(info.size);
+                self.etag = Some(info.etag);
+                self.seen = None;
+            }
+            Err(oneshot::error::TryRecvError::Empty) => {}
+            Err(oneshot::error::TryRecvError::Closed) => self.seen = None,
+        }
+    }
+}
+
+impl Origin {
+    /// Starts a download into a new channel: of the whole object (`None`), or of the reader's
+    /// bytes `range` (end exclusive; `u64::MAX`: to the end), pinned to `etag` if given.
+    fn download(
+        &self,
+        range: Option<(u64, u64)>,
+        etag: Option<&str>,
+        seen: Option<oneshot::Sender<ObjectInfo>>,
+    ) -> Download {
+        let (tx, chunks) = mpsc::channel(CHUNKS_AHEAD);
+        let (client, bucket, key) = (
+            Arc::clone(&self.client),
+            self.bucket.clone(),
+            self.key.clone(),
+        );
+        let (base, opts, etag) = (self.base, self.opts.clone(), etag.map(str::to_owned));
+        let end = range.map_or(u64::MAX, |r| r.1);
+        let task = self.runtime.spawn(async move {
+            let mut out = Chunks(PollSender::new(tx));
+            let what = match range {
+                None => StreamOf::Object,
+                Some((start, end)) => StreamOf::Range {
+                    range: (base + start, base.saturating_add(end)),
+                    if_match: etag.as_deref(),
+                },
+            };
+            let names = (bucket.as_str(), key.as_key(), what);
+            download_stream_to_writer(client, names, &mut out, opts, seen).await
+        });
+        Download { chunks, task, end }
     }
 }

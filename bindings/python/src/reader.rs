@@ -7,6 +7,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use pyo3::exceptions::PyIOError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use slipstream_client::ObjectKey;
@@ -107,9 +108,25 @@ impl ObjectReader {
         Ok(PyBytes::new(py, &bytes.take(end)).unbind())
     }
 
-    /// Bytes read so far.
+    /// The position: bytes from the start of the object (or of the range opened).
     fn tell(&self) -> PyResult<u64> {
         Ok(self.lock()?.position())
+    }
+
+    /// Moves to `offset` from the start (`whence` 0), the position (1) or the end (2); the new
+    /// position. Never waits: the next read fetches what it needs from there.
+    #[pyo3(signature = (offset, whence = 0))]
+    fn seek(&self, offset: i64, whence: i32) -> PyResult<u64> {
+        self.lock()?.seek(offset, whence).map_err(Raise::raise)
+    }
+
+    /// The object's size (the range's length, for a range).
+    #[getter]
+    fn size(&self) -> PyResult<u64> {
+        let bytes = self.lock()?;
+        bytes
+            .len()
+            .ok_or_else(|| PyIOError::new_err("the object's size is not known"))
     }
 
     /// Stops the download (parts in flight are dropped) and frees what was fetched ahead.

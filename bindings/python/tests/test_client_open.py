@@ -34,7 +34,7 @@ def test_lines_text_and_gzip_read_as_from_a_file(server, bucket):
     c.put_bytes(bucket, "rows.csv", data)
     with c.open(bucket, "rows.csv") as f:
         assert isinstance(f, ObjectReader) and isinstance(f, io.BufferedIOBase)
-        assert f.readable() and not f.seekable()
+        assert f.readable() and f.seekable()
         assert list(f) == data.splitlines(keepends=True)
         assert f.tell() == len(data) and f.read() == b""
     assert f.closed

@@ -65,7 +65,10 @@ pub use ranges::{list_ranges, worth_cutting};
 pub use runtime::{blocking_threads, io_runtime};
 pub use select::{list_selected, Selection};
 pub use spread::{list_spread, Spread};
-pub use stream::{download_range_to_writer, download_to_writer, upload_from_reader};
+pub use stream::{
+    download_range_to_writer, download_stream_to_writer, download_to_writer, upload_from_reader,
+    StreamOf,
+};
 pub use sync::{
     differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,
 };

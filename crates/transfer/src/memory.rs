@@ -105,7 +105,7 @@ impl MemoryDownload {
             &client,
             bucket,
             key,
-            (start, end),
+            ((start, end), None),
             first_len(opts.part_size),
         );
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first).await?;

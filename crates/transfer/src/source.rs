@@ -200,17 +200,26 @@ pub(crate) async fn start(
 /// `first_len` bytes, whose `Content-Range` says where the object ends (a range that runs past
 /// it is cut short, as S3 cuts it). The info describes the range: its length, the object's
 /// ETag (the parts are pinned to it), no checksum (no whole-object checksum applies to a range).
+/// `if_match`: the ETag an earlier answer gave, so that a download resumed at another offset
+/// reads the same object or fails with [`TransferError::Changed`].
 pub(crate) async fn start_range(
     client: &S3Client,
     bucket: &str,
     key: ObjectKey<'_>,
-    (start, end): (u64, u64),
+    ((start, end), if_match): ((u64, u64), Option<&str>),
     first_len: u64,
 ) -> Result<(ObjectInfo, First), TransferError> {
     let first_end = end.min(start.saturating_add(first_len));
-    let first = client
-        .get_object(bucket, key, Some((start, first_end)), None)
-        .await?;
+    let first = match client
+        .get_object(bucket, key, Some((start, first_end)), if_match)
+        .await
+    {
+        Ok(first) => first,
+        Err(ClientError::S3 { status: 412, .. }) if if_match.is_some() => {
+            return Err(changed(key.key, if_match.unwrap_or_default()))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let total = first.total_size.ok_or_else(|| {
         TransferError::BadResponse(format!(
             "{key}: the answer to a range has no Content-Range (the server sent all of it?)"

@@ -59,19 +59,55 @@ pub async fn download_range_to_writer<'k, W: AsyncWrite + Unpin>(
     out: &mut W,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
+    let what = StreamOf::Range {
+        range,
+        if_match: None,
+    };
+    download_stream_to_writer(client, (bucket, key.into(), what), out, opts, None).await
+}
+
+/// What [`download_stream_to_writer`] writes.
+#[derive(Clone, Copy, Debug)]
+pub enum StreamOf<'a> {
+    /// The whole object, its whole-object checksum checked at the end.
+    Object,
+    /// A range of the object, without its checksum (none applies to a range).
+    Range {
+        /// Start and end (exclusive), cut short at the object's end as S3 cuts it.
+        range: (u64, u64),
+        /// The ETag an earlier answer gave, so that a reader that moves to another offset (a
+        /// seek) reads the object it began on, or fails with [`TransferError::Changed`] if it
+        /// was replaced.
+        if_match: Option<&'a str>,
+    },
+}
+
+/// [`download_to_writer`] of the object or of a range of it, telling `seen` what it writes (the
+/// length, the ETag) before its first byte: a reader that seeks knows where the object ends,
+/// and pins the downloads it resumes with to that ETag.
+pub async fn download_stream_to_writer<W: AsyncWrite + Unpin>(
+    client: Arc<S3Client>,
+    (bucket, key, what): (&str, ObjectKey<'_>, StreamOf<'_>),
+    out: &mut W,
+    opts: TransferOptions,
+    seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
+) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    let what = (bucket, key.into(), Whole::Range(range));
-    let work = to_writer(client, what, out, opts, None);
+    let whole = match what {
+        StreamOf::Object => Whole::Object(None),
+        StreamOf::Range { range, if_match } => Whole::Range(range, if_match),
+    };
+    let work = to_writer(client, (bucket, key, whole), out, opts, seen);
     stall::bounded(&watched, limit, true, work).await
 }
 
 /// What of the object a stream download writes.
 #[derive(Clone, Copy)]
-enum Whole {
+enum Whole<'a> {
     /// All of it; `Some(size)`: a listing's size, so that a small object is asked for whole.
     Object(Option<u64>),
-    /// A range of it (start, end exclusive).
-    Range((u64, u64)),
+    /// A range of it (start, end exclusive), pinned to an ETag if one is given.
+    Range((u64, u64), Option<&'a str>),
 }
 
 /// [`download_to_writer`], telling `seen` what the object is (size, ETag, content headers and
@@ -99,7 +135,7 @@ pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
 /// The transfer itself, under the stall bound of [`download_to_writer`].
 async fn to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    (bucket, key, whole): (&str, ObjectKey<'_>, Whole),
+    (bucket, key, whole): (&str, ObjectKey<'_>, Whole<'_>),
     out: &mut W,
     opts: TransferOptions,
     seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
@@ -114,8 +150,9 @@ async fn to_writer<W: AsyncWrite + Unpin>(
             let (info, first) = start(&client, bucket, key, first_len, listed).await?;
             (info, first, 0)
         }
-        Whole::Range(range) => {
-            let (info, first) = start_range(&client, bucket, key, range, first_len).await?;
+        Whole::Range(range, if_match) => {
+            let pinned = (range, if_match);
+            let (info, first) = start_range(&client, bucket, key, pinned, first_len).await?;
             (info, Some(first), range.0)
         }
     };

@@ -246,12 +246,13 @@ class Client:
     def open(
         self, bucket: str, key: str, mode: Literal["rb"] = "rb", *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
     ) -> "ObjectReader":
-        """``bucket/key`` (or that version of it) as a binary file object read in order, as
-        boto3's ``get_object()["Body"]``: parts fetched in parallel ahead of the reads, memory
-        bounded by ``concurrency x part_size``; ``range=(start, end)`` (end exclusive) reads
-        those bytes only (cut short at the object's end, as S3 cuts it). A missing object raises
-        ``S3Error`` here; the object's checksum is checked at its end (a mismatch raises there;
-        none applies to a range)."""
+        """``bucket/key`` (or that version of it) as a binary file object, as boto3's
+        ``get_object()["Body"]`` but seekable: parts fetched in parallel ahead of the reads,
+        memory bounded by ``concurrency x part_size``; ``range=(start, end)`` (end exclusive)
+        reads those bytes only (cut short at the object's end, as S3 cuts it). A missing object
+        raises ``S3Error`` here; the object's checksum is checked at its end when it is read in
+        order from the start (a mismatch raises there; none applies to a range or after a
+        seek)."""
     @overload
     def open(
         self, bucket: str, key: str, mode: Literal["wb"], *, checksum_algorithm: Optional[ChecksumAlgorithm] = None, extra_args: Optional[ExtraArgs] = None
@@ -559,9 +560,11 @@ class SyncResult(TypedDict):
     """A source directory's entries left out for not being files (FIFOs, sockets, devices)."""
 
 class ObjectReader(io.BufferedIOBase):
-    """``Client.open``'s read-only binary stream (not seekable; one thread's). ``read``,
-    ``read1``, ``readline``, iteration by lines, ``readinto``, ``tell``; ``io.TextIOWrapper``
-    takes it. Closing it stops the download."""
+    """``Client.open``'s read-only binary stream (one thread's). ``read``, ``read1``,
+    ``readline``, iteration by lines, ``readinto``, ``seek``, ``tell``, ``size``;
+    ``io.TextIOWrapper``, ``zipfile`` and ``pyarrow.parquet`` take it. A seek within what was
+    fetched (ahead, or the last MiB read) costs nothing; any other starts a download from there
+    at the next read, pinned to the object's ETag. Closing it stops the download."""
 
     def read(self, size: Optional[int] = -1, /) -> bytes: ...
     def read1(self, size: Optional[int] = -1, /) -> bytes: ...
@@ -569,7 +572,12 @@ class ObjectReader(io.BufferedIOBase):
     def readable(self) -> bool: ...
     def readinto(self, b: Any, /) -> int: ...
     def readinto1(self, b: Any, /) -> int: ...
+    def seekable(self) -> bool: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
     def tell(self) -> int: ...
+    @property
+    def size(self) -> int:
+        """The object's size in bytes (the range's length, for a range)."""
     def close(self) -> None: ...
 
 class ObjectWriter(io.BufferedIOBase):
@@ -587,12 +595,18 @@ class ObjectWriter(io.BufferedIOBase):
 class AsyncObjectReader:
     """``Client.open_async``'s reader: ``await r.read(n)``, ``await r.read1(n)``, ``await
     r.readline()``, ``async for line in r``, ``async with``. A read that what was fetched can
-    answer completes at once; a cancelled read loses nothing. One task's at a time."""
+    answer completes at once; a cancelled read loses nothing. ``seek`` and ``tell`` are not
+    awaited (they never wait: the next read fetches from the new position). One task's at a
+    time."""
 
     def read(self, size: Optional[int] = -1, /) -> Awaitable[bytes]: ...
     def read1(self, size: Optional[int] = -1, /) -> Awaitable[bytes]: ...
     def readline(self, size: Optional[int] = -1, /) -> Awaitable[bytes]: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
     def tell(self) -> int: ...
+    @property
+    def size(self) -> int:
+        """The object's size in bytes (the range's length, for a range)."""
     def close(self) -> None: ...
     def __aiter__(self) -> "AsyncObjectReader": ...
     def __anext__(self) -> Awaitable[bytes]: ...

@@ -1,14 +1,15 @@
-"""`Client.open`'s file object: a read-only binary stream over the native reader (reader.rs),
-an `io.BufferedIOBase`, so `io.TextIOWrapper`, `gzip`, `csv`, `tarfile` (streaming mode) and
-`for line in f` take it as they take an open file."""
+"""`Client.open`'s file object: a read-only, seekable binary stream over the native reader
+(reader.rs), an `io.BufferedIOBase`, so `io.TextIOWrapper`, `gzip`, `csv`, `tarfile`,
+`zipfile`, `pyarrow.parquet` and `for line in f` take it as they take an open file."""
 
 import io
 
 
 class ObjectReader(io.BufferedIOBase):
-    """An object read in order, its parts fetched in parallel ahead of the reads, in bounded
-    memory. Not seekable; one thread's, as a file object is. Closing it (or leaving a ``with``
-    block) stops the download."""
+    """An object read as a file, its parts fetched in parallel ahead of the reads, in bounded
+    memory. Seekable: a seek within what was fetched costs nothing, any other starts a
+    download from there at the next read (pinned to the object's ETag). One thread's, as a
+    file object is. Closing it (or leaving a ``with`` block) stops the download."""
 
     def __init__(self, native) -> None:
         super().__init__()
@@ -35,8 +36,19 @@ class ObjectReader(io.BufferedIOBase):
         view[: len(data)] = data
         return len(data)
 
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._native.seek(offset, whence)
+
     def tell(self) -> int:
         return self._native.tell()
+
+    @property
+    def size(self) -> int:
+        """The object's size in bytes (the range's length, for a range)."""
+        return self._native.size
 
     def __del__(self) -> None:
         # Not IOBase's close-on-delete: in `client.open(b, k).read()` this object goes before the
