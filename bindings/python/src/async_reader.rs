@@ -65,7 +65,7 @@ impl AsyncObjectReader {
         })
     }
 
-    /// The coroutine of `Client.open_async`: the download started, and its first chunk (or its
+    /// The coroutine of `Client.open_async`: the download started, and its first answer (or its
     /// end) awaited, so that a missing object raises at the `await`.
     pub(crate) fn open<'py>(
         client: &Bound<'py, Client>,
@@ -79,7 +79,7 @@ impl AsyncObjectReader {
         let work = async move {
             let runtime = tokio::runtime::Handle::current();
             let mut bytes = ObjectBytes::start(&runtime, &s3, names, opts);
-            bytes.want(1).await?;
+            bytes.opened().await?;
             Ok::<_, ReadError>(bytes)
         };
         let owner = client.clone().unbind();

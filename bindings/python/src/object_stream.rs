@@ -139,7 +139,7 @@ pub(crate) struct ObjectBytes {
     position: u64,
     /// `None` once the download ended (or was stopped, or the stream was closed).
     download: Option<Download>,
-    /// What the first download says of the object before its first chunk.
+    /// What the first download says of the object before its first chunk (`opened`).
     seen: Option<oneshot::Receiver<ObjectInfo>>,
     /// The bytes there are to read (the object's, or its range's), once known.
     len: Option<u64>,
@@ -187,6 +187,44 @@ impl ObjectBytes {
         let what = range.map(|(start, end)| (0, end.saturating_sub(start)));
         bytes.download = Some(bytes.origin.download(what, None, Some(tx)));
         bytes
+    }
+
+    /// Waits for the first answer's word on the object (its size and ETag, before its body),
+    /// so that a missing object raises at the open without the first part's bytes awaited.
+    pub(crate) async fn opened(&mut self) -> Result<(), ReadError> {
+        let Some(seen) = self.seen.take() else {
+            return Ok(());
+        };
+        let limit = self.stall_timeout;
+        let said = if limit.is_zero() {
+            Some(seen.await)
+        } else {
+            self.activity.until_idle(limit, seen).await
+        };
+        match said {
+            Some(Ok(info)) => {
+                self.len = Some(info.size);
+                self.etag = Some(info.etag);
+                Ok(())
+            }
+            // The download ended without a word: its error, once its chunks are all in.
+            Some(Err(_)) => loop {
+                self.receive().await?;
+                if self.download.is_none() {
+                    let why = "the download ended before the object's first answer";
+                    return Err(ReadError::Failed(why.into()));
+                }
+            },
+            None => {
+                self.download = None;
+                let e = TransferError::Stalled {
+                    idle: limit,
+                    sending: true,
+                };
+                self.failed = Some(e.to_string());
+                Err(ReadError::Transfer(e))
+            }
+        }
     }
 
     /// The reader's position.
@@ -327,28 +365,27 @@ impl ObjectBytes {
     }
 
     /// Brings what is held to the position after a seek out of reach: reading on to it when
-    /// it is within the window of the download under way (bytes fetched or being fetched
-    /// anyway), else a download from there of `wanted` bytes (at least [`WINDOW`]; the rest of
-    /// the object when that is less).
+    /// the chunks already here reach it, or when it is less than [`WINDOW`] past them (what a
+    /// new download would fetch at least); else a download from there of `wanted` bytes (at
+    /// least [`WINDOW`]; the rest of the object when that is less). Reading on further would
+    /// wait for bytes nobody asked for, where a new request costs one round trip.
     async fn settle(&mut self, wanted: usize) -> Result<(), ReadError> {
         self.catch_up_held();
         let Some(len) = self.len.filter(|_| self.held_at != self.position) else {
             return Ok(());
         };
-        let opts = &self.origin.opts;
-        let window = opts
-            .part_size
-            .saturating_mul(opts.concurrency.max(1) as u64);
-        let within_reach = self.download.as_ref().is_some_and(|d| {
-            let reach = (self.held_at + self.held.len() as u64).saturating_add(window);
-            self.position > self.held_at && self.position < reach.min(d.end)
-        });
-        if within_reach {
-            while self.held_at + (self.held.len() as u64) < self.position && self.download.is_some()
-            {
+        if self.position > self.held_at {
+            self.skip_arrived();
+            let near = |b: &Self| {
+                b.download.as_ref().is_some_and(|d| {
+                    let reach = (b.held_at + b.held.len() as u64).saturating_add(WINDOW);
+                    b.position < reach.min(d.end)
+                })
+            };
+            while self.held_at != self.position && near(self) {
                 self.receive().await?;
+                self.catch_up_held();
             }
-            self.catch_up_held();
             if self.held_at == self.position {
                 return Ok(());
             }
@@ -365,6 +402,23 @@ impl ObjectBytes {
             self.download = Some(self.origin.download(Some((self.position, end)), etag, None));
         }
         Ok(())
+    }
+
+    /// Skips through the chunks that have arrived, without waiting, towards a position ahead.
+    fn skip_arrived(&mut self) {
+        while self.held_at != self.position {
+            let Some(Ok(chunk)) = self.download.as_mut().map(|d| d.chunks.try_recv()) else {
+                return;
+            };
+            self.held.push(chunk);
+            self.catch_up_held();
+            if self.held_at != self.position {
+                // Not there yet: all of it is behind the position.
+                let all = self.held.len();
+                self.held.skip(all);
+                self.held_at += all as u64;
+            }
+        }
     }
 
     /// Waits for the next chunk (bounded by the stall timeout), or for the download's end once
@@ -395,7 +449,6 @@ impl ObjectBytes {
         };
         let outcome = match next {
             Some(Some(chunk)) => {
-                self.learn();
                 self.held.push(chunk);
                 return Ok(());
             }
@@ -410,28 +463,10 @@ impl ObjectBytes {
         };
         // Ended already, or stalled: stopped either way.
         self.download = None;
-        self.learn();
         outcome.map_err(|e| {
             self.failed = Some(e.to_string());
             ReadError::Transfer(e)
         })
-    }
-
-    /// Takes what the first download said of the object (sent before its first chunk, so
-    /// here once a chunk or the end came).
-    fn learn(&mut self) {
-        let Some(seen) = self.seen.as_mut() else {
-            return;
-        };
-        match seen.try_recv() {
-            Ok(info) => {
-                self.len = Some(info.size);
-                self.etag = Some(info.etag);
-                self.seen = None;
-            }
-            Err(oneshot::error::TryRecvError::Empty) => {}
-            Err(oneshot::error::TryRecvError::Closed) => self.seen = None,
-        }
     }
 }
 

@@ -25,7 +25,7 @@ pub struct ObjectReader {
 }
 
 impl ObjectReader {
-    /// Starts the download of `bucket/key` and waits for its first chunk (or its end), so that a
+    /// Starts the download of `bucket/key` and waits for its first answer (or its end), so that a
     /// missing object raises here, as boto3's `get_object` does.
     pub(crate) fn open(
         py: Python<'_>,
@@ -48,7 +48,7 @@ impl ObjectReader {
         };
         {
             let mut bytes = reader.lock()?;
-            this.wait(py, bytes.want(1))?;
+            this.wait(py, bytes.opened())?;
         }
         Ok(reader)
     }

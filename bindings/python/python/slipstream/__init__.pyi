@@ -264,7 +264,7 @@ class Client:
     def open_async(
         self, bucket: str, key: str, *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
     ) -> Coroutine[Any, Any, "AsyncObjectReader"]:
-        """``open`` for asyncio: the reader once the object's first part is here (a missing
+        """``open`` for asyncio: the reader once the object's first answer is here (a missing
         object raises at the ``await``)."""
     def presigner(self, bucket: str) -> ClientPresigner:
         """A presigner for ``bucket`` signing with this client's credentials (followed as they
