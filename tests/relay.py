@@ -29,6 +29,7 @@ class Relay:
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self.relayed_down = 0  # bytes from the server to clients
+        self.accepted = 0  # connections from clients
         threading.Thread(target=self._accept, daemon=True).start()
 
     def freeze(self) -> None:
@@ -76,6 +77,7 @@ class Relay:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            self.accepted += 1
             try:
                 server = socket.create_connection(self._upstream)
             except OSError:

@@ -33,7 +33,7 @@ use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::PyErr;
 use slipstream_client::{Activity, ObjectInfo, ObjectKeyBuf, S3Client};
 use slipstream_transfer::{
-    download_stream_to_writer, Downloaded, StreamOf, TransferError, TransferOptions,
+    download_stream_to_writer, Downloaded, StreamOf, StreamSignals, TransferError, TransferOptions,
 };
 use tokio::io::AsyncWrite;
 use tokio::sync::{mpsc, oneshot};
@@ -141,6 +141,9 @@ pub(crate) struct ObjectBytes {
     download: Option<Download>,
     /// What the first download says of the object before its first chunk (`opened`).
     seen: Option<oneshot::Receiver<ObjectInfo>>,
+    /// Lets the first download ask for its other parts: sent by the first wait for chunks, so a
+    /// reader whose first move is a far seek never has them fetched.
+    go: Option<oneshot::Sender<()>>,
     /// The bytes there are to read (the object's, or its range's), once known.
     len: Option<u64>,
     /// The object's ETag, once known: downloads after a seek are pinned to it.
@@ -162,13 +165,15 @@ impl ObjectBytes {
         mut opts: TransferOptions,
     ) -> Self {
         let stall_timeout = std::mem::replace(&mut opts.stall_timeout, Duration::ZERO);
-        let (tx, rx) = oneshot::channel();
+        let (seen_tx, seen) = oneshot::channel();
+        let (go, go_rx) = oneshot::channel();
         let mut bytes = Self {
             held: Held::default(),
             held_at: 0,
             position: 0,
             download: None,
-            seen: Some(rx),
+            seen: Some(seen),
+            go: Some(go),
             len: None,
             etag: None,
             failed: None,
@@ -185,7 +190,11 @@ impl ObjectBytes {
             stall_timeout,
         };
         let what = range.map(|(start, end)| (0, end.saturating_sub(start)));
-        bytes.download = Some(bytes.origin.download(what, None, Some(tx)));
+        let signals = StreamSignals {
+            seen: Some(seen_tx),
+            go: Some(go_rx),
+        };
+        bytes.download = Some(bytes.origin.download(what, None, signals));
         bytes
     }
 
@@ -399,7 +408,11 @@ impl ObjectBytes {
                 .saturating_add((wanted as u64).max(WINDOW))
                 .min(len);
             let etag = self.etag.as_deref();
-            self.download = Some(self.origin.download(Some((self.position, end)), etag, None));
+            let signals = StreamSignals::default();
+            self.download = Some(
+                self.origin
+                    .download(Some((self.position, end)), etag, signals),
+            );
         }
         Ok(())
     }
@@ -431,7 +444,8 @@ impl ObjectBytes {
                 Some(len) if self.held_at + (self.held.len() as u64) < len => {
                     let from = self.held_at + self.held.len() as u64;
                     let etag = self.etag.as_deref();
-                    self.download = Some(self.origin.download(Some((from, len)), etag, None));
+                    let signals = StreamSignals::default();
+                    self.download = Some(self.origin.download(Some((from, len)), etag, signals));
                 }
                 _ => return Ok(()),
             }
@@ -439,6 +453,9 @@ impl ObjectBytes {
         let Some(download) = self.download.as_mut() else {
             return Ok(());
         };
+        if let Some(go) = self.go.take() {
+            let _ = go.send(());
+        }
         let limit = self.stall_timeout;
         let next = if limit.is_zero() {
             Some(download.chunks.recv().await)
@@ -472,12 +489,12 @@ impl ObjectBytes {
 
 impl Origin {
     /// Starts a download into a new channel: of the whole object (`None`), or of the reader's
-    /// bytes `range` (end exclusive; `u64::MAX`: to the end), pinned to `etag` if given.
+    /// bytes `range` (end exclusive), pinned to `etag` if given.
     fn download(
         &self,
         range: Option<(u64, u64)>,
         etag: Option<&str>,
-        seen: Option<oneshot::Sender<ObjectInfo>>,
+        signals: StreamSignals,
     ) -> Download {
         let (tx, chunks) = mpsc::channel(CHUNKS_AHEAD);
         let (client, bucket, key) = (
@@ -497,7 +514,7 @@ impl Origin {
                 },
             };
             let names = (bucket.as_str(), key.as_key(), what);
-            download_stream_to_writer(client, names, &mut out, opts, seen).await
+            download_stream_to_writer(client, names, &mut out, opts, signals).await
         });
         Download { chunks, task, end }
     }

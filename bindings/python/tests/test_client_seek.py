@@ -132,6 +132,27 @@ def test_what_seeks_fetch(server, bucket):
         f.close()
 
 
+def test_a_first_move_far_away_fetches_no_window(server, bucket):
+    """Parts after the first are asked for only once the reader reads from the start: a reader
+    whose first move is a seek to the end (Parquet's footer, a ZIP's directory) costs the
+    first request and its own, not a window of parts."""
+    data = os.urandom(16 * PART)
+    make_client(server).put_bytes(bucket, "far", data)
+    with Relay(server["endpoint"]) as relay:
+        c = make_client(dict(server, endpoint=relay.endpoint), part_size=PART, concurrency=4)
+        for _ in range(3):
+            f = c.open(bucket, "far")
+            f.seek(-100, io.SEEK_END)
+            assert f.read() == data[-100:]
+            f.close()
+        # Each open's first GET and HEAD, and the read's GET on the HEAD's connection: had the
+        # window of 4 parts gone, its 3 other parts would each have opened a connection too
+        # (and been cut off, as the first GET is, by the seek).
+        assert relay.accepted <= 2 + 2 * 1, relay.accepted
+        with c.open(bucket, "far") as f:
+            assert f.read(10) == data[:10] and f.read() == data[10:], "read from the start: all of it"
+
+
 def test_a_replaced_object_fails_a_far_seek_and_a_range_seeks_in_itself(server, bucket):
     c = make_client(server, part_size=PART, concurrency=2)
     data = os.urandom(6 * PART)

@@ -67,7 +67,7 @@ pub use select::{list_selected, Selection};
 pub use spread::{list_spread, Spread};
 pub use stream::{
     download_range_to_writer, download_stream_to_writer, download_to_writer, upload_from_reader,
-    StreamOf,
+    StreamOf, StreamSignals,
 };
 pub use sync::{
     differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{CompletedPart, ObjectKey, ObjectStream, S3Client};
+use slipstream_client::{CompletedPart, ObjectInfo, ObjectKey, ObjectStream, S3Client};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Semaphore;
+use tokio::sync::{oneshot, Semaphore};
 
 use crate::cleanup::multipart_upload;
 use crate::cut::LONG_PATH;
@@ -63,7 +63,8 @@ pub async fn download_range_to_writer<'k, W: AsyncWrite + Unpin>(
         range,
         if_match: None,
     };
-    download_stream_to_writer(client, (bucket, key.into(), what), out, opts, None).await
+    let signals = StreamSignals::default();
+    download_stream_to_writer(client, (bucket, key.into(), what), out, opts, signals).await
 }
 
 /// What [`download_stream_to_writer`] writes.
@@ -82,22 +83,33 @@ pub enum StreamOf<'a> {
     },
 }
 
-/// [`download_to_writer`] of the object or of a range of it, telling `seen` what it writes (the
-/// length, the ETag) before its first byte: a reader that seeks knows where the object ends,
-/// and pins the downloads it resumes with to that ETag.
+/// What a stream download under a reader that seeks tells it, and waits for
+/// ([`download_stream_to_writer`]).
+#[derive(Debug, Default)]
+pub struct StreamSignals {
+    /// Told what the download writes (the length, the ETag) before its first byte: the reader
+    /// knows where the object ends, and pins the downloads it resumes with to that ETag.
+    pub seen: Option<oneshot::Sender<ObjectInfo>>,
+    /// When given, the parts after the first are asked for only once this fires (or its sender
+    /// is dropped): a reader whose first move is a seek elsewhere costs the first request, not
+    /// a window of them.
+    pub go: Option<oneshot::Receiver<()>>,
+}
+
+/// [`download_to_writer`] of the object or of a range of it, with a reader's `signals`.
 pub async fn download_stream_to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
     (bucket, key, what): (&str, ObjectKey<'_>, StreamOf<'_>),
     out: &mut W,
     opts: TransferOptions,
-    seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
+    signals: StreamSignals,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     let whole = match what {
         StreamOf::Object => Whole::Object(None),
         StreamOf::Range { range, if_match } => Whole::Range(range, if_match),
     };
-    let work = to_writer(client, (bucket, key, whole), out, opts, seen);
+    let work = to_writer(client, (bucket, key, whole), out, opts, signals);
     stall::bounded(&watched, limit, true, work).await
 }
 
@@ -119,15 +131,16 @@ pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
     (bucket, key, listed): (&str, ObjectKey<'_>, Option<u64>),
     out: &mut W,
     opts: TransferOptions,
-    seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
+    seen: Option<oneshot::Sender<ObjectInfo>>,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
+    let signals = StreamSignals { seen, go: None };
     let work = to_writer(
         client,
         (bucket, key, Whole::Object(listed)),
         out,
         opts,
-        seen,
+        signals,
     );
     stall::bounded(&watched, limit, true, work).await
 }
@@ -138,7 +151,7 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     (bucket, key, whole): (&str, ObjectKey<'_>, Whole<'_>),
     out: &mut W,
     opts: TransferOptions,
-    seen: Option<tokio::sync::oneshot::Sender<slipstream_client::ObjectInfo>>,
+    StreamSignals { seen, mut go }: StreamSignals,
 ) -> Result<Downloaded, TransferError> {
     let concurrency = opts.concurrency.max(1);
     let pool = Arc::new(BufferPool::default());
@@ -187,6 +200,11 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     };
     let count = source.ranges.len();
     while next < count && in_window.0.len() < window {
+        if next == 1 {
+            if let Some(go) = go.take() {
+                let _ = go.await;
+            }
+        }
         in_window.0.push_back(spawn(next));
         next += 1;
     }
