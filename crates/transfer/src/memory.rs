@@ -106,7 +106,7 @@ impl MemoryDownload {
             bucket,
             key,
             ((start, end), None),
-            first_len(opts.part_size),
+            (first_len(opts.part_size), opts.part_size),
         );
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first).await?;
         Ok(Self::cut(

@@ -201,14 +201,18 @@ pub(crate) async fn start(
 /// it is cut short, as S3 cuts it). The info describes the range: its length, the object's
 /// ETag (the parts are pinned to it), no checksum (no whole-object checksum applies to a range).
 /// `if_match`: the ETag an earlier answer gave, so that a download resumed at another offset
-/// reads the same object or fails with [`TransferError::Changed`].
+/// reads the same object or fails with [`TransferError::Changed`]. A range no longer than
+/// `part_size` is asked for whole: one round trip, where a first piece and then the rest in
+/// parts cost two (1.67 MB over 100 ms: 235 ms, against boto3's 157 ms in one GET).
 pub(crate) async fn start_range(
     client: &S3Client,
     bucket: &str,
     key: ObjectKey<'_>,
     ((start, end), if_match): ((u64, u64), Option<&str>),
-    first_len: u64,
+    (first_len, part_size): (u64, u64),
 ) -> Result<(ObjectInfo, First), TransferError> {
+    let len = end.saturating_sub(start);
+    let first_len = if len <= part_size { len } else { first_len };
     let first_end = end.min(start.saturating_add(first_len));
     let first = match client
         .get_object(bucket, key, Some((start, first_end)), if_match)

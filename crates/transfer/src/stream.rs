@@ -165,7 +165,8 @@ async fn to_writer<W: AsyncWrite + Unpin>(
         }
         Whole::Range(range, if_match) => {
             let pinned = (range, if_match);
-            let (info, first) = start_range(&client, bucket, key, pinned, first_len).await?;
+            let cut = (first_len, opts.part_size);
+            let (info, first) = start_range(&client, bucket, key, pinned, cut).await?;
             (info, Some(first), range.0)
         }
     };
