@@ -33,7 +33,8 @@ use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::PyErr;
 use slipstream_client::{Activity, ObjectInfo, ObjectKeyBuf, S3Client};
 use slipstream_transfer::{
-    download_stream_to_writer, Downloaded, StreamOf, StreamSignals, TransferError, TransferOptions,
+    download_short_range_to_writer, download_stream_to_writer, Downloaded, StreamOf, StreamSignals,
+    TransferError, TransferOptions,
 };
 use tokio::io::AsyncWrite;
 use tokio::sync::{mpsc, oneshot};
@@ -489,7 +490,9 @@ impl ObjectBytes {
 
 impl Origin {
     /// Starts a download into a new channel: of the whole object (`None`), or of the reader's
-    /// bytes `range` (end exclusive), pinned to `etag` if given.
+    /// bytes `range` (end exclusive), pinned to `etag` if given. A range no longer than a part
+    /// comes in one GET handed on as it arrives (the transfer crate's short range), so the
+    /// reader's first bytes do not wait for the rest of it; a longer one in parallel parts.
     fn download(
         &self,
         range: Option<(u64, u64)>,
@@ -504,16 +507,22 @@ impl Origin {
         );
         let (base, opts, etag) = (self.base, self.opts.clone(), etag.map(str::to_owned));
         let end = range.map_or(u64::MAX, |r| r.1);
+        let short = signals.seen.is_none()
+            && range.is_some_and(|(start, end)| end - start <= opts.part_size);
         let task = self.runtime.spawn(async move {
             let mut out = Chunks(PollSender::new(tx));
-            let what = match range {
-                None => StreamOf::Object,
-                Some((start, end)) => StreamOf::Range {
-                    range: (base + start, base.saturating_add(end)),
-                    if_match: etag.as_deref(),
-                },
+            let (bucket, key) = (bucket.as_str(), key.as_key());
+            let Some((start, end)) = range else {
+                let names = (bucket, key, StreamOf::Object);
+                return download_stream_to_writer(client, names, &mut out, opts, signals).await;
             };
-            let names = (bucket.as_str(), key.as_key(), what);
+            let (range, if_match) = ((base + start, base.saturating_add(end)), etag.as_deref());
+            if short {
+                let names = (bucket, key);
+                return download_short_range_to_writer(client, names, (range, if_match), &mut out)
+                    .await;
+            }
+            let names = (bucket, key, StreamOf::Range { range, if_match });
             download_stream_to_writer(client, names, &mut out, opts, signals).await
         });
         Download { chunks, task, end }

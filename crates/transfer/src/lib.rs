@@ -37,6 +37,7 @@ mod pool;
 mod ranges;
 mod runtime;
 mod select;
+mod short_range;
 mod sides;
 mod source;
 mod spread;
@@ -64,6 +65,7 @@ pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};
 pub use runtime::{blocking_threads, io_runtime};
 pub use select::{list_selected, Selection};
+pub use short_range::download_short_range_to_writer;
 pub use spread::{list_spread, Spread};
 pub use stream::{
     download_range_to_writer, download_stream_to_writer, download_to_writer, upload_from_reader,

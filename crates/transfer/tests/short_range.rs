@@ -1,0 +1,85 @@
+//! `download_short_range_to_writer` (the Python reader's read after a seek) through the fault
+//! proxy: a body that breaks off is asked for again from where it broke, never from its start,
+//! so what was written is neither repeated nor skipped; an object replaced is an error.
+// Test helpers panic on failure by design: that is how a test reports it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod proxy;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use proxy::{Action, Seen};
+use slipstream_client::{ClientOptions, ObjectKey, S3Client};
+use slipstream_transfer::{download_short_range_to_writer, TransferError};
+
+fn client_for(endpoint: &str) -> Arc<S3Client> {
+    let options = ClientOptions {
+        backoff_base: Duration::from_millis(10),
+        read_timeout: Duration::from_millis(500),
+        ..ClientOptions::default()
+    };
+    common::client_with(endpoint, options, None)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_body_is_resumed_where_it_broke() {
+    let direct = common::client();
+    let bucket = common::bucket(&direct, "short").await;
+    let body: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 253) as u8).collect();
+    direct
+        .put_object(&bucket, "k", body.clone().into(), Default::default())
+        .await
+        .unwrap();
+    let ranges = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&ranges);
+    let broken = proxy::start(
+        &common::server(),
+        Arc::new(move |s: &Seen| {
+            let mut seen = seen.lock().unwrap();
+            seen.push(s.range.clone().unwrap_or_default());
+            if seen.len() <= 2 {
+                Action::ResetAfter(300_000)
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let client = client_for(&broken.endpoint);
+    let key = ObjectKey::new("k", None);
+    let mut out = Vec::new();
+    let range = ((10, 2_000_010), None);
+    let got = download_short_range_to_writer(Arc::clone(&client), (&bucket, key), range, &mut out)
+        .await
+        .unwrap();
+    assert_eq!(got.size, 2_000_000);
+    assert!(out == body[10..2_000_010], "every byte once, in order");
+    let asked = ranges.lock().unwrap().clone();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked[0], "bytes=10-2000009");
+    // Each retry starts where the bytes stopped (after the 300,000 relayed, less what the
+    // proxy's reset swallowed), not at 10 again.
+    let from = |r: &str| -> u64 { r[6..r.find('-').unwrap()].parse().unwrap() };
+    assert!(
+        from(&asked[1]) > 10 && from(&asked[2]) > from(&asked[1]),
+        "{asked:?}"
+    );
+
+    // Past the object's end it is cut short, as S3 cuts it.
+    let mut out = Vec::new();
+    let tail = ((2_999_990, 3_000_100), None);
+    let got = download_short_range_to_writer(Arc::clone(&client), (&bucket, key), tail, &mut out)
+        .await
+        .unwrap();
+    assert_eq!((got.size, &out[..]), (10, &body[2_999_990..]));
+
+    // Pinned to an ETag the object no longer has: `Changed`, nothing written.
+    let mut out = Vec::new();
+    let stale = ((0, 100), Some("\"0123456789abcdef0123456789abcdef\""));
+    let e = download_short_range_to_writer(client, (&bucket, key), stale, &mut out)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, TransferError::Changed { .. }), "{e}");
+    assert!(out.is_empty());
+}
