@@ -80,8 +80,10 @@ pub(crate) fn size_of(size: Option<i64>) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// The download's side of the channel: each write is one chunk.
-struct Chunks(PollSender<Bytes>);
+/// The download's side of the channel: each write is one chunk. `drains`: once the reader has
+/// gone, writes are dropped rather than failed, so a short download left to finish reads its
+/// body to the end and its connection goes back to the pool (`Download::drain`).
+struct Chunks(PollSender<Bytes>, bool);
 
 impl AsyncWrite for Chunks {
     fn poll_write(
@@ -91,11 +93,15 @@ impl AsyncWrite for Chunks {
     ) -> Poll<std::io::Result<usize>> {
         let closed =
             || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the reader was closed");
-        ready!(self.0.poll_reserve(cx)).map_err(|_| closed())?;
-        self.0
-            .send_item(Bytes::copy_from_slice(buf))
-            .map_err(|_| closed())?;
-        Poll::Ready(Ok(buf.len()))
+        let sent = match ready!(self.0.poll_reserve(cx)) {
+            Ok(()) => self.0.send_item(Bytes::copy_from_slice(buf)),
+            Err(e) => Err(e),
+        };
+        match sent {
+            Err(_) if !self.1 => Err(closed()),
+            _ => Ok(buf.len()),
+        }
+        .into()
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -123,11 +129,17 @@ struct Download {
     chunks: mpsc::Receiver<Bytes>,
     task: JoinHandle<Result<Downloaded, TransferError>>,
     end: u64,
+    /// One GET handed on as it arrives (`Origin::download`): it may be left to finish.
+    short: bool,
+    /// Left to finish when dropped, its bytes dropped (`ObjectBytes::settle`).
+    drain: bool,
 }
 
 impl Drop for Download {
     fn drop(&mut self) {
-        self.task.abort();
+        if !self.drain {
+            self.task.abort();
+        }
     }
 }
 
@@ -400,6 +412,12 @@ impl ObjectBytes {
                 return Ok(());
             }
         }
+        let received = self.held_at + self.held.len() as u64;
+        if let Some(d) = self.download.as_mut() {
+            // The rest of a short GET is cheaper than a new connection's round trip and cold
+            // congestion window for the next one: it is read to its end, and dropped.
+            d.drain = d.short && d.end.saturating_sub(received) <= WINDOW;
+        }
         self.held.clear();
         self.held_at = self.position;
         self.download = None;
@@ -510,7 +528,7 @@ impl Origin {
         let short = signals.seen.is_none()
             && range.is_some_and(|(start, end)| end - start <= opts.part_size);
         let task = self.runtime.spawn(async move {
-            let mut out = Chunks(PollSender::new(tx));
+            let mut out = Chunks(PollSender::new(tx), short);
             let (bucket, key) = (bucket.as_str(), key.as_key());
             let Some((start, end)) = range else {
                 let names = (bucket, key, StreamOf::Object);
@@ -525,6 +543,12 @@ impl Origin {
             let names = (bucket, key, StreamOf::Range { range, if_match });
             download_stream_to_writer(client, names, &mut out, opts, signals).await
         });
-        Download { chunks, task, end }
+        Download {
+            chunks,
+            task,
+            end,
+            short,
+            drain: false,
+        }
     }
 }
