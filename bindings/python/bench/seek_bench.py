@@ -10,8 +10,8 @@ ratio is each tool's time over slipstream's for the same work.
 
 Work: a Parquet table of about SIZE_MIB (8 row groups, three columns) read whole, and one
 column of one row group read from it (the footer, then one column chunk); a ZIP of 256
-members of 64 KiB with 16 of them read. Needs `make python` and
-`pip install -r bindings/python/bench/requirements.txt` (obstore, boto3, pyarrow).
+members of 64 KiB with 16 of them read. Needs `make python` (pyarrow and NumPy come with
+requirements-dev.txt) and `pip install -r bindings/python/bench/requirements.txt` (obstore).
 """
 
 import io
