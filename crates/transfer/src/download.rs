@@ -12,7 +12,7 @@ use slipstream_client::{ChecksumAlgorithm, ObjectKey, ObjectStream, S3Client};
 use crate::cut::file_cut;
 use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, part_permit};
-use crate::source::{check_checksum, first_len, next_chunk, short, start, Source};
+use crate::source::{check_checksum, next_chunk, short, start, whole_first_len, Source};
 use crate::stall;
 use crate::TransferError;
 use crate::TransferOptions;
@@ -72,7 +72,14 @@ async fn to_file(
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
     let asked = Instant::now();
-    let (info, first) = start(&client, bucket, key, first_len(opts.part_size), listed).await?;
+    let (info, first) = start(
+        &client,
+        bucket,
+        key,
+        whole_first_len(opts.part_size),
+        listed,
+    )
+    .await?;
     let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
     let tmp = temporary_path(dest);
     let file = File::create(&tmp)?;

@@ -19,7 +19,8 @@ use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectKey, ObjectStream, 
 
 use crate::cut::file_cut;
 use crate::source::{
-    check_checksum, first_len, next_chunk, short, start, start_range, First, Source,
+    check_checksum, first_len, next_chunk, short, start, start_range, whole_first_len, First,
+    Source,
 };
 use crate::stall;
 use crate::TransferError;
@@ -75,7 +76,13 @@ impl MemoryDownload {
         opts: TransferOptions,
     ) -> Result<Self, TransferError> {
         let asked = Instant::now();
-        let first_part = start(&client, bucket, key, first_len(opts.part_size), listed);
+        let first_part = start(
+            &client,
+            bucket,
+            key,
+            whole_first_len(opts.part_size),
+            listed,
+        );
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first_part).await?;
         Ok(Self::cut(
             &client,

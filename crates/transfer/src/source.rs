@@ -303,6 +303,16 @@ fn changed(key: &str, etag: &str) -> TransferError {
     }
 }
 
+/// The first range of a whole object downloaded into memory or a file, asked for before its
+/// size is known: a whole part, so that an object of up to a part comes in one round trip, as
+/// boto3's `get_object` and obstore's `get` bring it (an eighth of a part and then the rest
+/// took two: 1.67 MB over 100 ms in 245 ms, boto3's 156 ms). Their parts land at their
+/// offsets, so a larger part 0 holds nothing back; a stream download writes in order and keeps
+/// its first range small ([`first_len`]).
+pub(crate) fn whole_first_len(part_size: u64) -> u64 {
+    part_size.max(1)
+}
+
 /// The size of the first range, asked for before the object's size is known: the smallest
 /// part [`download_ranges`] makes, so a small object comes whole in that first answer.
 pub(crate) fn first_len(part_size: u64) -> u64 {

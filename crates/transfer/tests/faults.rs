@@ -514,6 +514,54 @@ async fn a_server_that_stops_sending_fails_stream_and_memory_downloads() {
     assert_stalled(got, started, true);
 }
 
+/// An object of up to a part comes in one GET into memory and into a file (a first eighth and
+/// then the rest cost two round trips); a larger one in several.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_of_up_to_a_part_comes_in_one_get() {
+    let bucket = new_bucket().await;
+    let direct = client_for(&server());
+    let gets = Arc::new(AtomicUsize::new(0));
+    let g = Arc::clone(&gets);
+    let counted = proxy::start(
+        &server(),
+        Arc::new(move |s: &Seen| {
+            if s.method == "GET" && s.range.is_some() {
+                g.fetch_add(1, Ordering::SeqCst);
+            }
+            Action::Forward
+        }),
+    );
+    let client = client_for(&counted.endpoint);
+    let dir = tempfile::tempdir().unwrap();
+    for (size, one) in [
+        (3 << 20, true),
+        (MIN_PART_SIZE as usize, true),
+        (12 << 20, false),
+    ] {
+        let body = data(size);
+        let put = bytes::Bytes::from(body.clone());
+        direct
+            .put_object(&bucket, "k", put, Default::default())
+            .await
+            .unwrap();
+        gets.store(0, Ordering::SeqCst);
+        let got = download_to_memory(Arc::clone(&client), &bucket, "k", opts()).await;
+        assert!(got.unwrap().as_ref() == body.as_slice());
+        assert_eq!(
+            gets.load(Ordering::SeqCst) == 1,
+            one,
+            "memory, {size} bytes"
+        );
+        gets.store(0, Ordering::SeqCst);
+        let dest = dir.path().join("k");
+        download_to_file(Arc::clone(&client), &bucket, "k", &dest, opts())
+            .await
+            .unwrap();
+        assert!(std::fs::read(&dest).unwrap() == body);
+        assert_eq!(gets.load(Ordering::SeqCst) == 1, one, "file, {size} bytes");
+    }
+}
+
 /// A range into memory (Python's `get_bytes(range=...)`), cut into parts fetched in parallel
 /// when it is longer than a part:
 /// whole when nothing breaks, cut short past the object's end as S3 cuts it, whole again when
