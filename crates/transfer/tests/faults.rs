@@ -26,12 +26,7 @@ use slipstream_transfer::{MemoryDownload, TransferError};
 use common::server;
 
 fn client_for(endpoint: &str) -> Arc<S3Client> {
-    let options = ClientOptions {
-        backoff_base: Duration::from_millis(10),
-        read_timeout: Duration::from_millis(500),
-        ..ClientOptions::default()
-    };
-    common::client_with(endpoint, options, None)
+    common::quick_client(endpoint)
 }
 
 fn opts() -> TransferOptions {

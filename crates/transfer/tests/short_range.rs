@@ -8,19 +8,13 @@ mod common;
 mod proxy;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use proxy::{Action, Seen};
-use slipstream_client::{ClientOptions, ObjectKey, S3Client};
+use slipstream_client::{ObjectKey, S3Client};
 use slipstream_transfer::{download_short_range_to_writer, TransferError};
 
 fn client_for(endpoint: &str) -> Arc<S3Client> {
-    let options = ClientOptions {
-        backoff_base: Duration::from_millis(10),
-        read_timeout: Duration::from_millis(500),
-        ..ClientOptions::default()
-    };
-    common::client_with(endpoint, options, None)
+    common::quick_client(endpoint)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

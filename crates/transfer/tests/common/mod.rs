@@ -41,6 +41,17 @@ pub fn client_with(
     Arc::new(S3Client::new(&config, options).unwrap())
 }
 
+/// A client for `endpoint` (a fault proxy) that retries at once and calls a body quiet for
+/// half a second broken, so that the fault tests' retries take milliseconds.
+pub fn quick_client(endpoint: &str) -> Arc<S3Client> {
+    let options = ClientOptions {
+        backoff_base: std::time::Duration::from_millis(10),
+        read_timeout: std::time::Duration::from_millis(500),
+        ..ClientOptions::default()
+    };
+    client_with(endpoint, options, None)
+}
+
 /// A client for the plain-HTTP server, with the default options.
 pub fn client() -> Arc<S3Client> {
     client_with(&server(), ClientOptions::default(), None)
