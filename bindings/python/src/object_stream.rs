@@ -7,13 +7,19 @@
 //! reader that stops reading stops the download once the window is full, and closing (or
 //! dropping) the stream stops it at once.
 //!
+//! Opening waits for the first answer's headers (size, ETag) only, and the first download asks
+//! for its parts after the first only at the first wait for chunks: a reader whose first move
+//! is a seek to the end (Parquet's footer, a ZIP's directory) costs one request.
+//!
 //! Seeking: a seek within what is held (ahead, or the last MiB read: held.rs) moves at once; a
-//! seek forward within the next part of a download under way reads on to it; any other seek
-//! stops the download, and the next read starts one from there, pinned to the object's ETag
-//! (an object replaced since the open is an error, not bytes of two versions). That download
-//! is the read's size (at least [`WINDOW`]) when the reads are random, and goes on to the end
-//! in parallel parts once a read runs past it: random reads (Parquet's footer and pages, a ZIP
-//! member) cost a request each, in-order reads after a seek fill the link again.
+//! seek forward through chunks already here, or less than [`WINDOW`] past them, reads on; any
+//! other seek stops the download, and the next read starts one from there, pinned to the
+//! object's ETag (an object replaced since the open is an error, not bytes of two versions).
+//! That download is the read's size (at least [`WINDOW`]): up to a part, one GET handed on as
+//! it arrives (left to finish, its bytes dropped, if the reader seeks away with at most
+//! [`WINDOW`] to come, which keeps its connection warm); more, parallel parts. A read that runs
+//! past it starts one to the end in parallel parts: random reads cost a request each, in-order
+//! reads after a seek fill the link again.
 //!
 //! Waiting only ever adds received chunks to the stream (`want`, `want_line`); reads then take
 //! from what is held without waiting (`take`). So a wait that is cancelled (an asyncio task, a
