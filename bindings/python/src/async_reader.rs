@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use pyo3::exceptions::{PyIOError, PyRuntimeError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use slipstream_client::ObjectKey;
@@ -178,9 +178,7 @@ impl AsyncObjectReader {
     /// The object's size (the range's length, for a range).
     #[getter]
     fn size(&self) -> PyResult<u64> {
-        self.idle()?
-            .len()
-            .ok_or_else(|| PyIOError::new_err("the object's size is not known"))
+        self.idle()?.size().map_err(Raise::raise)
     }
 
     /// Stops the download and frees what was fetched ahead (after a read under way, if one is).

@@ -77,35 +77,30 @@ impl Held {
     /// they lie in one, no copy. They are kept behind.
     pub(crate) fn take(&mut self, n: usize) -> Bytes {
         let n = n.min(self.ahead_len);
-        self.ahead_len -= n;
-        self.scanned = self.scanned.saturating_sub(n);
-        let out = match self.ahead.front_mut() {
-            Some(first) if first.len() > n => first.split_to(n),
-            Some(first) if first.len() == n => self.ahead.pop_front().unwrap_or_default(),
+        match self.ahead.front() {
+            Some(first) if first.len() >= n => {
+                let mut out = Bytes::new();
+                self.advance(n, |piece| out = piece.clone());
+                out
+            }
             _ => {
                 let mut out = BytesMut::with_capacity(n);
-                while out.len() < n {
-                    let Some(mut chunk) = self.ahead.pop_front() else {
-                        break;
-                    };
-                    let piece = chunk.split_to((n - out.len()).min(chunk.len()));
-                    out.extend_from_slice(&piece);
-                    // The chunks' own slices behind, not the copy: no new memory pinned.
-                    self.keep_behind(piece);
-                    if !chunk.is_empty() {
-                        self.ahead.push_front(chunk);
-                    }
-                }
-                return out.freeze();
+                self.advance(n, |piece| out.extend_from_slice(piece));
+                out.freeze()
             }
-        };
-        self.keep_behind(out.clone());
-        out
+        }
     }
 
     /// Moves past the first `n` bytes held (fewer if fewer are held) without copying them: a
     /// seek forward. They are kept behind.
     pub(crate) fn skip(&mut self, n: usize) {
+        self.advance(n, |_| {});
+    }
+
+    /// Moves the first `n` bytes held (fewer if fewer are held) behind, handing `each` the
+    /// slices of the chunks they lie in, in order. The chunks' own slices go behind, not a
+    /// copy: no new memory is pinned.
+    fn advance(&mut self, n: usize, mut each: impl FnMut(&Bytes)) {
         let mut n = n.min(self.ahead_len);
         self.ahead_len -= n;
         self.scanned = self.scanned.saturating_sub(n);
@@ -115,6 +110,7 @@ impl Held {
             };
             let piece = chunk.split_to(n.min(chunk.len()));
             n -= piece.len();
+            each(&piece);
             self.keep_behind(piece);
             if !chunk.is_empty() {
                 self.ahead.push_front(chunk);

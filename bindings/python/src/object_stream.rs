@@ -135,7 +135,7 @@ struct Download {
     chunks: mpsc::Receiver<Bytes>,
     task: JoinHandle<Result<Downloaded, TransferError>>,
     end: u64,
-    /// One GET handed on as it arrives (`Origin::download`): it may be left to finish.
+    /// One GET handed on as it arrives (`Origin::from`): it may be left to finish.
     short: bool,
     /// Left to finish when dropped, its bytes dropped (`ObjectBytes::settle`).
     drain: bool,
@@ -213,7 +213,7 @@ impl ObjectBytes {
             seen: Some(seen_tx),
             go: Some(go_rx),
         };
-        bytes.download = Some(bytes.origin.download(what, None, signals));
+        bytes.download = Some(bytes.origin.first(what, signals));
         bytes
     }
 
@@ -260,9 +260,11 @@ impl ObjectBytes {
         self.position
     }
 
-    /// The bytes there are to read, once the first answer said.
-    pub(crate) fn len(&self) -> Option<u64> {
-        self.len
+    /// The bytes there are to read (the object's, or its range's): known once open, which waits
+    /// for the first answer.
+    pub(crate) fn size(&self) -> Result<u64, ReadError> {
+        let unknown = || ReadError::Failed("the object's size is not known yet".into());
+        self.len.ok_or_else(unknown)
     }
 
     /// Moves the reader `offset` bytes from the start (`whence` 0), the position (1) or the
@@ -270,12 +272,7 @@ impl ObjectBytes {
     /// held answers at once, else the next read catches up or starts a download from there.
     pub(crate) fn seek(&mut self, offset: i64, whence: i32) -> Result<u64, ReadError> {
         self.usable()?;
-        let Some(len) = self.len else {
-            // Not after an open, which waits for the first answer.
-            return Err(ReadError::Failed(
-                "the object's size is not known yet".into(),
-            ));
-        };
+        let len = self.size()?;
         let from = match whence {
             0 => 0,
             1 => self.position,
@@ -432,14 +429,14 @@ impl ObjectBytes {
                 .position
                 .saturating_add((wanted as u64).max(WINDOW))
                 .min(len);
-            let etag = self.etag.as_deref();
-            let signals = StreamSignals::default();
-            self.download = Some(
-                self.origin
-                    .download(Some((self.position, end)), etag, signals),
-            );
+            self.download_from(self.position, end);
         }
         Ok(())
+    }
+
+    /// Starts a download of the reader's bytes `from..to`, pinned to the object's ETag.
+    fn download_from(&mut self, from: u64, to: u64) {
+        self.download = Some(self.origin.from((from, to), self.etag.as_deref()));
     }
 
     /// Skips through the chunks that have arrived, without waiting, towards a position ahead.
@@ -465,13 +462,9 @@ impl ObjectBytes {
     /// followed by one to the end: the reads are in order again.
     async fn receive(&mut self) -> Result<(), ReadError> {
         if self.download.is_none() {
+            let from = self.held_at + self.held.len() as u64;
             match self.len {
-                Some(len) if self.held_at + (self.held.len() as u64) < len => {
-                    let from = self.held_at + self.held.len() as u64;
-                    let etag = self.etag.as_deref();
-                    let signals = StreamSignals::default();
-                    self.download = Some(self.origin.download(Some((from, len)), etag, signals));
-                }
+                Some(len) if from < len => self.download_from(from, len),
                 _ => return Ok(()),
             }
         }
@@ -513,14 +506,28 @@ impl ObjectBytes {
 }
 
 impl Origin {
-    /// Starts a download into a new channel: of the whole object (`None`), or of the reader's
-    /// bytes `range` (end exclusive), pinned to `etag` if given. A range no longer than a part
-    /// comes in one GET handed on as it arrives (the transfer crate's short range), so the
-    /// reader's first bytes do not wait for the rest of it; a longer one in parallel parts.
-    fn download(
+    /// The first download: of the whole object (`None`) or of the reader's range (end
+    /// exclusive), in parallel parts, with the reader's `signals`.
+    fn first(&self, range: Option<(u64, u64)>, signals: StreamSignals) -> Download {
+        let (range, short) = (range.map(|r| (r, None)), false);
+        self.spawn(range, short, signals)
+    }
+
+    /// A download of the reader's bytes `range` (end exclusive) after a seek or past a short
+    /// one, pinned to `etag`: up to a part, one GET handed on as it arrives (the transfer
+    /// crate's short range), so the reader's first bytes do not wait for the rest of it; a
+    /// longer one in parallel parts.
+    fn from(&self, range: (u64, u64), etag: Option<&str>) -> Download {
+        let short = range.1 - range.0 <= self.opts.part_size;
+        let pinned = Some((range, etag.map(str::to_owned)));
+        self.spawn(pinned, short, StreamSignals::default())
+    }
+
+    /// Starts a download into a new channel.
+    fn spawn(
         &self,
-        range: Option<(u64, u64)>,
-        etag: Option<&str>,
+        range: Option<((u64, u64), Option<String>)>,
+        short: bool,
         signals: StreamSignals,
     ) -> Download {
         let (tx, chunks) = mpsc::channel(CHUNKS_AHEAD);
@@ -529,14 +536,12 @@ impl Origin {
             self.bucket.clone(),
             self.key.clone(),
         );
-        let (base, opts, etag) = (self.base, self.opts.clone(), etag.map(str::to_owned));
-        let end = range.map_or(u64::MAX, |r| r.1);
-        let short = signals.seen.is_none()
-            && range.is_some_and(|(start, end)| end - start <= opts.part_size);
+        let (base, opts) = (self.base, self.opts.clone());
+        let end = range.as_ref().map_or(u64::MAX, |r| r.0 .1);
         let task = self.runtime.spawn(async move {
             let mut out = Chunks(PollSender::new(tx), short);
             let (bucket, key) = (bucket.as_str(), key.as_key());
-            let Some((start, end)) = range else {
+            let Some(((start, end), etag)) = range else {
                 let names = (bucket, key, StreamOf::Object);
                 return download_stream_to_writer(client, names, &mut out, opts, signals).await;
             };

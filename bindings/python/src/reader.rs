@@ -7,7 +7,6 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use pyo3::exceptions::PyIOError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use slipstream_client::ObjectKey;
@@ -123,10 +122,7 @@ impl ObjectReader {
     /// The object's size (the range's length, for a range).
     #[getter]
     fn size(&self) -> PyResult<u64> {
-        let bytes = self.lock()?;
-        bytes
-            .len()
-            .ok_or_else(|| PyIOError::new_err("the object's size is not known"))
+        self.lock()?.size().map_err(Raise::raise)
     }
 
     /// Stops the download (parts in flight are dropped) and frees what was fetched ahead.

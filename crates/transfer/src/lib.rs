@@ -68,8 +68,7 @@ pub use select::{list_selected, Selection};
 pub use short_range::download_short_range_to_writer;
 pub use spread::{list_spread, Spread};
 pub use stream::{
-    download_range_to_writer, download_stream_to_writer, download_to_writer, upload_from_reader,
-    StreamOf, StreamSignals,
+    download_stream_to_writer, download_to_writer, upload_from_reader, StreamOf, StreamSignals,
 };
 pub use sync::{
     differs, sync, Act, Action, ActionDone, Compare, Direction, Entry, Place, SyncOptions, Synced,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use slipstream_client::{ClientError, ObjectKey, S3Client};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
+use crate::source::{pinned_error, range_total};
 use crate::{Downloaded, TransferError};
 
 /// Writes `range` (start, end exclusive; cut short at the object's end, as S3 cuts it) of
@@ -30,26 +31,14 @@ pub async fn download_short_range_to_writer<W: AsyncWrite + Unpin>(
             .await;
         let mut body = match sent {
             Ok(body) => body,
-            Err(ClientError::S3 { status: 412, .. }) => {
-                return Err(TransferError::Changed {
-                    key: key.key.to_owned(),
-                    etag: pin.unwrap_or_default(),
-                })
-            }
             Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
                 tokio::time::sleep(client.backoff(attempt)).await;
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(pinned_error(e, key, pin.as_deref())),
         };
         pin.get_or_insert_with(|| body.etag.clone());
-        let Some(total) = body.total_size else {
-            return Err(TransferError::BadResponse(format!(
-                "{}: the answer to a range has no Content-Range (the server sent all of it?)",
-                key.key
-            )));
-        };
-        end = end.min(total);
+        end = end.min(range_total(&body, key)?);
         let broke = loop {
             match body.chunk().await {
                 Ok(Some(frame)) => {

@@ -214,21 +214,11 @@ pub(crate) async fn start_range(
     let len = end.saturating_sub(start);
     let first_len = if len <= part_size { len } else { first_len };
     let first_end = end.min(start.saturating_add(first_len));
-    let first = match client
+    let first = client
         .get_object(bucket, key, Some((start, first_end)), if_match)
         .await
-    {
-        Ok(first) => first,
-        Err(ClientError::S3 { status: 412, .. }) if if_match.is_some() => {
-            return Err(changed(key.key, if_match.unwrap_or_default()))
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let total = first.total_size.ok_or_else(|| {
-        TransferError::BadResponse(format!(
-            "{key}: the answer to a range has no Content-Range (the server sent all of it?)"
-        ))
-    })?;
+        .map_err(|e| pinned_error(e, key, if_match))?;
+    let total = range_total(&first, key)?;
     if total <= start {
         // S3 refuses such a range (416); an answer that says otherwise is not one.
         return Err(TransferError::BadResponse(format!(
@@ -294,6 +284,29 @@ fn first(
     }
     // A server that ignores the range on an empty object answers 200 with no body.
     Ok((info, (len > 0).then_some(First { response, len })))
+}
+
+/// A ranged GET's error: `Changed` when the answer was 412 to a GET pinned to `if_match` (the
+/// object was replaced since that ETag was seen), else the client's.
+pub(crate) fn pinned_error(
+    e: ClientError,
+    key: ObjectKey<'_>,
+    if_match: Option<&str>,
+) -> TransferError {
+    match (e, if_match) {
+        (ClientError::S3 { status: 412, .. }, Some(etag)) => changed(key.key, etag),
+        (e, _) => e.into(),
+    }
+}
+
+/// The object's size, from a ranged answer's `Content-Range`; an error if the server ignored
+/// the range (it sent all of it, which a range download would take for the range).
+pub(crate) fn range_total(answer: &ObjectStream, key: ObjectKey<'_>) -> Result<u64, TransferError> {
+    answer.total_size.ok_or_else(|| {
+        TransferError::BadResponse(format!(
+            "{key}: the answer to a range has no Content-Range (the server sent all of it?)"
+        ))
+    })
 }
 
 fn changed(key: &str, etag: &str) -> TransferError {

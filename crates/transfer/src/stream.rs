@@ -48,25 +48,6 @@ pub async fn download_to_writer<'k, W: AsyncWrite + Unpin>(
     download_to_writer_seen(client, (bucket, key.into(), None), out, opts, None).await
 }
 
-/// [`download_to_writer`] of `range` (start, end exclusive) of the object: a range that runs
-/// past the object's end is cut short there, as S3 cuts it (the first answer's `Content-Range`
-/// says where). No whole-object checksum applies to a range.
-pub async fn download_range_to_writer<'k, W: AsyncWrite + Unpin>(
-    client: Arc<S3Client>,
-    bucket: &str,
-    key: impl Into<ObjectKey<'k>>,
-    range: (u64, u64),
-    out: &mut W,
-    opts: TransferOptions,
-) -> Result<Downloaded, TransferError> {
-    let what = StreamOf::Range {
-        range,
-        if_match: None,
-    };
-    let signals = StreamSignals::default();
-    download_stream_to_writer(client, (bucket, key.into(), what), out, opts, signals).await
-}
-
 /// What [`download_stream_to_writer`] writes.
 #[derive(Clone, Copy, Debug)]
 pub enum StreamOf<'a> {
@@ -104,22 +85,7 @@ pub async fn download_stream_to_writer<W: AsyncWrite + Unpin>(
     opts: TransferOptions,
     signals: StreamSignals,
 ) -> Result<Downloaded, TransferError> {
-    let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    let whole = match what {
-        StreamOf::Object => Whole::Object(None),
-        StreamOf::Range { range, if_match } => Whole::Range(range, if_match),
-    };
-    let work = to_writer(client, (bucket, key, whole), out, opts, signals);
-    stall::bounded(&watched, limit, true, work).await
-}
-
-/// What of the object a stream download writes.
-#[derive(Clone, Copy)]
-enum Whole<'a> {
-    /// All of it; `Some(size)`: a listing's size, so that a small object is asked for whole.
-    Object(Option<u64>),
-    /// A range of it (start, end exclusive), pinned to an ETag if one is given.
-    Range((u64, u64), Option<&'a str>),
+    bounded(client, (bucket, key, what, None), out, opts, signals).await
 }
 
 /// [`download_to_writer`], telling `seen` what the object is (size, ETag, content headers and
@@ -133,22 +99,28 @@ pub(crate) async fn download_to_writer_seen<W: AsyncWrite + Unpin>(
     opts: TransferOptions,
     seen: Option<oneshot::Sender<ObjectInfo>>,
 ) -> Result<Downloaded, TransferError> {
+    let what = (bucket, key, StreamOf::Object, listed);
+    bounded(client, what, out, opts, StreamSignals { seen, go: None }).await
+}
+
+/// [`to_writer`] under the client's stall bound.
+async fn bounded<W: AsyncWrite + Unpin>(
+    client: Arc<S3Client>,
+    what: (&str, ObjectKey<'_>, StreamOf<'_>, Option<u64>),
+    out: &mut W,
+    opts: TransferOptions,
+    signals: StreamSignals,
+) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
-    let signals = StreamSignals { seen, go: None };
-    let work = to_writer(
-        client,
-        (bucket, key, Whole::Object(listed)),
-        out,
-        opts,
-        signals,
-    );
+    let work = to_writer(client, what, out, opts, signals);
     stall::bounded(&watched, limit, true, work).await
 }
 
-/// The transfer itself, under the stall bound of [`download_to_writer`].
+/// The transfer itself, under [`bounded`]'s stall bound. `listed`: a listing's size, for a
+/// whole object.
 async fn to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
-    (bucket, key, whole): (&str, ObjectKey<'_>, Whole<'_>),
+    (bucket, key, what, listed): (&str, ObjectKey<'_>, StreamOf<'_>, Option<u64>),
     out: &mut W,
     opts: TransferOptions,
     StreamSignals { seen, mut go }: StreamSignals,
@@ -158,12 +130,12 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     let asked = Instant::now();
     // The first range fits the smallest cut; the split is chosen once it has answered.
     let first_len = first_len(opts.part_size / 3);
-    let (info, first, at) = match whole {
-        Whole::Object(listed) => {
+    let (info, first, at) = match what {
+        StreamOf::Object => {
             let (info, first) = start(&client, bucket, key, first_len, listed).await?;
             (info, first, 0)
         }
-        Whole::Range(range, if_match) => {
+        StreamOf::Range { range, if_match } => {
             let pinned = (range, if_match);
             let cut = (first_len, opts.part_size);
             let (info, first) = start_range(&client, bucket, key, pinned, cut).await?;

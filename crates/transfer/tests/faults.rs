@@ -25,10 +25,6 @@ use slipstream_transfer::{MemoryDownload, TransferError};
 
 use common::server;
 
-fn client_for(endpoint: &str) -> Arc<S3Client> {
-    common::quick_client(endpoint)
-}
-
 fn opts() -> TransferOptions {
     TransferOptions {
         part_size: MIN_PART_SIZE,
@@ -45,7 +41,7 @@ fn data(len: usize) -> Vec<u8> {
 /// A bucket with `key` holding 3 parts and a bit, uploaded directly (no proxy).
 async fn object(key: &str) -> (String, Vec<u8>) {
     let bucket = new_bucket().await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let body = data(3 * MIN_PART_SIZE as usize + 1000);
     direct
         .put_object(
@@ -67,7 +63,10 @@ async fn new_bucket() -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     );
-    client_for(&server()).create_bucket(&bucket).await.unwrap();
+    common::quick_client(&server())
+        .create_bucket(&bucket)
+        .await
+        .unwrap();
     bucket
 }
 
@@ -141,9 +140,15 @@ async fn a_reset_in_the_middle_of_a_part_is_retried() {
     );
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
-    let done = download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
-        .await
-        .unwrap();
+    let done = download_to_file(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &dest,
+        opts(),
+    )
+    .await
+    .unwrap();
     assert_eq!(done.size, body.len() as u64);
     assert!(std::fs::read(&dest).unwrap() == body);
     assert!(resets.load(Ordering::SeqCst) >= 2);
@@ -166,9 +171,15 @@ async fn a_reset_in_the_middle_of_a_part_is_retried() {
         }),
     );
     let mut out = Vec::new();
-    download_to_writer(client_for(&p.endpoint), &bucket, "k", &mut out, opts())
-        .await
-        .unwrap();
+    download_to_writer(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &mut out,
+        opts(),
+    )
+    .await
+    .unwrap();
     assert!(out == body);
     // 15 MiB in whole 5 MiB parts would be 5 GETs with the retried first one; thirds, more.
     assert!(ranged.load(Ordering::SeqCst) > 6, "{ranged:?}");
@@ -200,15 +211,21 @@ async fn a_503_storm_is_ridden_out_and_an_endless_one_is_reported() {
     );
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
-    download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
-        .await
-        .unwrap();
+    download_to_file(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &dest,
+        opts(),
+    )
+    .await
+    .unwrap();
     assert!(std::fs::read(&dest).unwrap() == body);
     drop(p);
     // Always 503: the error keeps S3's status (and code, where there is a body), no file appears.
     let p = proxy::start(&server(), Arc::new(|_: &Seen| Action::SlowDown));
     let dest = dir.path().join("never");
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let err = download_to_file(Arc::clone(&client), &bucket, "k", &dest, opts())
         .await
         .unwrap_err();
@@ -246,9 +263,15 @@ async fn a_stalled_body_is_abandoned_and_fetched_again() {
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
     let started = std::time::Instant::now();
-    download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
-        .await
-        .unwrap();
+    download_to_file(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &dest,
+        opts(),
+    )
+    .await
+    .unwrap();
     assert!(std::fs::read(&dest).unwrap() == body);
     // Abandoned after the 0.5 s stall timeout, not after the proxy's 5 s.
     assert!(
@@ -269,7 +292,7 @@ async fn a_bit_flipped_in_transit_fails_the_checksum_and_leaves_no_file() {
             _ => Action::Forward,
         }),
     );
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let dir = tempfile::tempdir().unwrap();
     let err = download_to_file(
         Arc::clone(&client),
@@ -322,9 +345,15 @@ async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
     );
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
-    let err = download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
-        .await
-        .unwrap_err();
+    let err = download_to_file(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &dest,
+        opts(),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(err, TransferError::Changed { .. })
             && err.to_string().contains("changed during the download"),
@@ -352,9 +381,15 @@ async fn an_object_replaced_between_the_head_and_the_first_bytes_is_an_error() {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    let err = download_to_writer(client_for(&p.endpoint), &bucket, "k", &mut out, opts())
-        .await
-        .unwrap_err();
+    let err = download_to_writer(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &mut out,
+        opts(),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(err, TransferError::Changed { .. })
             && err.to_string().contains("changed during the download"),
@@ -365,18 +400,22 @@ async fn an_object_replaced_between_the_head_and_the_first_bytes_is_an_error() {
         "nothing written before the object was known"
     );
     let dest = dir.path().join("out");
-    assert!(
-        download_to_file(client_for(&p.endpoint), &bucket, "k", &dest, opts())
-            .await
-            .is_err()
-    );
+    assert!(download_to_file(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        &dest,
+        opts()
+    )
+    .await
+    .is_err());
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
 }
 
 /// Replaces `bucket/k` with bytes of its own for each `version`, from a thread of its own (proxy
 /// rules are synchronous).
 fn overwrite(bucket: &str, version: u8) {
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let bucket = bucket.to_owned();
     std::thread::spawn(move || {
         tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -417,7 +456,7 @@ async fn an_upload_that_keeps_failing_is_aborted() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::write(&src, data(2 * MIN_PART_SIZE as usize)).unwrap();
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let err = upload_file(Arc::clone(&client), &src, &bucket, "big", opts())
         .await
         .unwrap_err();
@@ -428,7 +467,7 @@ async fn an_upload_that_keeps_failing_is_aborted() {
         ),
         "{err}"
     );
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     assert!(
         direct.head_object(&bucket, "big").await.is_err(),
         "no object may appear"
@@ -485,7 +524,7 @@ async fn a_server_that_stops_sending_fails_a_file_download_in_bounded_time() {
     let dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
     let got = download_to_file(
-        client_for(&p.endpoint),
+        common::quick_client(&p.endpoint),
         &bucket,
         "k",
         &dir.path().join("out"),
@@ -499,7 +538,7 @@ async fn a_server_that_stops_sending_fails_a_file_download_in_bounded_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_stops_sending_fails_stream_and_memory_downloads() {
     let (bucket, p) = every_part_hangs().await;
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let mut out = Vec::new();
     let started = std::time::Instant::now();
     let got = download_to_writer(Arc::clone(&client), &bucket, "k", &mut out, stall_opts()).await;
@@ -514,7 +553,7 @@ async fn a_server_that_stops_sending_fails_stream_and_memory_downloads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_of_up_to_a_part_comes_in_one_get() {
     let bucket = new_bucket().await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let gets = Arc::new(AtomicUsize::new(0));
     let g = Arc::clone(&gets);
     let counted = proxy::start(
@@ -526,7 +565,7 @@ async fn an_object_of_up_to_a_part_comes_in_one_get() {
             Action::Forward
         }),
     );
-    let client = client_for(&counted.endpoint);
+    let client = common::quick_client(&counted.endpoint);
     let dir = tempfile::tempdir().unwrap();
     for (size, one) in [
         (3 << 20, true),
@@ -595,7 +634,13 @@ async fn a_range_into_memory_is_whole_or_an_error() {
         (100, 100 + (2 << 20)),
     ] {
         gets.store(0, Ordering::SeqCst);
-        let got = read(client_for(&counted.endpoint), &bucket, (start, end), opts()).await;
+        let got = read(
+            common::quick_client(&counted.endpoint),
+            &bucket,
+            (start, end),
+            opts(),
+        )
+        .await;
         assert!(got.unwrap() == body[start as usize..end.min(size) as usize]);
         let many = end - start > MIN_PART_SIZE;
         assert_eq!(gets.load(Ordering::SeqCst) > 1, many, "{start}..{end}");
@@ -611,11 +656,23 @@ async fn a_range_into_memory_is_whole_or_an_error() {
             _ => Action::Forward,
         }),
     );
-    let got = read(client_for(&once.endpoint), &bucket, (5, size - 1), opts()).await;
+    let got = read(
+        common::quick_client(&once.endpoint),
+        &bucket,
+        (5, size - 1),
+        opts(),
+    )
+    .await;
     assert!(got.unwrap() == body[5..size as usize - 1]);
     assert!(broke.load(Ordering::SeqCst) > 1);
     let always = proxy::start(&server(), Arc::new(|_: &Seen| Action::ResetAfter(100_000)));
-    let e = read(client_for(&always.endpoint), &bucket, (0, size), opts()).await;
+    let e = read(
+        common::quick_client(&always.endpoint),
+        &bucket,
+        (0, size),
+        opts(),
+    )
+    .await;
     assert!(e.unwrap_err().to_string().contains("broke off"));
     // The first answer stops after 100 KB, and the server answers nothing after it.
     let asked = Arc::new(AtomicUsize::new(0));
@@ -629,7 +686,7 @@ async fn a_range_into_memory_is_whole_or_an_error() {
     );
     let started = std::time::Instant::now();
     let got = read(
-        client_for(&stalls.endpoint),
+        common::quick_client(&stalls.endpoint),
         &bucket,
         (0, size),
         stall_opts(),
@@ -652,9 +709,14 @@ async fn a_server_that_answers_and_stalls_each_retry_fails_after_the_retries() {
             _ => Action::Forward,
         }),
     );
-    let e = download_to_memory(client_for(&p.endpoint), &bucket, "k", stall_opts())
-        .await
-        .unwrap_err();
+    let e = download_to_memory(
+        common::quick_client(&p.endpoint),
+        &bucket,
+        "k",
+        stall_opts(),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(e, TransferError::Client(ClientError::Network(_))),
         "{e:?}"
@@ -684,13 +746,20 @@ async fn a_server_that_stops_answering_uploads_fails_the_upload_and_it_is_aborte
     let src = dir.path().join("src");
     std::fs::write(&src, data(2 * MIN_PART_SIZE as usize)).unwrap();
     let started = std::time::Instant::now();
-    let got = upload_file(client_for(&p.endpoint), &src, &bucket, "big", stall_opts()).await;
+    let got = upload_file(
+        common::quick_client(&p.endpoint),
+        &src,
+        &bucket,
+        "big",
+        stall_opts(),
+    )
+    .await;
     assert_stalled(got, started, false);
     assert!(
         aborted.load(Ordering::SeqCst),
         "the multipart upload was not aborted"
     );
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     assert!(direct.head_object(&bucket, "big").await.is_err());
 }
 
@@ -698,7 +767,7 @@ async fn a_server_that_stops_answering_uploads_fails_the_upload_and_it_is_aborte
 async fn small_objects_skip_the_head_once_the_server_sends_checksums_on_whole_ranges() {
     let (bucket, large) = object("large").await;
     let small = data(10_000);
-    client_for(&server())
+    common::quick_client(&server())
         .put_object(
             &bucket,
             "small",
@@ -722,7 +791,7 @@ async fn small_objects_skip_the_head_once_the_server_sends_checksums_on_whole_ra
             Action::Forward
         }),
     );
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     assert!(!client.whole_range_checksums());
     // The first small download asks HEAD beside its GET and learns that versitygw sends the
     // checksum on a ranged answer covering the whole object.
@@ -766,7 +835,7 @@ async fn small_objects_skip_the_head_once_the_server_sends_checksums_on_whole_ra
 /// Puts `body` at `bucket/key` directly (not through a proxy), from a thread of its own: proxy
 /// rules are synchronous.
 fn put_direct(bucket: &str, key: &str, body: Vec<u8>) {
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let (bucket, key) = (bucket.to_owned(), key.to_owned());
     std::thread::spawn(move || {
         tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -924,7 +993,7 @@ impl SmallObjects {
 async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_checks_them() {
     let set = SmallObjects::new().await;
     let (bucket, p) = (&set.bucket, &set.proxy);
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let dir = tempfile::tempdir().unwrap();
     let selection = Selection::parse("p/", true).unwrap();
     let many = ManyOptions::new(Some(4));
@@ -968,7 +1037,10 @@ async fn a_prefix_copied_through_here_takes_one_whole_get_per_small_object_and_c
     let set = SmallObjects::new().await;
     let (bucket, p) = (&set.bucket, &set.proxy);
     // The source through the proxy, the destination direct: two clients, as two services.
-    let (source, dest) = (client_for(&p.endpoint), client_for(&server()));
+    let (source, dest) = (
+        common::quick_client(&p.endpoint),
+        common::quick_client(&server()),
+    );
     let many = ManyOptions::new(Some(4));
     let copy = |to| copy_prefix_through((&source, &dest), bucket, ("p/", to), &many, opts());
     let got = copy("c/").await.unwrap();
@@ -1020,9 +1092,9 @@ async fn a_slow_tls_handshake_on_a_near_network_is_not_distance() {
 /// busy servers). The command asks again instead of taking the server for far.
 #[tokio::test(flavor = "current_thread")]
 async fn a_window_in_which_the_process_could_not_run_says_nothing_of_distance() {
-    let near = client_for(&server());
+    let near = common::quick_client(&server());
     let bucket = common::bucket(&near, "starved").await;
-    let fresh = client_for(&server());
+    let fresh = common::quick_client(&server());
     let (objects, ()) = tokio::join!(objects_in_flight(&fresh, &bucket, None, 8), async {
         std::thread::sleep(Duration::from_millis(40));
     });
@@ -1032,7 +1104,7 @@ async fn a_window_in_which_the_process_could_not_run_says_nothing_of_distance() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too() {
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let bucket = common::bucket(&direct, "path").await;
     let slow = |first_only: bool, ms: u64| -> Arc<proxy::Rule> {
         Arc::new(move |s: &Seen| {
@@ -1048,13 +1120,13 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     let near = [NEAR_OBJECTS, MID_OBJECTS];
     // A busy server: its first HeadBucket answer is slow, the next is not.
     let p = proxy::start(&server(), slow(true, 60));
-    let busy = client_for(&p.endpoint);
+    let busy = common::quick_client(&p.endpoint);
     let objects = objects_in_flight(&busy, &bucket, None, 8).await.unwrap();
     assert!(near.contains(&objects), "{objects}");
     assert_eq!(p.requests.load(Ordering::SeqCst), 2);
     // A far origin behind a near proxy: every answer is slow.
     let p = proxy::start(&server(), slow(false, 60));
-    let proxied = client_for(&p.endpoint);
+    let proxied = common::quick_client(&p.endpoint);
     let objects = objects_in_flight(&proxied, &bucket, None, 8).await.unwrap();
     assert_eq!(objects, FAR_OBJECTS);
     // An upload's objects wait longer (each request carries its body): more of them far away.
@@ -1069,7 +1141,7 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     assert_eq!(objects, FAR_OBJECTS);
     // A server some milliseconds away (S3 from its own region): more objects than nearby.
     let p = proxy::start(&server(), slow(false, 6));
-    let region = client_for(&p.endpoint);
+    let region = common::quick_client(&p.endpoint);
     let objects = objects_in_flight(&region, &bucket, None, 8).await.unwrap();
     assert_eq!(objects, MID_OBJECTS);
     let objects = upload_objects_in_flight(&region, &bucket, None, 8, false)
@@ -1078,7 +1150,7 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
     assert_eq!(objects, MID_OBJECTS);
     // Quick answers: near after one request; a choice is taken as it is.
     let p = proxy::start(&server(), Arc::new(|_: &Seen| Action::Forward));
-    let quick = client_for(&p.endpoint);
+    let quick = common::quick_client(&p.endpoint);
     let objects = objects_in_flight(&quick, &bucket, None, 8).await.unwrap();
     assert!(near.contains(&objects), "{objects}");
     assert_eq!(p.requests.load(Ordering::SeqCst), 1);
@@ -1098,7 +1170,7 @@ async fn a_slow_answer_on_a_quick_connection_is_far_only_if_the_next_is_slow_too
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bodies_a_copy_between_services_holds_come_out_of_one_budget() {
     let bucket = new_bucket().await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     for i in 0..6 {
         put_direct(&bucket, &format!("b/s{i}"), data(100 << 10));
     }
@@ -1114,7 +1186,7 @@ async fn the_bodies_a_copy_between_services_holds_come_out_of_one_budget() {
             Action::Forward
         }),
     );
-    let source = client_for(&p.endpoint);
+    let source = common::quick_client(&p.endpoint);
     let budget = Arc::new(tokio::sync::Semaphore::new(150));
     let opts = TransferOptions {
         shared_bodies: Some(Arc::clone(&budget)),
@@ -1163,10 +1235,10 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
         }
         p.connections.load(Ordering::SeqCst)
     }
-    let dest = client_for(&server());
+    let dest = common::quick_client(&server());
     // cp --recursive between the two.
     let p = proxy::start(&server(), slow_heads());
-    let source = client_for(&p.endpoint);
+    let source = common::quick_client(&p.endpoint);
     let many = ManyOptions::new(None);
     let ends = (&source, &dest);
     let got = copy_prefix_through(ends, &bucket, ("f/", "c/"), &many, opts())
@@ -1181,7 +1253,7 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
     // sync between the two.
     let p = proxy::start(&server(), slow_heads());
     let options = SyncOptions {
-        source: Some(client_for(&p.endpoint)),
+        source: Some(common::quick_client(&p.endpoint)),
         ..SyncOptions::default()
     };
     let s3 = |prefix: &str| Place::S3 {
@@ -1205,7 +1277,7 @@ async fn a_copy_from_a_far_service_to_a_near_one_opens_the_far_number_of_connect
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_takes_none_of_the_connections_opened_for_the_objects() {
     let (bucket, _) = object("l/0").await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     for key in ["l/1", "l/2"] {
         direct
             .put_object(
@@ -1231,7 +1303,7 @@ async fn a_listing_takes_none_of_the_connections_opened_for_the_objects() {
             Action::Forward
         }),
     );
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     client.preconnect(&bucket, 4);
     while p.connections.load(Ordering::SeqCst) < 4 {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -1277,7 +1349,7 @@ async fn a_listing_takes_none_of_the_connections_opened_for_the_objects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
     let (bucket, _) = object("p/k00000").await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let mut present: Vec<String> = (1..2100).map(|i| format!("p/k{i:05}")).collect();
     for odd in [
         "p/k00500 space",
@@ -1292,7 +1364,7 @@ async fn a_listing_spread_over_guessed_ranges_finds_every_key_once() {
     put_keys(&direct, &bucket, &present).await;
     let (p, ranged) =
         counting_proxy(|target| target.contains("list-type=2") && target.contains("start-after"));
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let list = |selection: &str, filters: Filters, spread| {
         let selection = Selection::parse(selection, true).unwrap();
         let pages = list_spread(Arc::clone(&client), &bucket, selection, filters, 4, spread);
@@ -1332,7 +1404,7 @@ async fn a_range_that_held_one_full_page_is_asked_for_one_key_not_cut_again() {
     // 2,100 keys: the first page is r/o00000..r/o00999, and the range it guesses from r/o01 to
     // r/o02 holds r/o01000..r/o01999, one full page and more keys after it (past its end).
     let bucket = new_bucket().await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let keys: Vec<String> = (0..2100).map(|i| format!("r/o{i:05}")).collect();
     put_keys(&direct, &bucket, &keys).await;
     let targets = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -1348,7 +1420,7 @@ async fn a_range_that_held_one_full_page_is_asked_for_one_key_not_cut_again() {
     );
     let selection = Selection::parse("r/", true).unwrap();
     let pages = list_spread(
-        client_for(&p.endpoint),
+        common::quick_client(&p.endpoint),
         &bucket,
         selection,
         Filters::new(),
@@ -1394,13 +1466,13 @@ async fn a_file_sent_as_it_is_read_is_sent_whole_again_on_a_retry() {
     let src = dir.path().join("src");
     let body = data(MIN_PART_SIZE as usize / 2 + 3);
     std::fs::write(&src, &body).unwrap();
-    let client = client_for(&p.endpoint);
+    let client = common::quick_client(&p.endpoint);
     let sent = upload_file(client, &src, &bucket, "streamed", opts())
         .await
         .unwrap();
     assert_eq!((sent.size, sent.parts), (body.len() as u64, 0));
     assert_eq!(puts.load(Ordering::SeqCst), 2);
-    let got = client_for(&server())
+    let got = common::quick_client(&server())
         .get_bytes(&bucket, "streamed", None)
         .await
         .unwrap();
@@ -1412,7 +1484,7 @@ async fn a_listing_of_versions_is_cut_into_ranges_and_lists_each_version_once() 
     // A bucket without versioning lists each object as one version ("null"): enough for the
     // ranges, whose cuts fall between keys.
     let bucket = new_bucket().await;
-    let direct = client_for(&server());
+    let direct = common::quick_client(&server());
     let mut present: Vec<String> = (0..700).map(|i| format!("v/k{i:04}")).collect();
     present.extend([
         "v/zz/".to_owned(),

@@ -10,12 +10,8 @@ mod proxy;
 use std::sync::{Arc, Mutex};
 
 use proxy::{Action, Seen};
-use slipstream_client::{ObjectKey, S3Client};
+use slipstream_client::ObjectKey;
 use slipstream_transfer::{download_short_range_to_writer, TransferError};
-
-fn client_for(endpoint: &str) -> Arc<S3Client> {
-    common::quick_client(endpoint)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_body_is_resumed_where_it_broke() {
@@ -40,7 +36,7 @@ async fn a_broken_body_is_resumed_where_it_broke() {
             }
         }),
     );
-    let client = client_for(&broken.endpoint);
+    let client = common::quick_client(&broken.endpoint);
     let key = ObjectKey::new("k", None);
     let mut out = Vec::new();
     let range = ((10, 2_000_010), None);
