@@ -19,8 +19,7 @@ use slipstream_client::{ChecksumAlgorithm, ObjectInfo, ObjectKey, ObjectStream, 
 
 use crate::cut::file_cut;
 use crate::source::{
-    check_checksum, first_len, next_chunk, short, start, start_range, whole_first_len, First,
-    Source,
+    check_checksum, next_chunk, short, start, start_range, whole_first_len, First, Source,
 };
 use crate::stall;
 use crate::TransferError;
@@ -108,13 +107,7 @@ impl MemoryDownload {
     ) -> Result<Self, TransferError> {
         let key = key.into();
         let asked = Instant::now();
-        let first = start_range(
-            &client,
-            bucket,
-            key,
-            ((start, end), None),
-            (first_len(opts.part_size), opts.part_size),
-        );
+        let first = start_range(&client, bucket, key, ((start, end), None), opts.part_size);
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first).await?;
         Ok(Self::cut(
             &client,

@@ -1,12 +1,14 @@
-//! A short range of an object in one GET, written on frame by frame as it arrives: what a
-//! reader waiting on a few bytes after a seek needs. The stream download holds each part
-//! until it is whole, which suits a window of parts in flight, not one small part awaited: a
-//! 64 KiB ZIP member at the head of a 1 MiB range would wait for the whole MiB, several round
+//! A range of an object written on frame by frame as it arrives, in one GET resumed where its
+//! body breaks off: what a reader waiting on a few bytes after a seek needs, and the first
+//! part of a stream download (its other parts are held whole in the window behind it). A
+//! part held until it is whole suits a window of parts in flight, not the one part awaited:
+//! a 64 KiB ZIP member at the head of a 1 MiB range would wait for the whole MiB, several round
 //! trips of a cold congestion window on a long link.
 
 use std::sync::Arc;
 
-use slipstream_client::{ClientError, ObjectKey, S3Client};
+use bytes::Bytes;
+use slipstream_client::{ClientError, ObjectKey, ObjectStream, S3Client};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use crate::source::{pinned_error, range_total};
@@ -19,26 +21,73 @@ use crate::{Downloaded, TransferError};
 pub async fn download_short_range_to_writer<W: AsyncWrite + Unpin>(
     client: Arc<S3Client>,
     (bucket, key): (&str, ObjectKey<'_>),
-    ((start, mut end), if_match): ((u64, u64), Option<&str>),
+    ((start, end), if_match): ((u64, u64), Option<&str>),
     out: &mut W,
 ) -> Result<Downloaded, TransferError> {
     let mut pin = if_match.map(str::to_owned);
+    let range = Range {
+        names: (bucket, key),
+        span: (start, end),
+        opened: None,
+    };
+    let size = write_range(&client, range, &mut pin, out, |_| {}).await?;
+    out.flush().await?;
+    Ok(Downloaded {
+        size,
+        etag: pin.unwrap_or_default(),
+        checksum_verified: None,
+    })
+}
+
+/// A range [`write_range`] writes.
+pub(crate) struct Range<'a> {
+    pub names: (&'a str, ObjectKey<'a>),
+    /// Start and end (exclusive).
+    pub span: (u64, u64),
+    /// An answer to a GET of exactly `span`, already open (a download's first answer), or
+    /// `None` to ask for it. A range asked for here is cut short where the answer's
+    /// `Content-Range` says the object ends.
+    pub opened: Option<ObjectStream>,
+}
+
+/// Writes `range` into `out` as its frames arrive; a body that breaks off (or ends early) is
+/// asked for again from where it broke, pinned to `pin` (set to the first answer's ETag when
+/// `None`), up to the client's attempts. `each` sees every frame before it is written (a
+/// checksum, progress). Returns the bytes written.
+pub(crate) async fn write_range<W: AsyncWrite + Unpin>(
+    client: &S3Client,
+    Range {
+        names: (bucket, key),
+        span: (start, mut end),
+        mut opened,
+    }: Range<'_>,
+    pin: &mut Option<String>,
+    out: &mut W,
+    mut each: impl FnMut(&Bytes),
+) -> Result<u64, TransferError> {
     let (mut at, mut attempt) = (start, 0);
     while at < end {
         attempt += 1;
-        let sent = client
-            .get_object(bucket, key, Some((at, end)), pin.as_deref())
-            .await;
-        let mut body = match sent {
-            Ok(body) => body,
-            Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
-                tokio::time::sleep(client.backoff(attempt)).await;
-                continue;
+        let mut body = match opened.take() {
+            Some(body) => body,
+            None => {
+                let sent = client
+                    .get_object(bucket, key, Some((at, end)), pin.as_deref())
+                    .await;
+                match sent {
+                    Ok(body) => {
+                        end = end.min(range_total(&body, key)?);
+                        body
+                    }
+                    Err(e) if e.is_retryable() && attempt < client.max_attempts() => {
+                        tokio::time::sleep(client.backoff(attempt)).await;
+                        continue;
+                    }
+                    Err(e) => return Err(pinned_error(e, key, pin.as_deref())),
+                }
             }
-            Err(e) => return Err(pinned_error(e, key, pin.as_deref())),
         };
         pin.get_or_insert_with(|| body.etag.clone());
-        end = end.min(range_total(&body, key)?);
         let broke = loop {
             match body.chunk().await {
                 Ok(Some(frame)) => {
@@ -48,6 +97,7 @@ pub async fn download_short_range_to_writer<W: AsyncWrite + Unpin>(
                             key.key
                         )));
                     }
+                    each(&frame);
                     out.write_all(&frame).await?;
                     at += frame.len() as u64;
                 }
@@ -67,10 +117,5 @@ pub async fn download_short_range_to_writer<W: AsyncWrite + Unpin>(
             Some(e) => return Err(e.into()),
         }
     }
-    out.flush().await?;
-    Ok(Downloaded {
-        size: at - start,
-        etag: pin.unwrap_or_default(),
-        checksum_verified: None,
-    })
+    Ok(at - start)
 }

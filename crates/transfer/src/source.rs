@@ -11,7 +11,9 @@ use bytes::Bytes;
 use slipstream_client::{
     ChecksumAlgorithm, ClientError, ObjectInfo, ObjectKey, ObjectKeyBuf, ObjectStream, S3Client,
 };
+use tokio::io::AsyncWrite;
 
+use crate::short_range::{write_range, Range};
 use crate::{download_ranges, TransferError};
 
 /// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
@@ -90,6 +92,30 @@ impl Source {
     /// The client the parts come through.
     pub(crate) fn client(&self) -> &S3Client {
         &self.client
+    }
+
+    /// Part 0 written into `out` as its frames arrive (the first answer's body, resumed where
+    /// it breaks off, pinned to the ETag), `each` seeing every frame first: a stream download's
+    /// first part, which its reader waits on while the window fills behind it.
+    pub(crate) async fn write_first<W: AsyncWrite + Unpin>(
+        &self,
+        out: &mut W,
+        each: impl FnMut(&Bytes),
+    ) -> Result<u64, TransferError> {
+        let opened = self.first.lock().ok().and_then(|mut f| f.take());
+        let range = Range {
+            names: (&self.bucket, self.key.as_key()),
+            span: self.ranges[0],
+            opened: opened.map(|f| f.response),
+        };
+        let mut pin = Some(self.etag.clone());
+        let written = write_range(&self.client, range, &mut pin, out, each).await?;
+        let (start, end) = self.ranges[0];
+        if written != end - start {
+            // The object ended before the part: it was replaced by a shorter one.
+            return Err(changed(self.key.as_key().key, &self.etag));
+        }
+        Ok(written)
     }
 
     /// Part `i`'s body through `take` (given the response, the part's start and length). Part 0
@@ -197,23 +223,21 @@ pub(crate) async fn start(
 }
 
 /// The first answer of a download of `range` (start, end exclusive) of an object: its first
-/// `first_len` bytes, whose `Content-Range` says where the object ends (a range that runs past
+/// `part_size` bytes, whose `Content-Range` says where the object ends (a range that runs past
 /// it is cut short, as S3 cuts it). The info describes the range: its length, the object's
 /// ETag (the parts are pinned to it), no checksum (no whole-object checksum applies to a range).
 /// `if_match`: the ETag an earlier answer gave, so that a download resumed at another offset
 /// reads the same object or fails with [`TransferError::Changed`]. A range no longer than
-/// `part_size` is asked for whole: one round trip, where a first piece and then the rest in
+/// `part_size` is so asked for whole: one round trip, where a first piece and then the rest in
 /// parts cost two (1.67 MB over 100 ms: 235 ms, against boto3's 157 ms in one GET).
 pub(crate) async fn start_range(
     client: &S3Client,
     bucket: &str,
     key: ObjectKey<'_>,
     ((start, end), if_match): ((u64, u64), Option<&str>),
-    (first_len, part_size): (u64, u64),
+    part_size: u64,
 ) -> Result<(ObjectInfo, First), TransferError> {
-    let len = end.saturating_sub(start);
-    let first_len = if len <= part_size { len } else { first_len };
-    let first_end = end.min(start.saturating_add(first_len));
+    let first_end = end.min(start.saturating_add(part_size.max(1)));
     let first = client
         .get_object(bucket, key, Some((start, first_end)), if_match)
         .await
@@ -316,20 +340,14 @@ fn changed(key: &str, etag: &str) -> TransferError {
     }
 }
 
-/// The first range of a whole object downloaded into memory or a file, asked for before its
-/// size is known: a whole part, so that an object of up to a part comes in one round trip, as
-/// boto3's `get_object` and obstore's `get` bring it (an eighth of a part and then the rest
-/// took two: 1.67 MB over 100 ms in 245 ms, boto3's 156 ms). Their parts land at their
-/// offsets, so a larger part 0 holds nothing back; a stream download writes in order and keeps
-/// its first range small ([`first_len`]).
+/// The first range of a whole object, asked for before its size is known: a whole part, so
+/// that an object of up to a part comes in one round trip, as boto3's `get_object` and
+/// obstore's `get` bring it (an eighth of a part and then the rest took two: 1.67 MB over 100
+/// ms in 245 ms, boto3's 156 ms). File and memory downloads land their parts at their offsets,
+/// and a stream download writes its first part on as it arrives
+/// ([`Source::write_first`]), so a larger part 0 holds nothing back.
 pub(crate) fn whole_first_len(part_size: u64) -> u64 {
     part_size.max(1)
-}
-
-/// The size of the first range, asked for before the object's size is known: the smallest
-/// part [`download_ranges`] makes, so a small object comes whole in that first answer.
-pub(crate) fn first_len(part_size: u64) -> u64 {
-    (part_size / 8).max(1)
 }
 
 /// Checks the data against the object's whole-object checksum, if it has one (`crc` computes

@@ -13,7 +13,9 @@ use tokio::sync::{oneshot, Semaphore};
 use crate::cleanup::multipart_upload;
 use crate::cut::LONG_PATH;
 use crate::pool::BufferPool;
-use crate::source::{check_checksum, first_len, next_chunk, short, start, start_range, Source};
+use crate::source::{
+    check_checksum, next_chunk, short, start, start_range, whole_first_len, Source,
+};
 use crate::stall;
 use crate::TransferError;
 use crate::{Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
@@ -128,8 +130,10 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     let concurrency = opts.concurrency.max(1);
     let pool = Arc::new(BufferPool::default());
     let asked = Instant::now();
-    // The first range fits the smallest cut; the split is chosen once it has answered.
-    let first_len = first_len(opts.part_size / 3);
+    // The first answer is a whole part, written on as it arrives: an object of up to a part
+    // comes in one round trip, and the first bytes do not wait for the rest of the part. The
+    // split of the other parts is chosen once it has answered.
+    let first_len = whole_first_len(opts.part_size);
     let (info, first, at) = match what {
         StreamOf::Object => {
             let (info, first) = start(&client, bucket, key, first_len, listed).await?;
@@ -137,8 +141,7 @@ async fn to_writer<W: AsyncWrite + Unpin>(
         }
         StreamOf::Range { range, if_match } => {
             let pinned = (range, if_match);
-            let cut = (first_len, opts.part_size);
-            let (info, first) = start_range(&client, bucket, key, pinned, cut).await?;
+            let (info, first) = start_range(&client, bucket, key, pinned, first_len).await?;
             (info, Some(first), range.0)
         }
     };
@@ -155,8 +158,7 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     // Requests in flight; fair, so parts get connections in order.
     let requests = Arc::new(Semaphore::new(concurrency));
     let mut in_window = AbortOnDrop(VecDeque::new());
-    let mut next = 0;
-    // The object's checksum, fed part by part in order.
+    // The object's checksum, fed in order.
     let mut crc = info.checksum.as_ref().map(|c| c.algorithm.start());
     let spawn = |i: usize| {
         let (source, pool, requests) = (
@@ -165,21 +167,36 @@ async fn to_writer<W: AsyncWrite + Unpin>(
             Arc::clone(&requests),
         );
         tokio::spawn(async move {
-            let _request = requests.acquire_owned().await.map_err(|_| {
-                TransferError::Io(std::io::Error::other("the download was stopped"))
-            })?;
+            let _request = requests.acquire_owned().await.map_err(stopped)?;
             part(&source, i, &pool).await
         })
     };
     let count = source.ranges.len();
-    while next < count && in_window.0.len() < window {
-        if next == 1 {
+    let mut next = 1;
+    if count > 0 {
+        // Part 0 holds a request of its own while the window fills behind it (once `go`
+        // fires, when given).
+        let _request = Arc::clone(&requests)
+            .acquire_owned()
+            .await
+            .map_err(stopped)?;
+        let each = |frame: &Bytes| {
+            if let Some(c) = crc.as_mut() {
+                c.update(frame);
+            }
+            opts.add_progress(frame.len() as u64);
+        };
+        let fill = async {
             if let Some(go) = go.take() {
                 let _ = go.await;
             }
-        }
-        in_window.0.push_back(spawn(next));
-        next += 1;
+            while next < count && in_window.0.len() < window {
+                in_window.0.push_back(spawn(next));
+                next += 1;
+            }
+            Ok(())
+        };
+        tokio::try_join!(source.write_first(out, each), fill)?;
     }
     while let Some(task) = in_window.0.pop_front() {
         let part = match task.await {
@@ -207,6 +224,11 @@ async fn to_writer<W: AsyncWrite + Unpin>(
         etag: info.etag,
         checksum_verified,
     })
+}
+
+/// The error of a part whose download was stopped (its semaphore closed).
+fn stopped(_: tokio::sync::AcquireError) -> TransferError {
+    TransferError::Io(std::io::Error::other("the download was stopped"))
 }
 
 /// The parts of a stream download; on an error (or the download being dropped) the parts
