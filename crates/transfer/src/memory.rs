@@ -107,7 +107,8 @@ impl MemoryDownload {
     ) -> Result<Self, TransferError> {
         let key = key.into();
         let asked = Instant::now();
-        let first = start_range(&client, bucket, key, ((start, end), None), opts.part_size);
+        let whole = (whole_first_len(opts.part_size), opts.part_size);
+        let first = start_range(&client, bucket, key, ((start, end), None), whole);
         let (info, first) = stall::bounded(&client, opts.stall_timeout, true, first).await?;
         Ok(Self::cut(
             &client,

@@ -14,7 +14,7 @@ use crate::cleanup::multipart_upload;
 use crate::cut::LONG_PATH;
 use crate::pool::BufferPool;
 use crate::source::{
-    check_checksum, next_chunk, short, start, start_range, whole_first_len, Source,
+    check_checksum, next_chunk, short, start, start_range, stream_first_len, Source,
 };
 use crate::stall;
 use crate::TransferError;
@@ -28,11 +28,14 @@ use crate::{Downloaded, TransferOptions, Uploaded, MAX_PARTS, MIN_PART_SIZE};
 /// there, so parts stay whole (both measured: docs/BENCHMARKS-HISTORY.md, the stream-download passes).
 fn window_split(first_answer: Duration) -> u64 {
     if first_answer >= LONG_PATH {
-        3
+        LONG_SPLIT
     } else {
         1
     }
 }
+
+/// Into how many window parts a part is cut on a long path ([`window_split`]).
+pub(crate) const LONG_SPLIT: u64 = 3;
 
 /// Downloads `bucket/key` into `out`, in order. The window of parts fetched but not yet
 /// written holds `concurrency x part_size` bytes, as `concurrency` whole parts on a short path,
@@ -130,10 +133,9 @@ async fn to_writer<W: AsyncWrite + Unpin>(
     let concurrency = opts.concurrency.max(1);
     let pool = Arc::new(BufferPool::default());
     let asked = Instant::now();
-    // The first answer is a whole part, written on as it arrives: an object of up to a part
-    // comes in one round trip, and the first bytes do not wait for the rest of the part. The
-    // split of the other parts is chosen once it has answered.
-    let first_len = whole_first_len(opts.part_size);
+    // The first answer is written on as it arrives, so the first bytes wait for no more of it.
+    // The split of the other parts is chosen once it has answered.
+    let first_len = stream_first_len(opts.part_size);
     let (info, first, at) = match what {
         StreamOf::Object => {
             let (info, first) = start(&client, bucket, key, first_len, listed).await?;
@@ -141,7 +143,8 @@ async fn to_writer<W: AsyncWrite + Unpin>(
         }
         StreamOf::Range { range, if_match } => {
             let pinned = (range, if_match);
-            let (info, first) = start_range(&client, bucket, key, pinned, first_len).await?;
+            let cut = (first_len, opts.part_size);
+            let (info, first) = start_range(&client, bucket, key, pinned, cut).await?;
             (info, Some(first), range.0)
         }
     };
