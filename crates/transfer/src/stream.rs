@@ -142,8 +142,11 @@ async fn to_writer<W: AsyncWrite + Unpin>(
             (info, first, 0)
         }
         StreamOf::Range { range, if_match } => {
+            // A range known to be longer than a part starts with the smallest piece the rest
+            // is cut into (`download_ranges` starts at an eighth), so part 0 does not hold up
+            // the parts beside it; one of up to a part is asked for whole.
             let pinned = (range, if_match);
-            let cut = (first_len, opts.part_size);
+            let cut = ((first_len / 8).max(1), opts.part_size);
             let (info, first) = start_range(&client, bucket, key, pinned, cut).await?;
             (info, Some(first), range.0)
         }
