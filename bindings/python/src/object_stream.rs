@@ -39,8 +39,7 @@ use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::PyErr;
 use slipstream_client::{Activity, ObjectInfo, ObjectKeyBuf, S3Client};
 use slipstream_transfer::{
-    download_short_range_to_writer, download_stream_to_writer, Downloaded, StreamOf, StreamSignals,
-    TransferError, TransferOptions,
+    download_stream_to_writer, Downloaded, StreamOf, StreamSignals, TransferError, TransferOptions,
 };
 use tokio::io::AsyncWrite;
 use tokio::sync::{mpsc, oneshot};
@@ -514,9 +513,9 @@ impl Origin {
     }
 
     /// A download of the reader's bytes `range` (end exclusive) after a seek or past a short
-    /// one, pinned to `etag`: up to a part, one GET handed on as it arrives (the transfer
-    /// crate's short range), so the reader's first bytes do not wait for the rest of it; a
-    /// longer one in parallel parts.
+    /// one, pinned to `etag`: up to a part, one GET handed on as it arrives (the stream
+    /// download's first part), so the reader's first bytes do not wait for the rest of it, and
+    /// `short`, so it may be left to finish; a longer one in parallel parts.
     fn from(&self, range: (u64, u64), etag: Option<&str>) -> Download {
         let short = range.1 - range.0 <= self.opts.part_size;
         let pinned = Some((range, etag.map(str::to_owned)));
@@ -546,11 +545,6 @@ impl Origin {
                 return download_stream_to_writer(client, names, &mut out, opts, signals).await;
             };
             let (range, if_match) = ((base + start, base.saturating_add(end)), etag.as_deref());
-            if short {
-                let names = (bucket, key);
-                return download_short_range_to_writer(client, names, (range, if_match), &mut out)
-                    .await;
-            }
             let names = (bucket, key, StreamOf::Range { range, if_match });
             download_stream_to_writer(client, names, &mut out, opts, signals).await
         });

@@ -34,10 +34,10 @@ mod many;
 mod memory;
 mod offset_writer;
 mod pool;
+mod range_frames;
 mod ranges;
 mod runtime;
 mod select;
-mod short_range;
 mod sides;
 mod source;
 mod spread;
@@ -65,7 +65,6 @@ pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};
 pub use runtime::{blocking_threads, io_runtime};
 pub use select::{list_selected, Selection};
-pub use short_range::download_short_range_to_writer;
 pub use spread::{list_spread, Spread};
 pub use stream::{
     download_stream_to_writer, download_to_writer, upload_from_reader, StreamOf, StreamSignals,

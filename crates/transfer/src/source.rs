@@ -13,8 +13,7 @@ use slipstream_client::{
 };
 use tokio::io::AsyncWrite;
 
-use crate::short_range::{write_range, Range};
-use crate::stream::LONG_SPLIT;
+use crate::range_frames::{write_range, Range};
 use crate::{download_ranges, TransferError};
 
 /// The GET sent with the HEAD: its headers are in, its body (the object's first `len` bytes)
@@ -348,18 +347,9 @@ fn changed(key: &str, etag: &str) -> TransferError {
 /// obstore's `get` bring it (an eighth of a part and then the rest took two: 1.67 MB over 100
 /// ms in 245 ms, boto3's 156 ms). File and memory downloads land their parts at their offsets,
 /// so a larger part 0 holds nothing back; a stream download writes in order and asks for
-/// [`stream_first_len`].
+/// less (`stream::stream_first_len`).
 pub(crate) fn whole_first_len(part_size: u64) -> u64 {
     part_size.max(1)
-}
-
-/// The first range of a stream download, which writes in order: the smallest part its window
-/// is cut into (a third of a part, on a long path), so an object of up to that comes in one
-/// round trip, and a larger one's part 0 (written on as it arrives, [`Source::write_first`])
-/// is no longer than the parts fetched beside it. A whole part first made the writer wait on
-/// one connection's share of the link for it (a 30 MB range over 100 ms: 1.15 -> 1.25 s).
-pub(crate) fn stream_first_len(part_size: u64) -> u64 {
-    (part_size / LONG_SPLIT).max(1)
 }
 
 /// Checks the data against the object's whole-object checksum, if it has one (`crc` computes

@@ -21,7 +21,7 @@ use slipstream_transfer::{
     upload_objects_in_flight, Many, ManyOptions, Place, Selection, Spread, SyncOptions,
     TransferOptions, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, MID_OBJECTS, MIN_PART_SIZE, NEAR_OBJECTS,
 };
-use slipstream_transfer::{MemoryDownload, TransferError};
+use slipstream_transfer::{Downloaded, MemoryDownload, TransferError};
 
 use common::server;
 
@@ -53,6 +53,24 @@ async fn object(key: &str) -> (String, Vec<u8>) {
         .await
         .unwrap();
     (bucket, body)
+}
+
+/// `bucket/k` downloaded to `dest` through the fault proxy `p`, with the quick-retry client.
+async fn file_through(
+    p: &proxy::Proxy,
+    bucket: &str,
+    dest: &std::path::Path,
+) -> Result<Downloaded, TransferError> {
+    download_to_file(common::quick_client(&p.endpoint), bucket, "k", dest, opts()).await
+}
+
+/// `bucket/k` streamed into `out` through the fault proxy `p`, with the quick-retry client.
+async fn stream_through(
+    p: &proxy::Proxy,
+    bucket: &str,
+    out: &mut Vec<u8>,
+) -> Result<Downloaded, TransferError> {
+    download_to_writer(common::quick_client(&p.endpoint), bucket, "k", out, opts()).await
 }
 
 /// An empty bucket of its own, made directly (no proxy).
@@ -140,15 +158,7 @@ async fn a_reset_in_the_middle_of_a_part_is_retried() {
     );
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
-    let done = download_to_file(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &dest,
-        opts(),
-    )
-    .await
-    .unwrap();
+    let done = file_through(&p, &bucket, &dest).await.unwrap();
     assert_eq!(done.size, body.len() as u64);
     assert!(std::fs::read(&dest).unwrap() == body);
     assert!(resets.load(Ordering::SeqCst) >= 2);
@@ -175,15 +185,7 @@ async fn a_reset_in_the_middle_of_a_part_is_retried() {
         }),
     );
     let mut out = Vec::new();
-    download_to_writer(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &mut out,
-        opts(),
-    )
-    .await
-    .unwrap();
+    stream_through(&p, &bucket, &mut out).await.unwrap();
     assert!(out == body);
     let ranges = ranges.lock().unwrap().clone();
     // The first GET is a third of a part, as the window's parts over a long path.
@@ -231,15 +233,7 @@ async fn a_503_storm_is_ridden_out_and_an_endless_one_is_reported() {
     );
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
-    download_to_file(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &dest,
-        opts(),
-    )
-    .await
-    .unwrap();
+    file_through(&p, &bucket, &dest).await.unwrap();
     assert!(std::fs::read(&dest).unwrap() == body);
     drop(p);
     // Always 503: the error keeps S3's status (and code, where there is a body), no file appears.
@@ -283,15 +277,7 @@ async fn a_stalled_body_is_abandoned_and_fetched_again() {
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
     let started = std::time::Instant::now();
-    download_to_file(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &dest,
-        opts(),
-    )
-    .await
-    .unwrap();
+    file_through(&p, &bucket, &dest).await.unwrap();
     assert!(std::fs::read(&dest).unwrap() == body);
     // Abandoned after the 0.5 s stall timeout, not after the proxy's 5 s.
     assert!(
@@ -365,15 +351,7 @@ async fn an_object_replaced_during_a_download_is_an_error_not_a_mix() {
     );
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("out");
-    let err = download_to_file(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &dest,
-        opts(),
-    )
-    .await
-    .unwrap_err();
+    let err = file_through(&p, &bucket, &dest).await.unwrap_err();
     assert!(
         matches!(err, TransferError::Changed { .. })
             && err.to_string().contains("changed during the download"),
@@ -401,15 +379,7 @@ async fn an_object_replaced_between_the_head_and_the_first_bytes_is_an_error() {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    let err = download_to_writer(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &mut out,
-        opts(),
-    )
-    .await
-    .unwrap_err();
+    let err = stream_through(&p, &bucket, &mut out).await.unwrap_err();
     assert!(
         matches!(err, TransferError::Changed { .. })
             && err.to_string().contains("changed during the download"),
@@ -420,15 +390,7 @@ async fn an_object_replaced_between_the_head_and_the_first_bytes_is_an_error() {
         "nothing written before the object was known"
     );
     let dest = dir.path().join("out");
-    assert!(download_to_file(
-        common::quick_client(&p.endpoint),
-        &bucket,
-        "k",
-        &dest,
-        opts()
-    )
-    .await
-    .is_err());
+    assert!(file_through(&p, &bucket, &dest).await.is_err());
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
 }
 

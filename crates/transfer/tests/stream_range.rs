@@ -1,6 +1,7 @@
-//! `download_short_range_to_writer` (the Python reader's read after a seek) through the fault
-//! proxy: a body that breaks off is asked for again from where it broke, never from its start,
-//! so what was written is neither repeated nor skipped; an object replaced is an error.
+//! A stream download of a range of up to a part (the Python reader's read after a seek: one
+//! GET written on as it arrives) through the fault proxy: a body that breaks off is asked for
+//! again from where it broke, never from its start, so what was written is neither repeated
+//! nor skipped; an object replaced is an error.
 // Test helpers panic on failure by design: that is how a test reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +12,23 @@ use std::sync::{Arc, Mutex};
 
 use proxy::{Action, Seen};
 use slipstream_client::ObjectKey;
-use slipstream_transfer::{download_short_range_to_writer, TransferError};
+use slipstream_client::S3Client;
+use slipstream_transfer::{
+    download_stream_to_writer, Downloaded, StreamOf, StreamSignals, TransferError, TransferOptions,
+};
+
+/// `range` (end exclusive) of `bucket/k` into `out`, pinned to `if_match` if given.
+async fn range_to(
+    client: &Arc<S3Client>,
+    bucket: &str,
+    (range, if_match): ((u64, u64), Option<&str>),
+    out: &mut Vec<u8>,
+) -> Result<Downloaded, TransferError> {
+    let what = StreamOf::Range { range, if_match };
+    let names = (bucket, ObjectKey::new("k", None), what);
+    let (opts, signals) = (TransferOptions::default(), StreamSignals::default());
+    download_stream_to_writer(Arc::clone(client), names, out, opts, signals).await
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_body_is_resumed_where_it_broke() {
@@ -37,12 +54,9 @@ async fn a_broken_body_is_resumed_where_it_broke() {
         }),
     );
     let client = common::quick_client(&broken.endpoint);
-    let key = ObjectKey::new("k", None);
     let mut out = Vec::new();
     let range = ((10, 2_000_010), None);
-    let got = download_short_range_to_writer(Arc::clone(&client), (&bucket, key), range, &mut out)
-        .await
-        .unwrap();
+    let got = range_to(&client, &bucket, range, &mut out).await.unwrap();
     assert_eq!(got.size, 2_000_000);
     assert!(out == body[10..2_000_010], "every byte once, in order");
     let asked = ranges.lock().unwrap().clone();
@@ -59,15 +73,13 @@ async fn a_broken_body_is_resumed_where_it_broke() {
     // Past the object's end it is cut short, as S3 cuts it.
     let mut out = Vec::new();
     let tail = ((2_999_990, 3_000_100), None);
-    let got = download_short_range_to_writer(Arc::clone(&client), (&bucket, key), tail, &mut out)
-        .await
-        .unwrap();
+    let got = range_to(&client, &bucket, tail, &mut out).await.unwrap();
     assert_eq!((got.size, &out[..]), (10, &body[2_999_990..]));
 
     // Pinned to an ETag the object no longer has: `Changed`, nothing written.
     let mut out = Vec::new();
     let stale = ((0, 100), Some("\"0123456789abcdef0123456789abcdef\""));
-    let e = download_short_range_to_writer(client, (&bucket, key), stale, &mut out)
+    let e = range_to(&client, &bucket, stale, &mut out)
         .await
         .unwrap_err();
     assert!(matches!(e, TransferError::Changed { .. }), "{e}");

@@ -1,43 +1,16 @@
 //! A range of an object written on frame by frame as it arrives, in one GET resumed where its
-//! body breaks off: what a reader waiting on a few bytes after a seek needs, and the first
-//! part of a stream download (its other parts are held whole in the window behind it). A
-//! part held until it is whole suits a window of parts in flight, not the one part awaited:
-//! a 64 KiB ZIP member at the head of a 1 MiB range would wait for the whole MiB, several round
-//! trips of a cold congestion window on a long link.
-
-use std::sync::Arc;
+//! body breaks off: the first part of a stream download (`Source::write_first`; its other
+//! parts are held whole in the window behind it), which is all of a range of up to a part, a
+//! reader's read after a seek. A part held until it is whole suits a window of parts in
+//! flight, not the one part awaited: a 64 KiB ZIP member at the head of a 1 MiB range would
+//! wait for the whole MiB, several round trips of a cold congestion window on a long link.
 
 use bytes::Bytes;
 use slipstream_client::{ClientError, ObjectKey, ObjectStream, S3Client};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use crate::source::{pinned_error, range_total};
-use crate::{Downloaded, TransferError};
-
-/// Writes `range` (start, end exclusive; cut short at the object's end, as S3 cuts it) of
-/// `bucket/key` into `out` as its frames arrive, pinned to `if_match` if given, else to the
-/// ETag of the first answer. A body that breaks off is asked for again from where it broke
-/// (up to the client's attempts), so what is written is never repeated or skipped.
-pub async fn download_short_range_to_writer<W: AsyncWrite + Unpin>(
-    client: Arc<S3Client>,
-    (bucket, key): (&str, ObjectKey<'_>),
-    ((start, end), if_match): ((u64, u64), Option<&str>),
-    out: &mut W,
-) -> Result<Downloaded, TransferError> {
-    let mut pin = if_match.map(str::to_owned);
-    let range = Range {
-        names: (bucket, key),
-        span: (start, end),
-        opened: None,
-    };
-    let size = write_range(&client, range, &mut pin, out, |_| {}).await?;
-    out.flush().await?;
-    Ok(Downloaded {
-        size,
-        etag: pin.unwrap_or_default(),
-        checksum_verified: None,
-    })
-}
+use crate::TransferError;
 
 /// A range [`write_range`] writes.
 pub(crate) struct Range<'a> {
