@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := target/release/slipstream
 
-.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv awscli versitygw postgres build python test-with-server
+.PHONY: demo test test-hermetic lint bench bench-python fuzz setup venv awscli versitygw postgres tinyproxy build python test-with-server
 
 ## demo: start a local S3 server, upload through a presigned PUT, presign 1,000,000 URLs, fetch one
 ## with curl, then move 1 GiB up and down with slipstream cp, then time GETs with slipstream bench
@@ -50,7 +50,7 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-setup: venv awscli versitygw postgres
+setup: venv awscli versitygw postgres tinyproxy
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements-dev.txt
@@ -74,6 +74,11 @@ versitygw:
 ## cluster per run: scripts/with-postgres.sh); installed only where missing, nothing started
 postgres:
 	scripts/install-postgres.sh >/dev/null
+
+## tinyproxy: Debian's tinyproxy, the HTTP proxy the proxy tests go through (tests/test_proxy.py);
+## installed only where missing, its service not started (each test starts its own)
+tinyproxy:
+	scripts/install-tinyproxy.sh >/dev/null
 
 build:
 	cargo build --locked --release -p slipstream-cli -p slipstream-wan

@@ -7,6 +7,7 @@
 //! (`aio.rs`). What each call does is in `calls.rs`, once for both forms. `put_bytes` hands the `bytes` object's memory to the
 //! engine without copying it; `get_bytes` copies once, into the `bytes` it returns.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
     resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
-    Env, Expiring, ObjectKey, Overrides, ProvideCredentials, Resolved, S3Client,
+    Env, Expiring, ObjectKey, Overrides, ProvideCredentials, Proxies, Resolved, S3Client,
 };
 use slipstream_transfer::{
     finish_cleanups_within, ObjectHeaders, Progress, TransferOptions, CLEANUP_WAIT,
@@ -113,9 +114,30 @@ pub(crate) fn settings_chain(
         ca_bundle,
         region_set: None,
         no_sign_request: unsigned,
+        proxies: None,
     };
     let own = credentials.map(|c| (c, "Python".to_owned()));
     resolve_with(&Env::from_process(), &overrides, own).map_err(config_error)
+}
+
+/// `proxies=` as boto3's `Config(proxies=...)` takes it: `{"https": "http://proxy:3128",
+/// "http": ...}`, keyed by the endpoint's scheme; `None` or `{}` leaves it to `https_proxy`,
+/// `http_proxy` and `no_proxy`. A key or URL that cannot be used is a `ValueError`.
+fn given_proxies(proxies: Option<HashMap<String, String>>) -> PyResult<Option<Proxies>> {
+    let Some(proxies) = proxies.filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    if let Some(other) = proxies
+        .keys()
+        .find(|k| !matches!(k.as_str(), "http" | "https"))
+    {
+        return Err(PyValueError::new_err(format!(
+            "proxies: {other:?} is not a scheme; give {{\"https\": URL, \"http\": URL}}"
+        )));
+    }
+    let (http, https) = (proxies.get("http"), proxies.get("https"));
+    Proxies::new(http.map(String::as_str), https.map(String::as_str), None)
+        .map_err(|e| PyValueError::new_err(format!("proxies: {e}")))
 }
 
 /// The chain's refusal: a shared file that cannot be read is an `OSError` naming it; the rest
@@ -146,7 +168,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false))]
+    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: Option<String>,
@@ -163,6 +185,7 @@ impl Client {
         region_set: Option<&str>,
         profile: Option<String>,
         request_payer: bool,
+        proxies: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let stall_timeout = match stall_timeout {
             None => Duration::ZERO,
@@ -202,6 +225,9 @@ impl Client {
             profile,
             unsigned,
         )?;
+        if let Some(given) = given_proxies(proxies)? {
+            config.proxies = Some(given);
+        }
         if !unsigned {
             config.region_set = crate::sigv4a_region_set(signature, region_set, &config)?;
         }

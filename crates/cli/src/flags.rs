@@ -110,6 +110,7 @@ impl Connection {
             ca_bundle: self.ca_bundle.clone(),
             region_set: self.region_set.clone(),
             no_sign_request: self.no_sign_request,
+            proxies: None,
         }
     }
 }

@@ -19,6 +19,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
         ca_bundle: None,
         region_set: None,
         no_sign_request: false,
+        proxies: None,
     };
     let resolved =
         resolve(&Env::from_process(), &overrides).map_err(|e| Failure::usage(e.to_string()))?;

@@ -80,6 +80,9 @@ pub struct S3Client {
     endpoint: Option<Endpoint>,
     addressing: AddressingStyle,
     options: ClientOptions,
+    /// The proxies on the way (`proxy.rs`): a request sent to a forwarding proxy carries its
+    /// credentials.
+    proxies: Option<crate::Proxies>,
     activity: Arc<Activity>,
     /// Learned: this server's answers to a range that covers a whole object carry the object's
     /// checksum (versitygw's do; AWS S3 sends none on ranged answers), so a download of a small
@@ -103,8 +106,15 @@ impl S3Client {
             region: config.region.clone(),
             region_set: config.region_set.clone(),
         };
+        if let Some(why) = config.proxies.as_ref().and_then(|p| p.unusable()) {
+            return Err(ClientError::Request(why.to_owned()));
+        }
         let credentials = CredentialCache::new(config.credentials.clone(), scope)?;
-        let pools = pools(&options, config.ca_bundle.as_deref())?;
+        let pools = pools(
+            &options,
+            config.ca_bundle.as_deref(),
+            config.proxies.as_ref(),
+        )?;
         Ok(Self {
             http: pools.http,
             warm: pools.warm,
@@ -115,6 +125,7 @@ impl S3Client {
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
             options,
+            proxies: config.proxies.clone(),
             activity: Arc::new(Activity::new()),
             whole_range_checksums: std::sync::atomic::AtomicBool::new(false),
         })
@@ -377,6 +388,14 @@ impl S3Client {
         }
         for (n, v) in sig.iter().flat_map(|s| &s.headers) {
             builder = builder.header(*n, v.as_str());
+        }
+        // Unsigned: a proxy may drop it.
+        if let Some(auth) = self
+            .proxies
+            .as_ref()
+            .and_then(|p| p.forward_auth(&base.origin))
+        {
+            builder = builder.header(hyper::header::PROXY_AUTHORIZATION, auth);
         }
         // The response timeout runs from the last byte of the body the connection took.
         let sent = Arc::new(Activity::new());

@@ -19,13 +19,15 @@ use tower_service::Service;
 use crate::congestion::WithCongestion;
 use crate::connect_time::{ConnectTimes, Timed};
 use crate::dns::SpreadResolver;
+use crate::proxy::{Proxied, Proxies};
 pub use crate::read_ahead::ReadAhead;
 use crate::read_ahead::ReadAheadConnector;
 use crate::{ClientError, ClientOptions};
 
 /// The TCP and TLS connector the client's pool and [`Dialer`] share.
-pub(crate) type Https =
-    HttpsConnector<ReadAheadConnector<Timed<WithCongestion<HttpConnector<SpreadResolver>>>>>;
+pub(crate) type Https = HttpsConnector<
+    ReadAheadConnector<Timed<Proxied<WithCongestion<HttpConnector<SpreadResolver>>>>>,
+>;
 
 /// A connection as dialled: plain TCP, or TLS over it.
 pub type Stream = MaybeHttpsStream<ReadAhead>;
@@ -62,14 +64,16 @@ impl std::fmt::Debug for Dialer {
 
 impl Dialer {
     /// A dialer with `options`' connect timeout and congestion control, trusting `ca_bundle`'s
-    /// certificates (or the Mozilla roots), offering HTTP/2 in ALPN when `offer_h2`.
+    /// certificates (or the Mozilla roots), offering HTTP/2 in ALPN when `offer_h2`. It never
+    /// goes through a proxy: the gateway's upstream is near it, and an operator's environment
+    /// variables meant for other programs must not reroute it.
     pub fn new(
         options: &ClientOptions,
         ca_bundle: Option<&Path>,
         offer_h2: bool,
     ) -> Result<Self, ClientError> {
         Ok(Self {
-            inner: https(options, ca_bundle, offer_h2, &ConnectTimes::default())?,
+            inner: https(options, ca_bundle, None, offer_h2, &ConnectTimes::default())?,
         })
     }
 
@@ -88,11 +92,13 @@ impl Dialer {
 }
 
 /// TCP_NODELAY (without it a request can wait a whole round trip), the connect timeout, the
-/// congestion control, and TLS over it for `https` URIs; ALPN `h2` offered only when `offer_h2`.
-/// How long each TCP connect took goes into `times`.
+/// congestion control, through `proxies` where they say so, and TLS over it for `https` URIs;
+/// ALPN `h2` offered only when `offer_h2`. How long each TCP connect took (a tunnel's `CONNECT`
+/// included) goes into `times`.
 pub(crate) fn https(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
+    proxies: Option<&Proxies>,
     offer_h2: bool,
     times: &ConnectTimes,
 ) -> Result<Https, ClientError> {
@@ -101,7 +107,15 @@ pub(crate) fn https(
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
     let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
-    let tcp = ReadAheadConnector(Timed::new(tcp, times.clone()));
+    let proxies = proxies.cloned();
+    let tcp = Proxied {
+        inner: tcp,
+        proxies: proxies.clone(),
+    };
+    let tcp = ReadAheadConnector {
+        inner: Timed::new(tcp, times.clone()),
+        proxies,
+    };
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,

@@ -25,9 +25,14 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The most one `recv` takes.
 pub(crate) const READ_AHEAD: usize = 64 * 1024;
 
-/// A TCP connector whose connections to `https` URIs read ahead (the TLS layer goes on top).
+/// A TCP connector whose connections to `https` URIs read ahead (the TLS layer goes on top),
+/// and whose connections to a forwarding proxy say so (`proxy.rs`), so that hyper writes each
+/// request's whole URL as its target.
 #[derive(Clone)]
-pub(crate) struct ReadAheadConnector<C>(pub(crate) C);
+pub(crate) struct ReadAheadConnector<C> {
+    pub(crate) inner: C,
+    pub(crate) proxies: Option<crate::proxy::Proxies>,
+}
 
 impl<C> Service<Uri> for ReadAheadConnector<C>
 where
@@ -40,15 +45,18 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<ReadAhead, BoxError>> + Send + 'static>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx).map_err(Into::into)
+        self.inner.poll_ready(cx).map_err(Into::into)
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let tls = uri.scheme_str() == Some("https");
-        let connecting = self.0.call(uri);
+        let forwarded = crate::proxy::forwarded(self.proxies.as_ref(), &uri);
+        let connecting = self.inner.call(uri);
         Box::pin(async move {
             let stream = connecting.await.map_err(Into::into)?;
-            Ok(ReadAhead::new(stream, tls))
+            let mut stream = ReadAhead::new(stream, tls);
+            stream.forwarded = forwarded;
+            Ok(stream)
         })
     }
 }
@@ -61,6 +69,8 @@ pub struct ReadAhead {
     buf: Box<[u8]>,
     at: usize,
     end: usize,
+    /// Whether this is a connection to a proxy that forwards requests (`proxy.rs`).
+    forwarded: bool,
 }
 
 impl ReadAhead {
@@ -72,6 +82,7 @@ impl ReadAhead {
             buf: Box::default(),
             at: 0,
             end: 0,
+            forwarded: false,
         }
     }
 
@@ -142,7 +153,7 @@ impl Write for ReadAhead {
 
 impl Connection for ReadAhead {
     fn connected(&self) -> Connected {
-        self.io.connected()
+        self.io.connected().proxy(self.forwarded)
     }
 }
 

@@ -18,6 +18,7 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::activity::Sending;
 use crate::connect_time::ConnectTimes;
+use crate::proxy::Proxies;
 use crate::warm::Warm;
 use crate::{ClientError, ClientOptions};
 
@@ -34,7 +35,7 @@ pub(crate) fn http_client(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
 ) -> Result<Http, ClientError> {
-    let https = crate::dial::https(options, ca_bundle, false, &ConnectTimes::default())?;
+    let https = crate::dial::https(options, ca_bundle, None, false, &ConnectTimes::default())?;
     Ok(pool_over(options, Warm::new(https)))
 }
 
@@ -59,13 +60,14 @@ pub(crate) struct Pools {
     pub connect_times: ConnectTimes,
 }
 
-/// The client's pools (see [`Pools`]).
+/// The client's pools (see [`Pools`]), through `proxies` where they say so.
 pub(crate) fn pools(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
+    proxies: Option<&Proxies>,
 ) -> Result<Pools, ClientError> {
     let connect_times = ConnectTimes::default();
-    let https = crate::dial::https(options, ca_bundle, false, &connect_times)?;
+    let https = crate::dial::https(options, ca_bundle, proxies, false, &connect_times)?;
     let warm = Warm::new(https.clone());
     Ok(Pools {
         http: pool_over(options, warm.clone()),
@@ -86,12 +88,14 @@ fn pool_over(options: &ClientOptions, connector: Connector) -> Http {
 
 /// A failed connection to `origin` (`scheme://host:port`, named because "connection
 /// refused" alone does not say which endpoint a typo or a stopped server is at): a refused TLS
-/// certificate will be refused again (not retried, and reported as such); anything else may
-/// be transient.
+/// certificate will be refused again (not retried, and reported as such), and so will a
+/// proxy's refusal to tunnel (its policy or credentials); anything else may be transient.
 pub(crate) fn connection_error(origin: &str, e: &dyn std::error::Error) -> ClientError {
     let text = format!("{origin}: {}", crate::error::describe(e));
     if text.contains("invalid peer certificate") {
         ClientError::Tls(text)
+    } else if text.contains(crate::proxy::REFUSED) {
+        ClientError::Request(text)
     } else {
         ClientError::Network(text)
     }

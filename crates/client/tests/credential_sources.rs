@@ -109,6 +109,7 @@ fn client(source: CredentialSource) -> S3Client {
         credential_source: "test".into(),
         ca_bundle: None,
         region_set: None,
+        proxies: None,
     };
     S3Client::new(&config, ClientOptions::default()).unwrap()
 }

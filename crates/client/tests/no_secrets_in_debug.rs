@@ -22,6 +22,8 @@ use slipstream_sign::{
 };
 
 const SECRET: &str = "SeCrEtKeyWJalrXUtnFEMIK7MDENGbPxRfiCY";
+/// A proxy's password in `https_proxy` (shown without it).
+const PROXY_PASSWORD: &str = "PrOxYpAsSwOrD";
 const TOKEN: &str = "SeSsIoNtOkEnFwoGZXIvYXdzEJr";
 const CONTAINER_TOKEN: &str = "CoNtAiNeRtOkEnBearer1234";
 
@@ -196,10 +198,22 @@ fn client_types_hide_credentials_and_tokens() {
             ("AWS_SECURITY_TOKEN", TOKEN),
             ("AWS_CONTAINER_AUTHORIZATION_TOKEN", CONTAINER_TOKEN),
             ("AWS_REGION", "eu-west-1"),
+            (
+                "HTTPS_PROXY",
+                &format!("http://ann:{PROXY_PASSWORD}@proxy.corp:3128"),
+            ),
+            (
+                "http_proxy",
+                &format!("ann:{PROXY_PASSWORD}@proxy.corp:3128"),
+            ),
         ],
         None,
     );
-    assert_redacted("Env", &env, &[SECRET, TOKEN, CONTAINER_TOKEN]);
+    assert_redacted(
+        "Env",
+        &env,
+        &[SECRET, TOKEN, CONTAINER_TOKEN, PROXY_PASSWORD],
+    );
     // Redacted, not dropped: the names and harmless values stay readable.
     let shown = format!("{env:?}");
     assert!(
@@ -208,7 +222,12 @@ fn client_types_hide_credentials_and_tokens() {
     );
 
     let resolved = slipstream_client::resolve(&env, &Overrides::default()).unwrap();
-    assert_redacted("Resolved (environment)", &resolved, &[SECRET, TOKEN]);
+    assert_redacted(
+        "Resolved (environment)",
+        &resolved,
+        &[SECRET, TOKEN, PROXY_PASSWORD],
+    );
+    assert!(format!("{resolved:?}").contains("http://proxy.corp:3128"));
     let container = Env::new(
         &[
             (
@@ -235,6 +254,7 @@ fn client_types_hide_credentials_and_tokens() {
             credential_source: "test".into(),
             ca_bundle: None,
             region_set: None,
+            proxies: None,
         };
         assert_redacted("Resolved", &config, &[SECRET, TOKEN, CONTAINER_TOKEN]);
         let client = S3Client::new(&config, ClientOptions::default()).unwrap();

@@ -211,6 +211,7 @@ class Client:
         region_set: Optional[str] = None,
         profile: Optional[str] = None,
         request_payer: bool = False,
+        proxies: Optional[dict[str, str]] = None,
     ) -> None:
         """``signature="v4a"`` signs every request with SigV4A for ``region_set``
         (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
@@ -228,6 +229,13 @@ class Client:
         ``request_payer=True`` signs ``x-amz-request-payer: requester`` into every request
         (boto3's ``RequestPayer="requester"`` on each call): Requester Pays buckets refuse
         requests without it.
+
+        ``proxies`` (boto3's ``Config(proxies=...)``): ``{"https": "http://proxy:3128", "http":
+        ...}``, the HTTP proxy for endpoints of each scheme (``user:password@`` in it for
+        Basic credentials); left out, ``https_proxy``, ``http_proxy`` and ``no_proxy`` are read
+        as boto3 reads them. An ``https`` endpoint is reached through a ``CONNECT`` tunnel,
+        an ``http`` one by requests sent to the proxy. A URL that cannot be used (``socks5://``,
+        ``https://``) raises ``ValueError``; ``from_boto3`` passes the boto3 client's.
 
         ``stall_timeout`` (seconds; ``0`` or ``None``: wait forever): a transfer raises
         ``TimeoutError`` once no byte has moved on any of the client's connections for that

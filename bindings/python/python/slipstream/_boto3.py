@@ -156,6 +156,8 @@ def client_settings(client: Any) -> dict:
         "endpoint_url": None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url,
         "addressing": (meta.config.s3 or {}).get("addressing_style") or "auto",
     }
+    if meta.config.proxies:  # Config(proxies={"https": ...}); else the environment's, as for boto3
+        settings["proxies"] = dict(meta.config.proxies)
     if meta.config.signature_version is UNSIGNED:  # Config(signature_version=UNSIGNED)
         return dict(settings, signature="unsigned")
     creds = client._request_signer._credentials

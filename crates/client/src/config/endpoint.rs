@@ -1,9 +1,12 @@
-//! Where requests go: the region, a custom endpoint, the addressing style and the certificates
-//! to trust, each from the command line, the environment or the profile, in the AWS CLI's order.
+//! Where requests go: the region, a custom endpoint, the addressing style, the certificates
+//! to trust and the proxies on the way, each from the command line, the environment or the
+//! profile, in the AWS CLI's order.
 
 use std::path::PathBuf;
 
 use slipstream_s3::{AddressingStyle, Endpoint};
+
+use crate::proxy::Proxies;
 
 use super::files::Profile;
 use super::{ConfigError, Env, Overrides};
@@ -89,4 +92,27 @@ pub(super) fn ca_bundle(cli: &Overrides, env: &Env, profile: &Profile<'_>) -> Op
         .clone()
         .or_else(|| env.var("AWS_CA_BUNDLE").map(PathBuf::from))
         .or_else(|| profile.setting("ca_bundle").map(PathBuf::from))
+}
+
+/// The proxies the environment names, as botocore reads them (Python's urllib): `https_proxy`
+/// for `https` endpoints, `http_proxy` for `http` ones, `no_proxy` for the hosts that go direct;
+/// each in lower case first, then upper case (a lower-case one set empty turns the proxy off).
+/// `HTTP_PROXY` is not read when `REQUEST_METHOD` is set (a CGI program, whose
+/// environment a request's `Proxy:` header can set). Overridden as a whole by `cli.proxies`.
+/// A URL that cannot be used fails the client made with it (`S3Client::new`), not the chain:
+/// presigning connects nowhere.
+pub(super) fn proxies(cli: &Overrides, env: &Env) -> Option<Proxies> {
+    if let Some(given) = &cli.proxies {
+        return Some(given.clone());
+    }
+    let either = |name: &str| match env.raw(&name.to_ascii_lowercase()) {
+        Some(lower) => Some(lower),
+        None if name == "HTTP_PROXY" && env.raw("REQUEST_METHOD").is_some() => None,
+        None => env.raw(name),
+    };
+    Proxies::from_settings(
+        either("HTTP_PROXY"),
+        either("HTTPS_PROXY"),
+        either("NO_PROXY"),
+    )
 }

@@ -19,7 +19,7 @@ impl Env {
     pub fn from_process() -> Self {
         let vars = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .filter(|(k, _)| k.starts_with("AWS_"))
+            .filter(|(k, _)| k.starts_with("AWS_") || read_beside(k))
             .collect();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         Self { vars, home }
@@ -43,6 +43,11 @@ impl Env {
             .filter(|v| !v.is_empty())
     }
 
+    /// A variable as set, empty or not.
+    pub(super) fn raw(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str)
+    }
+
     pub(super) fn file(&self, var: &str, default: &str) -> Option<PathBuf> {
         match self.var(var) {
             Some(p) => Some(PathBuf::from(p)),
@@ -57,9 +62,11 @@ impl fmt::Debug for Env {
         names.sort();
         let vars = names.into_iter().map(|name| {
             let value = if holds_secret(name) {
-                "<redacted>"
+                "<redacted>".to_owned()
+            } else if is_proxy(name) {
+                crate::proxy::shown(&self.vars[name])
             } else {
-                self.vars[name].as_str()
+                self.vars[name].clone()
             };
             (name, value)
         });
@@ -79,8 +86,19 @@ fn holds_secret(name: &str) -> bool {
         || (name.contains("TOKEN") && !name.ends_with("_FILE"))
 }
 
+/// Variables read besides `AWS_*`: the proxies (`proxy.rs`), in either case, and
+/// `REQUEST_METHOD`, which says the process is a CGI program.
+fn read_beside(name: &str) -> bool {
+    is_proxy(name) || name.eq_ignore_ascii_case("no_proxy") || name == "REQUEST_METHOD"
+}
+
+/// Whether a variable names a proxy, whose URL may hold a password (shown without it).
+fn is_proxy(name: &str) -> bool {
+    name.eq_ignore_ascii_case("http_proxy") || name.eq_ignore_ascii_case("https_proxy")
+}
+
 /// A list of pairs shown as a map.
-struct DebugMap<'a>(Vec<(&'a String, &'a str)>);
+struct DebugMap<'a>(Vec<(&'a String, String)>);
 
 impl fmt::Debug for DebugMap<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

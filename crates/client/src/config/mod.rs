@@ -15,6 +15,8 @@
 //! - addressing: the flag, else the profile's `s3.addressing_style`.
 //! - SigV4A: `--region-set`, `AWS_SIGV4A_SIGNING_REGION_SET`, the profile's
 //!   `sigv4a_signing_region_set` (botocore's names); none signs with SigV4.
+//! - proxies: given in code, else `https_proxy`, `http_proxy` and `no_proxy` (either case), as
+//!   botocore reads them (`proxy.rs`).
 //!
 //! One file per idea: the environment ([`Env`], `env.rs`, passed in so that tests do not touch
 //! the process environment), the shared files and the profile in use (`files.rs`), the
@@ -27,6 +29,7 @@ use std::path::PathBuf;
 use slipstream_s3::{AddressingStyle, Endpoint};
 
 use crate::credentials::CredentialSource;
+use crate::proxy::Proxies;
 
 mod chain;
 mod endpoint;
@@ -53,6 +56,8 @@ pub struct Overrides {
     pub region_set: Option<String>,
     /// `--no-sign-request`: no credentials are looked for, and requests go unsigned.
     pub no_sign_request: bool,
+    /// Proxies given in code (the Python `Client`'s `proxies=`), instead of the environment's.
+    pub proxies: Option<Proxies>,
 }
 
 /// The outcome of the chain.
@@ -74,6 +79,8 @@ pub struct Resolved {
     /// The SigV4A region set (`us-east-1,us-west-2`, `*`) requests are signed for; `None` signs
     /// with SigV4. A multi-Region access point, or an edge that verifies SigV4A, needs it.
     pub region_set: Option<String>,
+    /// The HTTP proxies connections go through (`https_proxy`, `http_proxy`, `no_proxy`).
+    pub proxies: Option<Proxies>,
 }
 
 /// Why the chain found nothing usable.
@@ -134,6 +141,7 @@ pub fn resolve_with(
     let endpoint = endpoint::endpoint(cli, env, &profile)?;
     let addressing = endpoint::addressing(cli, &profile)?;
     let region_set = endpoint::region_set(cli, env, &profile)?;
+    let proxies = endpoint::proxies(cli, env);
     let (credentials, credential_source) = match found {
         Some(found) => found,
         None => chain::remote(env, &profile, &region)?,
@@ -146,6 +154,7 @@ pub fn resolve_with(
         credential_source,
         ca_bundle: endpoint::ca_bundle(cli, env, &profile),
         region_set,
+        proxies,
     })
 }
 
@@ -185,6 +194,62 @@ mod tests {
         assert!(matches!(r.credentials, CredentialSource::Anonymous));
         assert_eq!(r.region, "eu-west-1", "the profile still gives the region");
         assert!(format!("{:?}", r.credentials) == "Anonymous");
+    }
+
+    #[test]
+    fn proxies_come_from_the_environment_lower_case_first_and_code_beats_both() {
+        let h = home(CREDS, CONFIG);
+        let at = |vars: &[(&str, &str)], cli: &Overrides| {
+            let env = Env::new(vars, Some(h.path().into()));
+            resolve(&env, cli).map(|r| format!("{:?}", r.proxies))
+        };
+        let vars = [
+            ("HTTPS_PROXY", "http://upper:1"),
+            ("https_proxy", "http://ann:pw@lower:2"),
+            ("HTTP_PROXY", "http://cgi:3"),
+            ("REQUEST_METHOD", "GET"),
+            ("NO_PROXY", "internal.example"),
+        ];
+        let shown = at(&vars, &Overrides::default()).unwrap();
+        assert_eq!(
+            shown,
+            r#"Some(Proxies { http: None, https: Some("http://lower:2"), no_proxy: Some("internal.example"), unusable: None })"#
+        );
+        let env = format!("{:?}", Env::new(&vars, None));
+        assert!(
+            env.contains("http://lower:2") && !env.contains("pw"),
+            "{env}"
+        );
+        // Without REQUEST_METHOD, HTTP_PROXY counts; an empty lower-case one turns HTTPS off.
+        let shown = at(
+            &[
+                ("HTTP_PROXY", "cgi:3"),
+                ("HTTPS_PROXY", "http://upper:1"),
+                ("https_proxy", ""),
+            ],
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert!(
+            shown.contains(r#"http: Some("http://cgi:3"), https: None"#),
+            "{shown}"
+        );
+        assert_eq!(at(&[], &Overrides::default()).unwrap(), "None");
+        // A URL that cannot be used is kept for the client to fail on (presigning goes on).
+        let shown = at(&[("HTTPS_PROXY", "socks5://p:1")], &Overrides::default()).unwrap();
+        assert!(
+            shown.contains(r#"unusable: Some("the https proxy socks5://p:1"#),
+            "{shown}"
+        );
+        let given = Overrides {
+            proxies: crate::Proxies::new(Some("http://code:4"), None, None).unwrap(),
+            ..Default::default()
+        };
+        let shown = at(&vars, &given).unwrap();
+        assert!(
+            shown.contains(r#"http: Some("http://code:4"), https: None"#),
+            "{shown}"
+        );
     }
 
     #[test]

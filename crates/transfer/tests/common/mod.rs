@@ -37,6 +37,7 @@ pub fn client_with(
         credential_source: "test".into(),
         ca_bundle,
         region_set: None,
+        proxies: None,
     };
     Arc::new(S3Client::new(&config, options).unwrap())
 }
