@@ -111,6 +111,7 @@ pub(crate) fn https(
     let tcp = Proxied {
         inner: tcp,
         proxies: proxies.clone(),
+        connect_timeout: options.connect_timeout,
     };
     let tcp = ReadAheadConnector {
         inner: Timed::new(tcp, times.clone()),

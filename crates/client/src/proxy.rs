@@ -21,6 +21,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use hyper::header::HeaderValue;
 use hyper::Uri;
@@ -207,6 +208,9 @@ pub(crate) fn shown(value: &str) -> String {
 pub(crate) struct Proxied<C> {
     pub(crate) inner: C,
     pub(crate) proxies: Option<Proxies>,
+    /// The most a tunnel's `CONNECT` may wait for its answer (the client's connect timeout):
+    /// a proxy that takes the connection and says nothing fails it then, and it is retried.
+    pub(crate) connect_timeout: Duration,
 }
 
 impl<C> Service<Uri> for Proxied<C>
@@ -244,6 +248,7 @@ where
             }
             Route::Tunnel(proxy) => {
                 let connecting = self.inner.call(proxy.uri().clone());
+                let limit = self.connect_timeout;
                 Box::pin(async move {
                     let at = proxy_name(&proxy);
                     let mut io = connecting
@@ -251,8 +256,12 @@ where
                         .map_err(|e| proxy_error(&at, &crate::describe(&*e.into())))?;
                     let target = target(&uri)?;
                     let auth = proxy.basic_auth();
-                    tunnel(io.inner_mut(), &target, auth)
+                    tokio::time::timeout(limit, tunnel(io.inner_mut(), &target, auth))
                         .await
+                        .map_err(|_| {
+                            let why = format!("no answer to CONNECT {target} within {limit:?}");
+                            proxy_error(&at, &why)
+                        })?
                         .map_err(|why| proxy_error(&at, &why))?;
                     Ok(io)
                 })
@@ -495,6 +504,33 @@ mod tests {
             asked.contains("Proxy-Authorization: Basic YW5uOnB3\r\n"),
             "{asked}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_proxy_that_never_answers_connect_fails_the_connection_in_the_connect_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let silent = tokio::spawn(async move {
+            let (_held, _) = listener.accept().await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        let mut connector = Proxied {
+            inner: hyper_util::client::legacy::connect::HttpConnector::new(),
+            proxies: Proxies::new(None, Some(&url), None).unwrap(),
+            connect_timeout: Duration::from_millis(200),
+        };
+        let started = std::time::Instant::now();
+        let e = connector
+            .call(uri("https://s3.example:443/"))
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("no answer to CONNECT s3.example:443 within 200ms"),
+            "{e}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        silent.abort();
     }
 
     #[tokio::test]
