@@ -179,11 +179,11 @@ def wait_for(condition, timeout: float, what: str) -> None:
 
 
 @contextlib.contextmanager
-def recording_server(body: bytes = b"", headers: dict | None = None):
-    """A local HTTP endpoint that answers every request 200 with `body` (and `headers`) and
-    records it: for what a client sends that no S3 server shows (a header, a request body, a
-    signature left out). Yields (endpoint, requests), each request a dict of "method",
-    "headers" (lowercase names) and "body"."""
+def recording_server(body: bytes = b"", headers: dict | None = None, status: int = 200):
+    """A local HTTP endpoint that answers every request `status` (200) with `body` (and
+    `headers`) and records it: for what a client sends that no S3 server shows (a header, a
+    request body, a signature left out), or how often it asks. Yields (endpoint, requests),
+    each request a dict of "method", "headers" (lowercase names) and "body"."""
     import http.server
     import threading
     requests = []
@@ -193,7 +193,7 @@ def recording_server(body: bytes = b"", headers: dict | None = None):
             length = int(self.headers.get("Content-Length", 0))
             requests.append({"method": self.command, "headers": {k.lower(): v for k, v in self.headers.items()},
                              "body": self.rfile.read(length)})
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

@@ -231,10 +231,12 @@ impl Client {
         if !unsigned {
             config.region_set = crate::sigv4a_region_set(signature, region_set, &config)?;
         }
+        let defaults = ClientOptions::default();
         let options = ClientOptions {
             tcp_congestion,
             request_payer,
-            ..ClientOptions::default()
+            max_attempts: config.max_attempts.unwrap_or(defaults.max_attempts),
+            ..defaults
         };
         let inner = S3Client::new(&config, options).map_err(to_py)?;
         let runtime = slipstream_transfer::io_runtime()

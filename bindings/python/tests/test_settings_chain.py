@@ -10,13 +10,14 @@ import uuid
 import pytest
 
 import slipstream
+from support import recording_server
 
 # Everything the chain reads that the test server's environment may have set.
 CHAIN_VARS = [
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
     "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_CA_BUNDLE",
     "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_SIGV4A_SIGNING_REGION_SET",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_SIGV4A_SIGNING_REGION_SET", "AWS_MAX_ATTEMPTS",
 ]
 
 
@@ -144,3 +145,25 @@ def test_a_presigner_refuses_credentials_that_are_refreshed(clean_env, monkeypat
 def test_no_credentials_for_a_presigner_says_where_it_looked(clean_env):
     with pytest.raises(ValueError, match="no AWS credentials found"):
         slipstream.Presigner("b")
+
+
+def test_attempts_per_request_from_aws_max_attempts_then_the_profile(server, clean_env, monkeypatch):
+    """A 503 SlowDown is tried as often as boto3 would: AWS_MAX_ATTEMPTS, else the profile's
+    max_attempts, else 5 (a local recorder answers every request so, and counts them)."""
+    config, _ = clean_env
+    slow_down = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+    creds = slipstream.Credentials(server["access_key"], server["secret_key"])
+    for env_value, profile, attempts in [(None, None, 5), ("2", "max_attempts = 4", 2), (None, "max_attempts = 3", 3)]:
+        if env_value:
+            monkeypatch.setenv("AWS_MAX_ATTEMPTS", env_value)
+        else:
+            monkeypatch.delenv("AWS_MAX_ATTEMPTS", raising=False)
+        config.write_text(f"[default]\n{profile}\n" if profile else "")
+        with recording_server(slow_down, {"Content-Type": "application/xml"}, status=503) as (endpoint, requests):
+            c = slipstream.Client(region="us-east-1", endpoint_url=endpoint, addressing="path", credentials=creds)
+            with pytest.raises(slipstream.S3Error, match="SlowDown"):
+                c.get_bytes("some-bucket", "k", range=(0, 10))
+        assert len(requests) == attempts, (env_value, profile, [r["method"] for r in requests])
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "three")
+    with pytest.raises(ValueError, match="AWS_MAX_ATTEMPTS"):
+        slipstream.Client(region="us-east-1", credentials=creds)

@@ -95,8 +95,14 @@ pub async fn run(
         }),
         prefixes: s.prefixes.max(1),
     };
+    // Set-up goes where the measured requests go: straight to the server, whatever proxies
+    // the environment names.
+    let direct = slipstream_client::Resolved {
+        proxies: None,
+        ..config.clone()
+    };
     let client = Arc::new(
-        S3Client::new(config, ClientOptions::default())
+        S3Client::new(&direct, ClientOptions::default())
             .map_err(|e| BenchError::Config(e.to_string()))?,
     );
     ensure_bucket(&client, &s.bucket).await?;

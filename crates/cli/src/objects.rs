@@ -23,11 +23,13 @@ pub(crate) fn client_for(
 ) -> Result<Arc<S3Client>, Failure> {
     let resolved =
         resolve(&Env::from_process(), overrides).map_err(|e| Failure::usage(e.to_string()))?;
+    let defaults = ClientOptions::default();
     let options = ClientOptions {
         tcp_congestion: t.tcp_congestion.clone(),
         list_page_size: t.page_size.map(usize::from),
         request_payer: t.request_payer.is_some(),
-        ..ClientOptions::default()
+        max_attempts: resolved.max_attempts.unwrap_or(defaults.max_attempts),
+        ..defaults
     };
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;
     Ok(Arc::new(client))

@@ -110,6 +110,7 @@ fn client(source: CredentialSource) -> S3Client {
         ca_bundle: None,
         region_set: None,
         proxies: None,
+        max_attempts: None,
     };
     S3Client::new(&config, ClientOptions::default()).unwrap()
 }

@@ -255,6 +255,7 @@ fn client_types_hide_credentials_and_tokens() {
             ca_bundle: None,
             region_set: None,
             proxies: None,
+            max_attempts: None,
         };
         assert_redacted("Resolved", &config, &[SECRET, TOKEN, CONTAINER_TOKEN]);
         let client = S3Client::new(&config, ClientOptions::default()).unwrap();

@@ -237,6 +237,10 @@ class Client:
         an ``http`` one by requests sent to the proxy. A URL that cannot be used (``socks5://``,
         ``https://``) raises ``ValueError``; ``from_boto3`` passes the boto3 client's.
 
+        A request that fails in a way trying again may mend (503 ``SlowDown``, 500, a reset
+        connection) is tried up to ``AWS_MAX_ATTEMPTS`` or the profile's ``max_attempts`` times,
+        as in boto3 (the first counted; 5 when neither is set).
+
         ``stall_timeout`` (seconds; ``0`` or ``None``: wait forever): a transfer raises
         ``TimeoutError`` once no byte has moved on any of the client's connections for that
         long (a frozen server), retries included. A download then leaves no file and an upload

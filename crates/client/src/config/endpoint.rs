@@ -1,6 +1,6 @@
-//! Where requests go: the region, a custom endpoint, the addressing style, the certificates
-//! to trust and the proxies on the way, each from the command line, the environment or the
-//! profile, in the AWS CLI's order.
+//! Where requests go and how often they are tried: the region, a custom endpoint, the
+//! addressing style, the certificates to trust, the proxies on the way and the attempts per
+//! request, each from the command line, the environment or the profile, in the AWS CLI's order.
 
 use std::path::PathBuf;
 
@@ -115,4 +115,23 @@ pub(super) fn proxies(cli: &Overrides, env: &Env) -> Option<Proxies> {
         either("HTTPS_PROXY"),
         either("NO_PROXY"),
     )
+}
+
+/// `AWS_MAX_ATTEMPTS`, else the profile's `max_attempts`: attempts per request, the first
+/// included, as botocore and the AWS CLI read them; a value that is not a whole number of at
+/// least 1 is refused, as botocore refuses it.
+pub(super) fn max_attempts(env: &Env, profile: &Profile<'_>) -> Result<Option<u32>, ConfigError> {
+    let (name, value) = match env.var("AWS_MAX_ATTEMPTS") {
+        Some(v) => ("AWS_MAX_ATTEMPTS", v),
+        None => match profile.setting("max_attempts") {
+            Some(v) => ("the profile's max_attempts", v),
+            None => return Ok(None),
+        },
+    };
+    match value.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(ConfigError::Invalid(format!(
+            "{name} = {value:?}: give a whole number of attempts, at least 1 (the first included)"
+        ))),
+    }
 }

@@ -17,6 +17,8 @@
 //!   `sigv4a_signing_region_set` (botocore's names); none signs with SigV4.
 //! - proxies: given in code, else `https_proxy`, `http_proxy` and `no_proxy` (either case), as
 //!   botocore reads them (`proxy.rs`).
+//! - attempts per request: `AWS_MAX_ATTEMPTS`, the profile's `max_attempts` (the first attempt
+//!   counted, as botocore counts it); none leaves the client's own.
 //!
 //! One file per idea: the environment ([`Env`], `env.rs`, passed in so that tests do not touch
 //! the process environment), the shared files and the profile in use (`files.rs`), the
@@ -81,6 +83,9 @@ pub struct Resolved {
     pub region_set: Option<String>,
     /// The HTTP proxies connections go through (`https_proxy`, `http_proxy`, `no_proxy`).
     pub proxies: Option<Proxies>,
+    /// Attempts per request, the first included (`AWS_MAX_ATTEMPTS`, the profile's
+    /// `max_attempts`), for the caller's `ClientOptions::max_attempts`; `None`: not set.
+    pub max_attempts: Option<u32>,
 }
 
 /// Why the chain found nothing usable.
@@ -142,6 +147,7 @@ pub fn resolve_with(
     let addressing = endpoint::addressing(cli, &profile)?;
     let region_set = endpoint::region_set(cli, env, &profile)?;
     let proxies = endpoint::proxies(cli, env);
+    let max_attempts = endpoint::max_attempts(env, &profile)?;
     let (credentials, credential_source) = match found {
         Some(found) => found,
         None => chain::remote(env, &profile, &region)?,
@@ -155,6 +161,7 @@ pub fn resolve_with(
         ca_bundle: endpoint::ca_bundle(cli, env, &profile),
         region_set,
         proxies,
+        max_attempts,
     })
 }
 
@@ -250,6 +257,34 @@ mod tests {
             shown.contains(r#"http: Some("http://code:4"), https: None"#),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn attempts_come_from_aws_max_attempts_then_the_profile_and_must_be_at_least_one() {
+        let h = home(
+            CREDS,
+            "[default]\nmax_attempts = 7\n[profile dev]\nregion = x\n",
+        );
+        let at = |vars: &[(&str, &str)], profile: Option<&str>| {
+            let env = Env::new(vars, Some(h.path().into()));
+            let cli = Overrides {
+                profile: profile.map(str::to_owned),
+                ..Default::default()
+            };
+            resolve(&env, &cli).map(|r| r.max_attempts)
+        };
+        assert_eq!(at(&[], None).unwrap(), Some(7));
+        assert_eq!(at(&[("AWS_MAX_ATTEMPTS", "2")], None).unwrap(), Some(2));
+        assert_eq!(at(&[], Some("dev")).unwrap(), None);
+        for bad in ["0", "-1", "three", "2.5"] {
+            let e = at(&[("AWS_MAX_ATTEMPTS", bad)], None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("AWS_MAX_ATTEMPTS") && e.contains("at least 1"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub fn client_with(
         ca_bundle,
         region_set: None,
         proxies: None,
+        max_attempts: None,
     };
     Arc::new(S3Client::new(&config, options).unwrap())
 }
