@@ -24,13 +24,5 @@ fi
 echo "install-postgres: installing Debian's postgresql (no cluster is created or started)" >&2
 mkdir -p /etc/postgresql-common/createcluster.d
 echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/slipstream-no-main.conf
-# Services may not start while the package installs (Debian's policy-rc.d convention).
-had_policy=false
-[ -e /usr/sbin/policy-rc.d ] && had_policy=true
-$had_policy || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; }
-restore() { $had_policy || rm -f /usr/sbin/policy-rc.d; }
-trap restore EXIT
-export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -q --no-install-recommends postgresql >&2 ||
-  { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends postgresql >&2; }
+"$(dirname "$0")/apt-install.sh" postgresql
 find_bindir || { echo "install-postgres: installed, but initdb and pg_ctl are not found" >&2; exit 1; }

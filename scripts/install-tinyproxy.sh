@@ -13,15 +13,7 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   exit 1
 fi
 echo "install-tinyproxy: installing Debian's tinyproxy (its service is not started)" >&2
-# Services may not start while the package installs (Debian's policy-rc.d convention).
-had_policy=false
-[ -e /usr/sbin/policy-rc.d ] && had_policy=true
-$had_policy || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; }
-restore() { $had_policy || rm -f /usr/sbin/policy-rc.d; }
-trap restore EXIT
-export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -q --no-install-recommends tinyproxy-bin >&2 ||
-  apt-get install -y -q --no-install-recommends tinyproxy >&2 ||
-  { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends tinyproxy >&2; }
+# tinyproxy-bin is the program alone (Debian 12 on); older releases have only tinyproxy.
+"$(dirname "$0")/apt-install.sh" tinyproxy-bin 2>/dev/null || "$(dirname "$0")/apt-install.sh" tinyproxy
 [ -x /usr/bin/tinyproxy ] || { echo "install-tinyproxy: installed, but /usr/bin/tinyproxy is missing" >&2; exit 1; }
 echo /usr/bin/tinyproxy
