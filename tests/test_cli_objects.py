@@ -159,7 +159,11 @@ def test_stdin_stdout_and_s3_to_s3(slipstream_bin, server, tmp_path):
     up = run_cli(slipstream_bin, "cp", "-", f"s3://{bucket}/expected", "--part-size", "5MiB", "--json",
                  "--expected-size", "100GiB", *conn, stdin=data, env=env)
     assert json.loads(up.stdout)["parts"] == 2
-    assert run_cli(slipstream_bin, "cp", f"s3://{bucket}/expected", "-", *conn, env=env).stdout == data
+    # Data through a pipe: nothing else printed, as the AWS CLI prints nothing there.
+    quiet_down = run_cli(slipstream_bin, "cp", f"s3://{bucket}/expected", "-", *conn, env=env)
+    assert quiet_down.stdout == data and quiet_down.stderr == b""
+    quiet_up = run_cli(slipstream_bin, "cp", "-", f"s3://{bucket}/quiet", *conn, stdin=b"hello", env=env)
+    assert quiet_up.stdout == b"" and quiet_up.stderr == b""
     down = run_cli(slipstream_bin, "cp", f"s3://{bucket}/from-stdin", "-", "--json", "--concurrency", "2", *conn, env=env)
     assert down.stdout == data
     assert json.loads(down.stderr)["bytes"] == len(data)

@@ -129,6 +129,8 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         } else {
             println!("{line}");
         }
+    } else if a.source.is_stdio() || a.destination.is_stdio() {
+        // Data through a pipe: nothing else printed, as the AWS CLI prints nothing there.
     } else if !a.quiet && what == "skip" {
         eprintln!(
             "skip: {} -> {to}: the destination exists (--no-clobber)",
