@@ -107,16 +107,12 @@ pub(crate) fn https(
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(options.connect_timeout));
     let tcp = WithCongestion::new(tcp, options.tcp_congestion.as_deref())?;
-    let proxies = proxies.cloned();
     let tcp = Proxied {
         inner: tcp,
-        proxies: proxies.clone(),
+        proxies: proxies.cloned(),
         connect_timeout: options.connect_timeout,
     };
-    let tcp = ReadAheadConnector {
-        inner: Timed::new(tcp, times.clone()),
-        proxies,
-    };
+    let tcp = ReadAheadConnector(Timed::new(tcp, times.clone()));
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,

@@ -202,6 +202,15 @@ pub(crate) fn shown(value: &str) -> String {
     }
 }
 
+/// A TCP connection as [`Proxied`] made it: to the endpoint (directly or through a tunnel),
+/// or to a proxy that forwards requests, which hyper must then send with the whole URL as
+/// their target. The route is decided once, here, for the layers above to read.
+#[derive(Debug)]
+pub(crate) struct Reached {
+    pub(crate) io: TokioIo<TcpStream>,
+    pub(crate) forwarded: bool,
+}
+
 /// A TCP connector that goes through the proxies where they say so: a tunnel's `CONNECT` done
 /// before the connection is handed on, so what comes out is a connection to the endpoint.
 #[derive(Clone)]
@@ -219,7 +228,7 @@ where
     C::Error: Into<BoxError>,
     C::Future: Send + 'static,
 {
-    type Response = TokioIo<TcpStream>;
+    type Response = Reached;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send + 'static>>;
 
@@ -235,15 +244,25 @@ where
         match route {
             Route::Direct => {
                 let connecting = self.inner.call(uri);
-                Box::pin(async move { connecting.await.map_err(Into::into) })
+                Box::pin(async move {
+                    let io = connecting.await.map_err(Into::into)?;
+                    Ok(Reached {
+                        io,
+                        forwarded: false,
+                    })
+                })
             }
             Route::Forward(proxy) => {
                 let connecting = self.inner.call(proxy.uri().clone());
                 let at = proxy_name(&proxy);
                 Box::pin(async move {
-                    connecting
+                    let io = connecting
                         .await
-                        .map_err(|e| proxy_error(&at, &crate::describe(&*e.into())))
+                        .map_err(|e| proxy_error(&at, &crate::describe(&*e.into())))?;
+                    Ok(Reached {
+                        io,
+                        forwarded: true,
+                    })
                 })
             }
             Route::Tunnel(proxy) => {
@@ -263,16 +282,14 @@ where
                             proxy_error(&at, &why)
                         })?
                         .map_err(|why| proxy_error(&at, &why))?;
-                    Ok(io)
+                    Ok(Reached {
+                        io,
+                        forwarded: false,
+                    })
                 })
             }
         }
     }
-}
-
-/// Whether a connection to `uri` sends its requests to a proxy (the whole URL as target).
-pub(crate) fn forwarded(proxies: Option<&Proxies>, uri: &Uri) -> bool {
-    proxies.is_some_and(|p| matches!(p.route(uri), Route::Forward(_)))
 }
 
 /// `host:port` of `uri`, as `CONNECT` names it.

@@ -20,6 +20,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tower_service::Service;
 
+use crate::proxy::Reached;
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The most one `recv` takes.
@@ -29,14 +31,11 @@ pub(crate) const READ_AHEAD: usize = 64 * 1024;
 /// and whose connections to a forwarding proxy say so (`proxy.rs`), so that hyper writes each
 /// request's whole URL as its target.
 #[derive(Clone)]
-pub(crate) struct ReadAheadConnector<C> {
-    pub(crate) inner: C,
-    pub(crate) proxies: Option<crate::proxy::Proxies>,
-}
+pub(crate) struct ReadAheadConnector<C>(pub(crate) C);
 
 impl<C> Service<Uri> for ReadAheadConnector<C>
 where
-    C: Service<Uri, Response = TokioIo<TcpStream>>,
+    C: Service<Uri, Response = Reached>,
     C::Error: Into<BoxError>,
     C::Future: Send + 'static,
 {
@@ -45,17 +44,16 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<ReadAhead, BoxError>> + Send + 'static>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
+        self.0.poll_ready(cx).map_err(Into::into)
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let tls = uri.scheme_str() == Some("https");
-        let forwarded = crate::proxy::forwarded(self.proxies.as_ref(), &uri);
-        let connecting = self.inner.call(uri);
+        let connecting = self.0.call(uri);
         Box::pin(async move {
-            let stream = connecting.await.map_err(Into::into)?;
-            let mut stream = ReadAhead::new(stream, tls);
-            stream.forwarded = forwarded;
+            let reached = connecting.await.map_err(Into::into)?;
+            let mut stream = ReadAhead::new(reached.io, tls);
+            stream.forwarded = reached.forwarded;
             Ok(stream)
         })
     }
