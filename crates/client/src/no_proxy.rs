@@ -33,15 +33,7 @@ impl NoProxy {
                 parsed.entries.push(network);
             } else {
                 let entry = entry.trim_start_matches('.').to_ascii_lowercase();
-                let (name, port) = match entry.rsplit_once(':') {
-                    Some((name, port)) if !name.contains(':') || name.ends_with(']') => {
-                        match port.parse::<u16>() {
-                            Ok(port) => (name.to_owned(), Some(port)),
-                            Err(_) => (entry.clone(), None),
-                        }
-                    }
-                    _ => (entry.clone(), None),
-                };
+                let (name, port) = slipstream_s3::split_port(&entry).unwrap_or((&entry, None));
                 let name = name
                     .trim_start_matches('[')
                     .trim_end_matches(']')

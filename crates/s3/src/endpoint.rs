@@ -142,7 +142,9 @@ impl Endpoint {
     }
 }
 
-fn split_port(authority: &str) -> Option<(&str, Option<u16>)> {
+/// `host[:port]` (an IPv6 host in brackets, kept) as the host and the port if one is given;
+/// `None` when what follows the last `:` is not a port (1 to 65535).
+pub fn split_port(authority: &str) -> Option<(&str, Option<u16>)> {
     let colon = if authority.starts_with('[') {
         authority.find("]:").map(|i| i + 1)
     } else {

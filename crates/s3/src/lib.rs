@@ -22,6 +22,6 @@ pub mod versions;
 pub mod xml;
 
 pub use bucket::{check_bucket, is_valid_host_label, is_virtual_hostable};
-pub use endpoint::{resolve, resolve_service, AddressingStyle, Endpoint};
+pub use endpoint::{resolve, resolve_service, split_port, AddressingStyle, Endpoint};
 pub use error::Error;
 pub use uri::S3Uri;
