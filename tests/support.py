@@ -183,7 +183,8 @@ def recording_server(body: bytes = b"", headers: dict | None = None, status: int
     """A local HTTP endpoint that answers every request `status` (200) with `body` (and
     `headers`) and records it: for what a client sends that no S3 server shows (a header, a
     request body, a signature left out), or how often it asks. Yields (endpoint, requests),
-    each request a dict of "method", "headers" (lowercase names) and "body"."""
+    each request a dict of "method", "path", "headers" (lowercase names) and "body". As a
+    proxy (`https_proxy`), it records the `CONNECT host:port` a client opens its tunnel with."""
     import http.server
     import threading
     requests = []
@@ -191,7 +192,7 @@ def recording_server(body: bytes = b"", headers: dict | None = None, status: int
     class Recorder(http.server.BaseHTTPRequestHandler):
         def answer(self):
             length = int(self.headers.get("Content-Length", 0))
-            requests.append({"method": self.command, "headers": {k.lower(): v for k, v in self.headers.items()},
+            requests.append({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                              "body": self.rfile.read(length)})
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
@@ -201,7 +202,7 @@ def recording_server(body: bytes = b"", headers: dict | None = None, status: int
             if self.command != "HEAD":
                 self.wfile.write(body)
 
-        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = answer  # noqa: N815 (the stdlib's names)
+        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_CONNECT = answer  # noqa: N815 (the stdlib's names)
 
         def log_message(self, *args):
             pass

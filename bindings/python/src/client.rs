@@ -18,6 +18,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use slipstream_client::{
     resolve_with, ChecksumAlgorithm, ClientError, ClientOptions, ConfigError, CredentialSource,
     Env, Expiring, ObjectKey, Overrides, ProvideCredentials, Proxies, Resolved, S3Client,
+    VariantChoices,
 };
 use slipstream_transfer::{
     finish_cleanups_within, ObjectHeaders, Progress, TransferOptions, CLEANUP_WAIT,
@@ -94,11 +95,13 @@ fn own_credentials(given: &Bound<'_, PyAny>) -> PyResult<CredentialSource> {
 
 /// What the caller gave, and what it left out found where boto3 and the AWS CLI look: the
 /// environment (`AWS_REGION`, `AWS_ENDPOINT_URL_S3`, `AWS_PROFILE`, ...) and the profile.
+#[allow(clippy::too_many_arguments)] // each is one of the caller's keyword arguments
 pub(crate) fn settings_chain(
     region: Option<String>,
     credentials: Option<CredentialSource>,
     endpoint_url: Option<&str>,
     addressing: &str,
+    variants: VariantChoices,
     ca_bundle: Option<PathBuf>,
     profile: Option<String>,
     unsigned: bool,
@@ -115,6 +118,7 @@ pub(crate) fn settings_chain(
         region_set: None,
         no_sign_request: unsigned,
         proxies: None,
+        variants,
     };
     let own = credentials.map(|c| (c, "Python".to_owned()));
     resolve_with(&Env::from_process(), &overrides, own).map_err(config_error)
@@ -168,7 +172,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None))]
+    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None, use_fips_endpoint = None, use_dualstack_endpoint = None, use_accelerate_endpoint = None, us_east_1_regional_endpoint = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: Option<String>,
@@ -186,7 +190,17 @@ impl Client {
         profile: Option<String>,
         request_payer: bool,
         proxies: Option<HashMap<String, String>>,
+        use_fips_endpoint: Option<bool>,
+        use_dualstack_endpoint: Option<bool>,
+        use_accelerate_endpoint: Option<bool>,
+        us_east_1_regional_endpoint: Option<&str>,
     ) -> PyResult<Self> {
+        let variants = crate::variant_choices(
+            use_fips_endpoint,
+            use_dualstack_endpoint,
+            use_accelerate_endpoint,
+            us_east_1_regional_endpoint,
+        )?;
         let stall_timeout = match stall_timeout {
             None => Duration::ZERO,
             Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
@@ -221,6 +235,7 @@ impl Client {
             own,
             endpoint_url,
             addressing,
+            variants,
             ca_bundle,
             profile,
             unsigned,

@@ -117,7 +117,7 @@ pub struct Presigner {
 #[pymethods]
 impl Presigner {
     #[new]
-    #[pyo3(signature = (bucket, *, region = None, credentials = None, endpoint_url = None, addressing = "auto", signature = "v4", region_set = None, profile = None))]
+    #[pyo3(signature = (bucket, *, region = None, credentials = None, endpoint_url = None, addressing = "auto", signature = "v4", region_set = None, profile = None, use_fips_endpoint = None, use_dualstack_endpoint = None, use_accelerate_endpoint = None, us_east_1_regional_endpoint = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         bucket: String,
@@ -128,12 +128,23 @@ impl Presigner {
         signature: &str,
         region_set: Option<&str>,
         profile: Option<String>,
+        use_fips_endpoint: Option<bool>,
+        use_dualstack_endpoint: Option<bool>,
+        use_accelerate_endpoint: Option<bool>,
+        us_east_1_regional_endpoint: Option<&str>,
     ) -> PyResult<Self> {
+        let variants = variant_choices(
+            use_fips_endpoint,
+            use_dualstack_endpoint,
+            use_accelerate_endpoint,
+            us_east_1_regional_endpoint,
+        )?;
         let found = client::settings_chain(
             region,
             credentials.map(|c| CredentialSource::Static(c.inner.clone())),
             endpoint_url,
             addressing,
+            variants,
             None,
             profile,
             false,
@@ -148,9 +159,14 @@ impl Presigner {
         })?;
         let region_set = sigv4a_region_set(signature, region_set, &found)?;
         let region = found.region;
-        let base =
-            slipstream_s3::resolve(&bucket, &region, found.endpoint.as_ref(), found.addressing)
-                .map_err(value_error)?;
+        let base = slipstream_s3::resolve(
+            &bucket,
+            &region,
+            found.endpoint.as_ref(),
+            found.addressing,
+            found.variants,
+        )
+        .map_err(value_error)?;
         let inner = match &region_set {
             None => slipstream_sign::Presigner::new(base, &region, creds.clone()),
             Some(set) => slipstream_sign::Presigner::new_v4a(base, set, creds.clone()),
@@ -161,6 +177,7 @@ impl Presigner {
             credentials: creds,
             endpoint_url: found.endpoint.as_ref().map(Endpoint::to_string),
             addressing: found.addressing.as_str().to_owned(),
+            variants: found.variants,
             signature: signature.to_owned(),
             region_set,
         };
@@ -182,6 +199,16 @@ impl Presigner {
         kwargs.set_item("credentials", Bound::new(py, credentials)?)?;
         kwargs.set_item("endpoint_url", &m.endpoint_url)?;
         kwargs.set_item("addressing", &m.addressing)?;
+        // All four, so that an unpickled copy does not read them from its own environment.
+        kwargs.set_item("use_fips_endpoint", m.variants.fips)?;
+        kwargs.set_item("use_dualstack_endpoint", m.variants.dualstack)?;
+        kwargs.set_item("use_accelerate_endpoint", m.variants.accelerate)?;
+        let regional = if m.variants.regional_us_east_1 {
+            "regional"
+        } else {
+            "legacy"
+        };
+        kwargs.set_item("us_east_1_regional_endpoint", regional)?;
         kwargs.set_item("signature", &m.signature)?;
         kwargs.set_item("region_set", &m.region_set)?;
         let partial = py
@@ -397,6 +424,7 @@ struct Made {
     credentials: slipstream_sign::Credentials,
     endpoint_url: Option<String>,
     addressing: String,
+    variants: slipstream_s3::Variants,
     signature: String,
     region_set: Option<String>,
 }
@@ -442,6 +470,33 @@ fn addressing_style(addressing: &str) -> PyResult<AddressingStyle> {
             "addressing must be 'auto', 'virtual' or 'path', not {other:?}"
         ))),
     }
+}
+
+/// The endpoint variants the keyword arguments ask for (botocore's `use_fips_endpoint`,
+/// `use_dualstack_endpoint`, `s3.use_accelerate_endpoint`, `s3.us_east_1_regional_endpoint`);
+/// `None` leaves each to the environment and the profile.
+fn variant_choices(
+    fips: Option<bool>,
+    dualstack: Option<bool>,
+    accelerate: Option<bool>,
+    us_east_1: Option<&str>,
+) -> PyResult<slipstream_client::VariantChoices> {
+    let regional_us_east_1 = match us_east_1 {
+        None => None,
+        Some("regional") => Some(true),
+        Some("legacy") => Some(false),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "us_east_1_regional_endpoint must be 'regional' or 'legacy', not {other:?}"
+            )))
+        }
+    };
+    Ok(slipstream_client::VariantChoices {
+        fips,
+        dualstack,
+        accelerate,
+        regional_us_east_1,
+    })
 }
 
 /// The region set that `signature` (`"v4"` or `"v4a"`) and `region_set` ask for, checked:

@@ -87,6 +87,7 @@ fn made(s3: &S3Client, bucket: &str, signer: &Signer) -> PyResult<Presigner> {
         credentials: signer.credentials().clone(),
         endpoint_url: s3.endpoint().map(Endpoint::to_string),
         addressing: s3.addressing().as_str().to_owned(),
+        variants: s3.variants(),
         signature: if region_set.is_some() { "v4a" } else { "v4" }.to_owned(),
         region_set,
     };

@@ -83,3 +83,67 @@ def test_from_boto3_uses_endpoint_and_addressing():
     c = client(endpoint_url="http://127.0.0.1:7070", config={"s3": {"addressing_style": "path"}})
     url = Presigner.from_boto3(c, "bkt").presign_put("k", content_type="text/plain")
     assert url.startswith("http://127.0.0.1:7070/bkt/k?") and "content-type%3Bhost" in url
+
+
+# boto3 clients on AWS's other endpoints (FIPS, dual-stack, acceleration, us-east-1 regional).
+VARIANT_CONFIGS = [
+    {"region": "us-east-1", "config": {"use_fips_endpoint": True}},
+    {"region": "us-west-2", "config": {"use_fips_endpoint": True, "s3": {"addressing_style": "path"}}},
+    {"region": "eu-west-1", "config": {"use_dualstack_endpoint": True}},
+    {"region": "us-east-1", "config": {"s3": {"use_dualstack_endpoint": True, "addressing_style": "virtual"}}},
+    {"region": "eu-west-1", "config": {"s3": {"use_accelerate_endpoint": True}}},
+    {"region": "us-east-1", "config": {"s3": {"use_accelerate_endpoint": True, "use_dualstack_endpoint": True}}},
+    {"region": "us-east-1", "config": {"s3": {"us_east_1_regional_endpoint": "regional"}}},
+    {"region": "us-gov-west-1-fips"},
+]
+
+
+@pytest.mark.parametrize("setup", VARIANT_CONFIGS, ids=str)
+def test_boto3_clients_on_other_endpoints_presign_the_same_urls(setup):
+    c = client(setup["region"], **{k: v for k, v in setup.items() if k != "region"})
+    params = {"Bucket": "my-bucket", "Key": "a b/ü+?#"}
+    ours, theirs = same_second(
+        lambda: generate_presigned_url(c, "get_object", Params=params, ExpiresIn=900),
+        lambda: c.generate_presigned_url("get_object", Params=params, ExpiresIn=900),
+    )
+    assert ours == theirs
+    p = Presigner.from_boto3(c, "my-bucket")
+    ours, theirs = same_second(
+        lambda: p.presign_get("k", expires_in=900),
+        lambda: c.generate_presigned_url("get_object", Params={"Bucket": "my-bucket", "Key": "k"}, ExpiresIn=900),
+    )
+    assert ours == theirs
+
+
+def test_presigners_and_clients_take_the_endpoint_settings_as_arguments():
+    from slipstream import Client, Credentials
+
+    creds = Credentials(ACCESS_KEY, SECRET_KEY)
+    p = Presigner("my-bucket", region="us-east-1", credentials=creds, use_fips_endpoint=True, use_dualstack_endpoint=True)
+    assert p.presign_get("k").startswith("https://my-bucket.s3-fips.dualstack.us-east-1.amazonaws.com/k?")
+    p = Presigner("my-bucket", region="us-east-1", credentials=creds, us_east_1_regional_endpoint="regional")
+    assert p.presign_get("k").startswith("https://my-bucket.s3.us-east-1.amazonaws.com/k?")
+    c = Client(region="eu-west-1", credentials=creds, use_accelerate_endpoint=True)
+    assert c.presigner("my-bucket").presign_get("k").startswith("https://my-bucket.s3-accelerate.amazonaws.com/k?")
+    # What AWS has no endpoint for is refused before any request, with the setting to change.
+    with pytest.raises(ValueError, match="custom endpoint cannot be combined"):
+        Client(credentials=creds, endpoint_url="http://127.0.0.1:9", use_accelerate_endpoint=True)
+    with pytest.raises(ValueError, match="cannot be used with FIPS"):
+        Presigner("b", credentials=creds, use_accelerate_endpoint=True, use_fips_endpoint=True)
+    with pytest.raises(ValueError, match="without dots"):
+        Presigner("my.bucket", credentials=creds, use_accelerate_endpoint=True)
+    with pytest.raises(ValueError, match="'regional' or 'legacy'"):
+        Presigner("b", credentials=creds, us_east_1_regional_endpoint="global")
+
+
+def test_a_pickled_presigner_keeps_its_endpoint_settings(monkeypatch):
+    import pickle
+
+    from slipstream import Credentials
+
+    monkeypatch.setenv("AWS_USE_FIPS_ENDPOINT", "true")
+    p = Presigner("my-bucket", region="us-east-1", credentials=Credentials(ACCESS_KEY, SECRET_KEY))
+    monkeypatch.delenv("AWS_USE_FIPS_ENDPOINT")
+    copy = pickle.loads(pickle.dumps(p))
+    assert copy.presign_get("k", at="20260314T150926Z") == p.presign_get("k", at="20260314T150926Z")
+    assert "s3-fips.us-east-1" in copy.presign_get("k")

@@ -74,6 +74,7 @@ pub async fn run(
         &config.region,
         config.endpoint.as_ref(),
         config.addressing,
+        config.variants,
     )
     .map_err(|e| BenchError::Config(e.to_string()))?;
     let target = Target::new(

@@ -47,6 +47,7 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
             &resolved.region,
             resolved.endpoint.as_ref(),
             resolved.addressing,
+            resolved.variants,
         )
         .map_err(|e| Failure::usage(e.to_string()))?;
         let presigner = slipstream_sign::Presigner::new(base, &resolved.region, credentials)

@@ -111,6 +111,7 @@ impl Connection {
             region_set: self.region_set.clone(),
             no_sign_request: self.no_sign_request,
             proxies: None,
+            variants: Default::default(),
         }
     }
 }

@@ -35,6 +35,7 @@ pub fn run(a: &PresignArgs, resolved: &Resolved, time: SigningTime) -> Result<()
         &resolved.region,
         resolved.endpoint.as_ref(),
         resolved.addressing,
+        resolved.variants,
     )
     .map_err(|e| Failure::usage(e.to_string()))?;
     let presigner = Presigner::new(base, &resolved.region, crate::credentials_now(resolved)?)

@@ -20,6 +20,7 @@ pub fn run(a: &VerifyUrlArgs) -> Result<(), Failure> {
         region_set: None,
         no_sign_request: false,
         proxies: None,
+        variants: Default::default(),
     };
     let resolved =
         resolve(&Env::from_process(), &overrides).map_err(|e| Failure::usage(e.to_string()))?;

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
-use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_s3::{AddressingStyle, Endpoint, Variants};
 use slipstream_sign::{
     encode::{encode_path_into, encode_query_into},
     PayloadHash, Presigner, Signer, SigningTime, UrlBase,
@@ -79,6 +79,8 @@ pub struct S3Client {
     region: String,
     endpoint: Option<Endpoint>,
     addressing: AddressingStyle,
+    /// FIPS, dual-stack, acceleration: which of AWS's hosts (none for a custom endpoint).
+    variants: Variants,
     options: ClientOptions,
     /// The proxies on the way (`proxy.rs`): a request sent to a forwarding proxy carries its
     /// credentials.
@@ -124,6 +126,7 @@ impl S3Client {
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
+            variants: config.variants,
             options,
             proxies: config.proxies.clone(),
             activity: Arc::new(Activity::new()),
@@ -175,6 +178,7 @@ impl S3Client {
             &self.region,
             self.endpoint.as_ref(),
             self.addressing,
+            self.variants,
         )?;
         let mut path = base.path_prefix.clone();
         match key {
@@ -199,7 +203,11 @@ impl S3Client {
     /// 2xx (or 304/206) answer, and S3's error otherwise.
     pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
         let target = if call.service {
-            let base = slipstream_s3::resolve_service(&self.region, self.endpoint.as_ref())?;
+            let base = slipstream_s3::resolve_service(
+                &self.region,
+                self.endpoint.as_ref(),
+                self.variants,
+            )?;
             let path = base.path_prefix.clone();
             (base, path)
         } else {
@@ -289,6 +297,11 @@ impl S3Client {
     /// Virtual-hosted or path-style addressing, as configured.
     pub fn addressing(&self) -> AddressingStyle {
         self.addressing
+    }
+
+    /// Which of AWS's endpoints requests go to (FIPS, dual-stack, acceleration), as configured.
+    pub fn variants(&self) -> Variants {
+        self.variants
     }
 
     /// Whether this client sends its requests unsigned (it has no credentials).

@@ -44,7 +44,7 @@ mod warm;
 pub use activity::Activity;
 pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use client::S3Client;
-pub use config::{resolve, resolve_with, ConfigError, Env, Overrides, Resolved};
+pub use config::{resolve, resolve_with, ConfigError, Env, Overrides, Resolved, VariantChoices};
 pub use copy::{copy_source, CopyOptions};
 pub use credentials::{
     request_signer, CredentialSource, Expiring, ProvideCredentials, RefreshingSigner,

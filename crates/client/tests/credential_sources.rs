@@ -106,6 +106,7 @@ fn client(source: CredentialSource) -> S3Client {
             Endpoint::parse(&std::env::var("SLIPSTREAM_TEST_ENDPOINT").unwrap()).unwrap(),
         ),
         addressing: AddressingStyle::Path,
+        variants: Default::default(),
         credential_source: "test".into(),
         ca_bundle: None,
         region_set: None,

@@ -251,6 +251,7 @@ fn client_types_hide_credentials_and_tokens() {
             region: "us-east-1".into(),
             endpoint: None,
             addressing: AddressingStyle::Path,
+            variants: Default::default(),
             credential_source: "test".into(),
             ca_bundle: None,
             region_set: None,

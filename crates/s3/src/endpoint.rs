@@ -16,6 +16,7 @@
 
 use slipstream_sign::UrlBase;
 
+use crate::aws_hosts::{partition, Variants};
 use crate::bucket::{check_bucket, is_valid_host_label, is_virtual_hostable};
 use crate::Error;
 
@@ -159,26 +160,18 @@ pub fn split_port(authority: &str) -> Option<(&str, Option<u16>)> {
     }
 }
 
-/// The DNS suffix of `region`'s partition and whether the partition has a global S3 endpoint.
-fn partition(region: &str) -> (&'static str, bool) {
-    if region.starts_with("cn-") {
-        ("amazonaws.com.cn", false)
-    } else if region.starts_with("us-gov-") {
-        ("amazonaws.com", false)
-    } else {
-        ("amazonaws.com", true)
-    }
-}
-
-/// The URL base for objects of `bucket`.
+/// The URL base for objects of `bucket`; with `variants` (FIPS, dual-stack, Transfer
+/// Acceleration) for AWS itself, none of which a custom endpoint has.
 pub fn resolve(
     bucket: &str,
     region: &str,
     endpoint: Option<&Endpoint>,
     style: AddressingStyle,
+    variants: Variants,
 ) -> Result<UrlBase, Error> {
     check_bucket(bucket)?;
     check_region(region)?;
+    variants.check(region, endpoint.is_some())?;
     if let Some(ep) = endpoint {
         let virtual_ok =
             style == AddressingStyle::Virtual && is_virtual_hostable(bucket) && !ep.is_ip();
@@ -198,13 +191,20 @@ pub fn resolve(
             path_prefix,
         });
     }
-    let (suffix, has_global) = partition(region);
-    let regional = regional_host(region);
+    if variants.accelerate {
+        // Virtual-hosted whatever the style: botocore ignores path style here.
+        let host = variants.accelerate_host(bucket)?;
+        return Ok(UrlBase {
+            origin: format!("https://{host}"),
+            host,
+            path_prefix: "/".to_owned(),
+        });
+    }
     let s3_host = match style {
-        AddressingStyle::Auto if has_global && is_valid_host_label(bucket) => {
-            format!("s3.{suffix}")
+        AddressingStyle::Auto if variants.global_allowed(region) && is_valid_host_label(bucket) => {
+            format!("s3.{}", partition(region).0)
         }
-        _ => regional,
+        _ => variants.regional_host(region),
     };
     let (host, path_prefix) = if style != AddressingStyle::Path && is_virtual_hostable(bucket) {
         (format!("{bucket}.{s3_host}"), "/".to_owned())
@@ -219,9 +219,15 @@ pub fn resolve(
 }
 
 /// The URL base of the service itself, for requests that name no bucket (`ListBuckets`): the
-/// endpoint given, or the region's S3 host as [`resolve`] picks it for a path-style bucket.
-pub fn resolve_service(region: &str, endpoint: Option<&Endpoint>) -> Result<UrlBase, Error> {
+/// endpoint given, or the region's S3 host as [`resolve`] picks it for a path-style bucket
+/// (FIPS and dual-stack apply; acceleration, for objects, does not).
+pub fn resolve_service(
+    region: &str,
+    endpoint: Option<&Endpoint>,
+    variants: Variants,
+) -> Result<UrlBase, Error> {
     check_region(region)?;
+    variants.check(region, endpoint.is_some())?;
     if let Some(ep) = endpoint {
         let (url_authority, host) = ep.authority("");
         return Ok(UrlBase {
@@ -235,7 +241,7 @@ pub fn resolve_service(region: &str, endpoint: Option<&Endpoint>) -> Result<UrlB
             },
         });
     }
-    let host = regional_host(region);
+    let host = variants.regional_host(region);
     Ok(UrlBase {
         origin: format!("https://{host}"),
         host,
@@ -247,17 +253,6 @@ fn check_region(region: &str) -> Result<(), Error> {
     match region.split('.').all(is_valid_host_label) {
         true => Ok(()),
         false => Err(Error::InvalidRegion(region.to_owned())),
-    }
-}
-
-/// The region's own S3 host: `s3.amazonaws.com` for us-east-1 (botocore's "legacy" global
-/// endpoint), `s3.REGION.SUFFIX` elsewhere.
-fn regional_host(region: &str) -> String {
-    let (suffix, has_global) = partition(region);
-    if has_global && region == "us-east-1" {
-        format!("s3.{suffix}")
-    } else {
-        format!("s3.{region}.{suffix}")
     }
 }
 
@@ -283,7 +278,7 @@ mod tests {
 
     fn url(bucket: &str, region: &str, ep: Option<&str>, style: AddressingStyle) -> String {
         let ep = ep.map(|e| Endpoint::parse(e).unwrap());
-        let b = resolve(bucket, region, ep.as_ref(), style).unwrap();
+        let b = resolve(bucket, region, ep.as_ref(), style, Variants::default()).unwrap();
         format!("{}{}k", b.origin, b.path_prefix)
     }
 
@@ -316,14 +311,14 @@ mod tests {
         ];
         for (region, ep, want) in rows {
             let ep = ep.map(|e| Endpoint::parse(e).unwrap());
-            let b = resolve_service(region, ep.as_ref()).unwrap();
+            let b = resolve_service(region, ep.as_ref(), Variants::default()).unwrap();
             assert_eq!(
                 format!("{}{}", b.origin, b.path_prefix),
                 want,
                 "{region} {ep:?}"
             );
         }
-        assert!(resolve_service("bad region", None).is_err());
+        assert!(resolve_service("bad region", None, Variants::default()).is_err());
     }
 
     /// Rows printed by botocore 1.43.11 `generate_presigned_url("get_object", {"Key": "k"})`.
@@ -519,13 +514,27 @@ mod tests {
     #[test]
     fn host_header_drops_default_ports_only() {
         let ep = Endpoint::parse("https://h.example:443").unwrap();
-        let b = resolve("bkt", "us-east-1", Some(&ep), AddressingStyle::Path).unwrap();
+        let b = resolve(
+            "bkt",
+            "us-east-1",
+            Some(&ep),
+            AddressingStyle::Path,
+            Variants::default(),
+        )
+        .unwrap();
         assert_eq!(
             (b.origin.as_str(), b.host.as_str()),
             ("https://h.example:443", "h.example")
         );
         let ep = Endpoint::parse("http://[::1]:7070").unwrap();
-        let b = resolve("bkt", "us-east-1", Some(&ep), AddressingStyle::Virtual).unwrap();
+        let b = resolve(
+            "bkt",
+            "us-east-1",
+            Some(&ep),
+            AddressingStyle::Virtual,
+            Variants::default(),
+        )
+        .unwrap();
         assert_eq!(
             (b.host.as_str(), b.path_prefix.as_str()),
             ("[::1]:7070", "/bkt/")
@@ -564,7 +573,14 @@ mod tests {
         ] {
             assert!(Endpoint::parse(e).is_err(), "{e}");
         }
-        assert!(resolve("bkt", "us east", None, AddressingStyle::Auto).is_err());
-        assert!(resolve("bkt", "", None, AddressingStyle::Auto).is_err());
+        assert!(resolve(
+            "bkt",
+            "us east",
+            None,
+            AddressingStyle::Auto,
+            Variants::default()
+        )
+        .is_err());
+        assert!(resolve("bkt", "", None, AddressingStyle::Auto, Variants::default()).is_err());
     }
 }

@@ -13,6 +13,9 @@ pub enum Error {
     InvalidEndpoint(String),
     /// Caller: a region that cannot be part of a host name.
     InvalidRegion(String),
+    /// Caller: endpoint settings AWS has no endpoint for (Transfer Acceleration with FIPS or
+    /// a custom endpoint, FIPS in China, ...): the message says which setting to change.
+    UnsupportedEndpoint(String),
     /// Caller: text that is not `s3://bucket/key`.
     InvalidUri(String),
     /// Caller: a key this request cannot carry (a control character in an XML body).
@@ -32,6 +35,7 @@ impl fmt::Display for Error {
             ),
             Error::InvalidEndpoint(why) => write!(f, "invalid endpoint URL: {why}"),
             Error::InvalidRegion(r) => write!(f, "invalid region {r:?}: expected a name such as us-east-1"),
+            Error::UnsupportedEndpoint(why) => f.write_str(why),
             Error::InvalidUri(why) => write!(f, "invalid S3 URI: {why}"),
             Error::InvalidKey(why) => write!(f, "invalid key: {why}"),
             Error::InvalidPattern(why) => write!(f, "invalid pattern: {why}"),

@@ -8,6 +8,7 @@
 //! Signing itself is in `slipstream-sign`; sending requests is in `slipstream-client`.
 #![forbid(unsafe_code)]
 
+mod aws_hosts;
 mod bucket;
 pub mod copy;
 pub mod delete;
@@ -21,6 +22,7 @@ mod uri;
 pub mod versions;
 pub mod xml;
 
+pub use aws_hosts::Variants;
 pub use bucket::{check_bucket, is_valid_host_label, is_virtual_hostable};
 pub use endpoint::{resolve, resolve_service, split_port, AddressingStyle, Endpoint};
 pub use error::Error;

@@ -79,7 +79,14 @@ class Presigner:
         signature: Literal["v4", "v4a"] = "v4",
         region_set: Optional[str] = None,
         profile: Optional[str] = None,
-    ) -> None: ...
+        use_fips_endpoint: Optional[bool] = None,
+        use_dualstack_endpoint: Optional[bool] = None,
+        use_accelerate_endpoint: Optional[bool] = None,
+        us_east_1_regional_endpoint: Optional[Literal["regional", "legacy"]] = None,
+    ) -> None:
+        """The four endpoint settings are ``Client``'s (FIPS, dual-stack, Transfer
+        Acceleration, us-east-1's regional host): URLs name the host boto3's would."""
+        ...
     @property
     def bucket(self) -> str: ...
     @property
@@ -212,6 +219,10 @@ class Client:
         profile: Optional[str] = None,
         request_payer: bool = False,
         proxies: Optional[dict[str, str]] = None,
+        use_fips_endpoint: Optional[bool] = None,
+        use_dualstack_endpoint: Optional[bool] = None,
+        use_accelerate_endpoint: Optional[bool] = None,
+        us_east_1_regional_endpoint: Optional[Literal["regional", "legacy"]] = None,
     ) -> None:
         """``signature="v4a"`` signs every request with SigV4A for ``region_set``
         (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
@@ -236,6 +247,20 @@ class Client:
         as boto3 reads them. An ``https`` endpoint is reached through a ``CONNECT`` tunnel,
         an ``http`` one by requests sent to the proxy. A URL that cannot be used (``socks5://``,
         ``https://``) raises ``ValueError``; ``from_boto3`` passes the boto3 client's.
+
+        AWS's other S3 endpoints, as boto3's ``Config`` names them (ignored with a custom
+        endpoint, except acceleration, which raises ``ValueError`` there):
+        ``use_fips_endpoint=True`` sends to ``s3-fips.REGION.amazonaws.com`` (else
+        ``AWS_USE_FIPS_ENDPOINT``, the profile's ``use_fips_endpoint``, or a ``fips-`` region
+        such as ``us-gov-west-1-fips``); ``use_dualstack_endpoint=True`` to
+        ``s3.dualstack.REGION.amazonaws.com``, reachable over IPv6 (else the profile's
+        ``s3.use_dualstack_endpoint``, ``AWS_USE_DUALSTACK_ENDPOINT``, the profile's
+        ``use_dualstack_endpoint``); ``use_accelerate_endpoint=True`` to
+        ``BUCKET.s3-accelerate.amazonaws.com``, S3 Transfer Acceleration (else the profile's
+        ``s3.use_accelerate_endpoint``); ``us_east_1_regional_endpoint="regional"`` to
+        ``s3.us-east-1.amazonaws.com`` rather than the global ``s3.amazonaws.com`` (else
+        ``AWS_S3_US_EAST_1_REGIONAL_ENDPOINT`` or the profile). Settings that are neither
+        ``true`` nor ``false`` raise ``ValueError``, where boto3 reads them as false.
 
         A request that fails in a way trying again may mend (503 ``SlowDown``, 500, a reset
         connection) is tried up to ``AWS_MAX_ATTEMPTS`` or the profile's ``max_attempts`` times,

@@ -38,6 +38,23 @@ def _is_aws_endpoint(url: str) -> bool:
     return host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")
 
 
+def _endpoint_variants(config: Any) -> dict:
+    """The boto3 client's FIPS, dual-stack, acceleration and us-east-1 settings, as keyword
+    arguments: given explicitly, so that what the client was made with wins over the
+    environment, as it does for boto3. botocore keeps the profile's values as strings."""
+
+    def on(value: Any) -> bool:
+        return value is True or (isinstance(value, str) and value.lower() == "true")
+
+    s3_config = config.s3 or {}
+    return {
+        "use_fips_endpoint": on(config.use_fips_endpoint),
+        "use_dualstack_endpoint": on(s3_config.get("use_dualstack_endpoint")) or on(config.use_dualstack_endpoint),
+        "use_accelerate_endpoint": on(s3_config.get("use_accelerate_endpoint")),
+        "us_east_1_regional_endpoint": s3_config.get("us_east_1_regional_endpoint") or "legacy",
+    }
+
+
 class Boto3Presigner(FollowingPresigner):
     """A presigner that follows a boto3 S3 client's configuration and credentials."""
 
@@ -49,6 +66,7 @@ class Boto3Presigner(FollowingPresigner):
         self._endpoint = None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url
         s3_config = meta.config.s3 or {}
         self._addressing = s3_config.get("addressing_style") or "auto"
+        self._variants = _endpoint_variants(meta.config)
         self._lock = threading.Lock()
         self._frozen: Optional[tuple] = None
         self._native: Optional[_Native] = None
@@ -67,6 +85,7 @@ class Boto3Presigner(FollowingPresigner):
                     credentials=Credentials(*key),
                     endpoint_url=self._endpoint,
                     addressing=self._addressing,
+                    **self._variants,
                 )
                 self._frozen = key
             return self._native
@@ -155,6 +174,7 @@ def client_settings(client: Any) -> dict:
         "region": meta.region_name or "us-east-1",
         "endpoint_url": None if _is_aws_endpoint(meta.endpoint_url) else meta.endpoint_url,
         "addressing": (meta.config.s3 or {}).get("addressing_style") or "auto",
+        **_endpoint_variants(meta.config),
     }
     if meta.config.proxies:  # Config(proxies={"https": ...}); else the environment's, as for boto3
         settings["proxies"] = dict(meta.config.proxies)

@@ -19,6 +19,8 @@
 //!   botocore reads them (`proxy.rs`).
 //! - attempts per request: `AWS_MAX_ATTEMPTS`, the profile's `max_attempts` (the first attempt
 //!   counted, as botocore counts it); none leaves the client's own.
+//! - AWS endpoint variants (`variants.rs`): FIPS (`AWS_USE_FIPS_ENDPOINT`, `use_fips_endpoint`,
+//!   or a `fips-` region), dual-stack, Transfer Acceleration, us-east-1's regional host.
 //!
 //! One file per idea: the environment ([`Env`], `env.rs`, passed in so that tests do not touch
 //! the process environment), the shared files and the profile in use (`files.rs`), the
@@ -28,7 +30,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use slipstream_s3::{AddressingStyle, Endpoint};
+use slipstream_s3::{AddressingStyle, Endpoint, Variants};
 
 use crate::credentials::CredentialSource;
 use crate::proxy::Proxies;
@@ -37,9 +39,11 @@ mod chain;
 mod endpoint;
 mod env;
 mod files;
+mod variants;
 
 pub use env::Env;
 use files::{Files, Profile};
+pub use variants::VariantChoices;
 
 /// What the command line said; `None` means "look further down the chain".
 #[derive(Clone, Debug, Default)]
@@ -60,6 +64,8 @@ pub struct Overrides {
     pub no_sign_request: bool,
     /// Proxies given in code (the Python `Client`'s `proxies=`), instead of the environment's.
     pub proxies: Option<Proxies>,
+    /// FIPS, dual-stack, acceleration or us-east-1's regional host, given in code.
+    pub variants: VariantChoices,
 }
 
 /// The outcome of the chain.
@@ -73,6 +79,8 @@ pub struct Resolved {
     pub endpoint: Option<Endpoint>,
     /// Virtual-hosted or path-style.
     pub addressing: AddressingStyle,
+    /// Which of AWS's endpoints (FIPS, dual-stack, acceleration); none applies to a custom one.
+    pub variants: Variants,
     /// Where the credentials came from, for `--debug`-style messages (never the values).
     pub credential_source: String,
     /// Certificates to trust instead of the usual roots (`--ca-bundle`, `AWS_CA_BUNDLE`, the
@@ -142,8 +150,16 @@ pub fn resolve_with(
         }
         None => chain::local(env, &files, &profile)?,
     };
-    let region = endpoint::region(cli, env, &profile);
+    let (region, fips_region) = variants::strip_fips(endpoint::region(cli, env, &profile));
     let endpoint = endpoint::endpoint(cli, env, &profile)?;
+    let variants = variants::variants(
+        cli.variants,
+        env,
+        &profile,
+        fips_region,
+        &region,
+        endpoint.is_some(),
+    )?;
     let addressing = endpoint::addressing(cli, &profile)?;
     let region_set = endpoint::region_set(cli, env, &profile)?;
     let proxies = endpoint::proxies(cli, env);
@@ -157,6 +173,7 @@ pub fn resolve_with(
         region,
         endpoint,
         addressing,
+        variants,
         credential_source,
         ca_bundle: endpoint::ca_bundle(cli, env, &profile),
         region_set,

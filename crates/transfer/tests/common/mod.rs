@@ -34,6 +34,7 @@ pub fn client_with(
         region: std::env::var("SLIPSTREAM_TEST_REGION").unwrap(),
         endpoint: Some(Endpoint::parse(endpoint).unwrap()),
         addressing: AddressingStyle::Path,
+        variants: Default::default(),
         credential_source: "test".into(),
         ca_bundle,
         region_set: None,
