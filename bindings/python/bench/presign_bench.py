@@ -138,6 +138,32 @@ def bridge_each(ks):
     return [slipstream.generate_presigned_url(c, "get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
 
 
+# AWS's other endpoints: boto3 resolves the endpoint rules at every call, we once per presigner.
+FIPS = {"use_fips_endpoint": True}
+ACCELERATE = {"s3": {"use_accelerate_endpoint": True}}
+
+
+def boto3_each_on(config):
+    def run(ks):
+        c = boto3.client("s3", region_name=REGION, aws_access_key_id=AKID, aws_secret_access_key=SECRET, config=Config(signature_version="s3v4", **config))
+        return [c.generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
+
+    return run
+
+
+def bridge_each_on(config):
+    def run(ks):
+        c = boto3.client("s3", region_name=REGION, aws_access_key_id=AKID, aws_secret_access_key=SECRET, config=Config(signature_version="s3v4", **config))
+        return [slipstream.generate_presigned_url(c, "get_object", Params={"Bucket": BUCKET, "Key": k}, ExpiresIn=3600) for k in ks]
+
+    return run
+
+
+def presigner_each_on(**endpoint):
+    p = slipstream.Presigner(BUCKET, region=REGION, credentials=slipstream.Credentials(AKID, SECRET), **endpoint)
+    return lambda ks: [p.presign_get(k) for k in ks]
+
+
 def client_presigner_each(ks):
     p = slipstream.Client(region=REGION, credentials=slipstream.Credentials(AKID, SECRET)).presigner(BUCKET)
     return [p.presign_get(k) for k in ks]
@@ -169,6 +195,11 @@ def main():
         ("slipstream presign_arrow, pyarrow in and out, 1 thread, 1M keys", "v4", rate(lambda a: pa.array(v4.presign_arrow(a, threads=1)), 1_000_000, runs=5, arrow=True)),
         ("slipstream presign_arrow, pyarrow in and out, 2 threads, 1M keys", "v4", rate(lambda a: pa.array(v4.presign_arrow(a, threads=2)), 1_000_000, runs=5, arrow=True)),
         ("slipstream presign_arrow, 2 threads", "v4a", rate(lambda a: v4a.presign_arrow(a, threads=2), 20_000, runs=5, arrow=True)),
+        ("boto3 1.43 generate_presigned_url, FIPS endpoint", "v4", rate(boto3_each_on(FIPS), 10_000)),
+        ("slipstream.generate_presigned_url(boto3 FIPS client), one per key", "v4", rate(bridge_each_on(FIPS), 100_000)),
+        ("slipstream Presigner(use_fips_endpoint=True).presign_get", "v4", rate(presigner_each_on(use_fips_endpoint=True), 100_000)),
+        ("boto3 1.43 generate_presigned_url, Transfer Acceleration", "v4", rate(boto3_each_on(ACCELERATE), 10_000)),
+        ("slipstream Presigner(use_accelerate_endpoint=True).presign_get", "v4", rate(presigner_each_on(use_accelerate_endpoint=True), 100_000)),
         ("boto3 1.43 generate_presigned_post (forms/s)", "v4", rate(boto3_post, 5_000)),
         ("slipstream presign_post (forms/s)", "v4", rate(ours_post(v4), 100_000)),
     ]

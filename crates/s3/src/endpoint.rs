@@ -10,6 +10,8 @@
 //! - Other partitions (China, GovCloud) have no global endpoint.
 //! - A custom endpoint (MinIO, R2, versitygw): path-style unless virtual is asked for, the name
 //!   allows it and the endpoint's host is not an IP address.
+//! - AWS's other hosts (FIPS, dual-stack, Transfer Acceleration, us-east-1's regional one) are
+//!   named in `aws_hosts.rs`; a custom endpoint has none of them.
 //!
 //! One botocore quirk is not reproduced: with a custom IP endpoint and explicit virtual style it
 //! turns `my.bucket` into the host `my.bucket.127.0.0.1`, which cannot resolve; we use path-style.
