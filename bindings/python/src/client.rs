@@ -78,6 +78,20 @@ impl ProvideCredentials for Callback {
     }
 }
 
+/// A timeout given in seconds (boto3's `Config(connect_timeout=, read_timeout=)`): more than 0.
+fn seconds(name: &str, given: Option<f64>) -> PyResult<Option<Duration>> {
+    given
+        .map(|s| {
+            Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!("{name} must be a number of seconds > 0"))
+                })
+        })
+        .transpose()
+}
+
 /// `credentials=` as given: a `Credentials`, or a callable returning `(Credentials, expires_at)`.
 fn own_credentials(given: &Bound<'_, PyAny>) -> PyResult<CredentialSource> {
     if let Ok(fixed) = given.cast::<Credentials>() {
@@ -172,7 +186,7 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None, use_fips_endpoint = None, use_dualstack_endpoint = None, use_accelerate_endpoint = None, us_east_1_regional_endpoint = None))]
+    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None, use_fips_endpoint = None, use_dualstack_endpoint = None, use_accelerate_endpoint = None, us_east_1_regional_endpoint = None, max_attempts = None, connect_timeout = None, read_timeout = None, max_bandwidth = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         region: Option<String>,
@@ -194,7 +208,18 @@ impl Client {
         use_dualstack_endpoint: Option<bool>,
         use_accelerate_endpoint: Option<bool>,
         us_east_1_regional_endpoint: Option<&str>,
+        max_attempts: Option<u32>,
+        connect_timeout: Option<f64>,
+        read_timeout: Option<f64>,
+        max_bandwidth: Option<u64>,
     ) -> PyResult<Self> {
+        if max_attempts == Some(0) {
+            return Err(PyValueError::new_err(
+                "max_attempts counts the first attempt: give at least 1",
+            ));
+        }
+        let connect_timeout = seconds("connect_timeout", connect_timeout)?;
+        let read_timeout = seconds("read_timeout", read_timeout)?;
         let variants = crate::variant_choices(
             use_fips_endpoint,
             use_dualstack_endpoint,
@@ -250,7 +275,18 @@ impl Client {
         let options = ClientOptions {
             tcp_congestion,
             request_payer,
-            max_attempts: config.max_attempts.unwrap_or(defaults.max_attempts),
+            max_attempts: max_attempts
+                .or(config.max_attempts)
+                .unwrap_or(defaults.max_attempts),
+            connect_timeout: connect_timeout.unwrap_or(defaults.connect_timeout),
+            // boto3's read timeout bounds the wait for the answer and for each read of its body.
+            response_timeout: read_timeout.unwrap_or(defaults.response_timeout),
+            read_timeout: read_timeout.unwrap_or(defaults.read_timeout),
+            max_bandwidth: max_bandwidth
+                .or(config.max_bandwidth)
+                .map(slipstream_client::Bandwidth::new)
+                .transpose()
+                .map_err(|e| PyValueError::new_err(format!("max_bandwidth: {e}")))?,
             ..defaults
         };
         let inner = S3Client::new(&config, options).map_err(to_py)?;

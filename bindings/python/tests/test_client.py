@@ -513,3 +513,20 @@ def test_unsigned_clients_read_public_buckets_without_credentials(server, s3, mo
         slipstream.Client(signature="unsigned", credentials=slipstream.Credentials("AK", "SK"))
     with pytest.raises(ValueError, match="'v4', 'v4a' or 'unsigned'"):
         slipstream.Client(signature="v2")
+
+
+def test_max_bandwidth_caps_what_the_client_moves(server, s3):
+    """`max_bandwidth` (boto3's TransferConfig name, bytes per second): 4 MiB each way at
+    2 MiB/s take at least the 2 s the cap allows (milliseconds without it) and arrive whole."""
+    bucket = new_bucket(s3)
+    c = make_client(server, max_bandwidth=2 << 20)
+    data = os.urandom(4 << 20)
+    started = time.monotonic()
+    c.put_bytes(bucket, "k", data)
+    assert time.monotonic() - started >= 1.6
+    started = time.monotonic()
+    assert c.get_bytes(bucket, "k") == data
+    assert time.monotonic() - started >= 1.6
+    for bad in [0, 1000]:
+        with pytest.raises(ValueError, match="max_bandwidth"):
+            make_client(server, max_bandwidth=bad)

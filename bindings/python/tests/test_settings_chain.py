@@ -167,3 +167,59 @@ def test_attempts_per_request_from_aws_max_attempts_then_the_profile(server, cle
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "three")
     with pytest.raises(ValueError, match="AWS_MAX_ATTEMPTS"):
         slipstream.Client(region="us-east-1", credentials=creds)
+
+
+def test_attempts_and_timeouts_given_in_code_or_carried_from_boto3(server, clean_env, monkeypatch):
+    """`max_attempts=` beats AWS_MAX_ATTEMPTS; `from_boto3` carries the boto3 client's retries
+    (total_max_attempts, the legacy retry count, a mode's default) and a read timeout that makes a
+    silent server's attempt give up in time to be retried."""
+    import socket
+    import time
+
+    import boto3
+    from botocore.config import Config
+
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "4")
+    slow_down = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+    creds = slipstream.Credentials(server["access_key"], server["secret_key"])
+    with recording_server(slow_down, {"Content-Type": "application/xml"}, status=503) as (endpoint, requests):
+        def boto3_client(**config):
+            return boto3.client("s3", region_name="us-east-1", endpoint_url=endpoint, aws_access_key_id=server["access_key"],
+                                aws_secret_access_key=server["secret_key"], config=Config(s3={"addressing_style": "path"}, **config))
+
+        for client, attempts in [
+            (slipstream.Client(region="us-east-1", endpoint_url=endpoint, addressing="path", credentials=creds, max_attempts=2), 2),
+            (slipstream.Client.from_boto3(boto3_client(retries={"total_max_attempts": 3})), 3),
+            (slipstream.Client.from_boto3(boto3_client(retries={"max_attempts": 1})), 2),  # one retry
+            (slipstream.Client.from_boto3(boto3_client(retries={"mode": "standard"})), 4),  # AWS_MAX_ATTEMPTS, as boto3
+        ]:
+            requests.clear()
+            with pytest.raises(slipstream.S3Error, match="SlowDown"):
+                client.get_bytes("some-bucket", "k", range=(0, 10))
+            assert len(requests) == attempts, attempts
+    monkeypatch.delenv("AWS_MAX_ATTEMPTS")
+    with recording_server(slow_down, {"Content-Type": "application/xml"}, status=503) as (endpoint, requests):
+        c = slipstream.Client.from_boto3(boto3.client("s3", region_name="us-east-1", endpoint_url=endpoint, aws_access_key_id="a",
+                                                      aws_secret_access_key="b", config=Config(retries={"mode": "standard"})))
+        with pytest.raises(slipstream.S3Error):
+            c.get_bytes("some-bucket", "k", range=(0, 10))
+        assert len(requests) == 3  # standard mode's default
+    # A server that takes the request and never answers: each attempt gives up after the read
+    # timeout (0.3 s, not the default 60 s), and all of them are made.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    try:
+        endpoint = "http://127.0.0.1:%d" % silent.getsockname()[1]
+        c = slipstream.Client(region="us-east-1", endpoint_url=endpoint, addressing="path", credentials=creds,
+                              max_attempts=2, read_timeout=0.3, stall_timeout=None)
+        started = time.monotonic()
+        with pytest.raises(OSError):
+            c.get_bytes("some-bucket", "k", range=(0, 10))
+        # Two attempts of 0.3 s and a backoff; the default timeout would take two minutes.
+        assert time.monotonic() - started < 30
+    finally:
+        silent.close()
+    for bad in [{"max_attempts": 0}, {"read_timeout": 0}, {"connect_timeout": -1.0}]:
+        with pytest.raises(ValueError):
+            slipstream.Client(region="us-east-1", credentials=creds, **bad)

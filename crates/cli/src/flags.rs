@@ -166,6 +166,17 @@ pub struct Transport {
     #[arg(long, value_name = "WHO", num_args = 0..=1, default_missing_value = "requester",
           value_parser = ["requester"])]
     pub request_payer: Option<String>,
+    /// Cap the bytes per second of all transfers, both ways together: 50MB/s, 800KB/s (powers
+    /// of 1024, as the AWS CLI counts them) or bytes per second; else the profile's
+    /// s3.max_bandwidth. At least 16KB/s.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub max_bandwidth: Option<u64>,
+}
+
+/// `--max-bandwidth`: a rate the AWS CLI's `s3.max_bandwidth` would take, not below the least.
+fn parse_rate(s: &str) -> Result<u64, String> {
+    let rate = slipstream_client::Bandwidth::parse(s)?;
+    slipstream_client::Bandwidth::new(rate).map(|b| b.bytes_per_second())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use slipstream_client::{resolve, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client};
+use slipstream_client::{resolve, Bandwidth, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
@@ -23,12 +23,19 @@ pub(crate) fn client_for(
 ) -> Result<Arc<S3Client>, Failure> {
     let resolved =
         resolve(&Env::from_process(), overrides).map_err(|e| Failure::usage(e.to_string()))?;
+    let max_bandwidth = t
+        .max_bandwidth
+        .or(resolved.max_bandwidth)
+        .map(Bandwidth::new)
+        .transpose()
+        .map_err(Failure::usage)?;
     let defaults = ClientOptions::default();
     let options = ClientOptions {
         tcp_congestion: t.tcp_congestion.clone(),
         list_page_size: t.page_size.map(usize::from),
         request_payer: t.request_payer.is_some(),
         max_attempts: resolved.max_attempts.unwrap_or(defaults.max_attempts),
+        max_bandwidth,
         ..defaults
     };
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;

@@ -292,6 +292,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
             || t.tcp_congestion.is_some()
             || t.page_size.is_some()
             || t.request_payer.is_some()
+            || t.max_bandwidth.is_some()
         {
             Err("connection flags (--endpoint-url, --profile, --region, --request-payer...) belong to `run`, not its lines".to_owned())
         } else {

@@ -112,7 +112,10 @@ pub(crate) fn https(
         proxies: proxies.cloned(),
         connect_timeout: options.connect_timeout,
     };
-    let tcp = ReadAheadConnector(Timed::new(tcp, times.clone()));
+    let tcp = ReadAheadConnector {
+        inner: Timed::new(tcp, times.clone()),
+        bandwidth: options.max_bandwidth.clone(),
+    };
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(crate::tls::client_config(
             ca_bundle,

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 mod activity;
+mod bandwidth;
 pub mod checksum;
 mod client;
 pub mod config;
@@ -42,6 +43,7 @@ mod transport;
 mod warm;
 
 pub use activity::Activity;
+pub use bandwidth::Bandwidth;
 pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use client::S3Client;
 pub use config::{resolve, resolve_with, ConfigError, Env, Overrides, Resolved, VariantChoices};

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::Bandwidth;
+
 /// Connection and retry settings.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
@@ -34,6 +36,10 @@ pub struct ClientOptions {
     /// Send `x-amz-request-payer: requester` with every request: the caller accepts the
     /// charges of a Requester Pays bucket, which refuses requests without it (403).
     pub request_payer: bool,
+    /// A cap on the bytes per second all connections move, both ways (`--max-bandwidth`, the
+    /// AWS CLI's `s3.max_bandwidth`); clones of one [`Bandwidth`] given to several clients
+    /// share it. `None`: as fast as the link allows.
+    pub max_bandwidth: Option<Bandwidth>,
 }
 
 impl Default for ClientOptions {
@@ -49,6 +55,7 @@ impl Default for ClientOptions {
             tcp_congestion: None,
             list_page_size: None,
             request_payer: false,
+            max_bandwidth: None,
         }
     }
 }

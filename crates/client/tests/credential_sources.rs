@@ -112,6 +112,7 @@ fn client(source: CredentialSource) -> S3Client {
         region_set: None,
         proxies: None,
         max_attempts: None,
+        max_bandwidth: None,
     };
     S3Client::new(&config, ClientOptions::default()).unwrap()
 }

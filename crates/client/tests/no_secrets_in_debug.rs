@@ -257,6 +257,7 @@ fn client_types_hide_credentials_and_tokens() {
             region_set: None,
             proxies: None,
             max_attempts: None,
+            max_bandwidth: None,
         };
         assert_redacted("Resolved", &config, &[SECRET, TOKEN, CONTAINER_TOKEN]);
         let client = S3Client::new(&config, ClientOptions::default()).unwrap();

@@ -223,6 +223,10 @@ class Client:
         use_dualstack_endpoint: Optional[bool] = None,
         use_accelerate_endpoint: Optional[bool] = None,
         us_east_1_regional_endpoint: Optional[Literal["regional", "legacy"]] = None,
+        max_attempts: Optional[int] = None,
+        connect_timeout: Optional[float] = None,
+        read_timeout: Optional[float] = None,
+        max_bandwidth: Optional[int] = None,
     ) -> None:
         """``signature="v4a"`` signs every request with SigV4A for ``region_set``
         (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
@@ -263,8 +267,16 @@ class Client:
         ``true`` nor ``false`` raise ``ValueError``, where boto3 reads them as false.
 
         A request that fails in a way trying again may mend (503 ``SlowDown``, 500, a reset
-        connection) is tried up to ``AWS_MAX_ATTEMPTS`` or the profile's ``max_attempts`` times,
-        as in boto3 (the first counted; 5 when neither is set).
+        connection) is tried up to ``max_attempts`` times, else ``AWS_MAX_ATTEMPTS`` or the
+        profile's ``max_attempts``, as in boto3 (the first counted; 5 when none is set).
+        ``connect_timeout`` (seconds, default 10) bounds each connection's set-up (TCP, TLS, a
+        proxy's tunnel); ``read_timeout`` (seconds) the wait for an answer (default 60) and
+        for each read of its body (default 30): past them the attempt is retried.
+        ``max_bandwidth`` (bytes per second, as boto3's ``TransferConfig(max_bandwidth=)``;
+        else the profile's ``s3.max_bandwidth``, e.g. ``50MB/s``) caps what all the client's
+        connections move, both ways together (at least 16384).
+        ``from_boto3`` carries the boto3 client's ``retries`` (``total_max_attempts``, or its
+        mode's default) and any timeout other than boto3's 60 s default.
 
         ``stall_timeout`` (seconds; ``0`` or ``None``: wait forever): a transfer raises
         ``TimeoutError`` once no byte has moved on any of the client's connections for that

@@ -55,6 +55,28 @@ def _endpoint_variants(config: Any) -> dict:
     }
 
 
+# botocore's defaults: 60 s to connect and to read; attempts by retry mode when not given.
+_BOTO3_TIMEOUT = 60
+_ATTEMPTS_BY_MODE = {"standard": 3, "adaptive": 3}
+
+
+def _retries_and_timeouts(config: Any) -> dict:
+    """The boto3 client's attempts per request (`retries={"total_max_attempts": n}`,
+    `{"max_attempts": retries}`, `AWS_MAX_ATTEMPTS`, or its retry mode's default) and the
+    timeouts it was given; boto3's 60 s defaults are left to the `Client`'s own (10 s to
+    connect, 60 s for an answer, 30 s of silence in a body, then retried)."""
+    retries = config.retries or {}
+    kw = {}
+    attempts = retries.get("total_max_attempts") or _ATTEMPTS_BY_MODE.get(retries.get("mode"))
+    if attempts:
+        kw["max_attempts"] = attempts
+    if config.connect_timeout != _BOTO3_TIMEOUT:
+        kw["connect_timeout"] = config.connect_timeout
+    if config.read_timeout != _BOTO3_TIMEOUT:
+        kw["read_timeout"] = config.read_timeout
+    return kw
+
+
 class Boto3Presigner(FollowingPresigner):
     """A presigner that follows a boto3 S3 client's configuration and credentials."""
 
@@ -178,6 +200,7 @@ def client_settings(client: Any) -> dict:
     }
     if meta.config.proxies:  # Config(proxies={"https": ...}); else the environment's, as for boto3
         settings["proxies"] = dict(meta.config.proxies)
+    settings.update(_retries_and_timeouts(meta.config))
     if meta.config.signature_version is UNSIGNED:  # Config(signature_version=UNSIGNED)
         return dict(settings, signature="unsigned")
     creds = client._request_signer._credentials

@@ -19,6 +19,7 @@
 //!   botocore reads them (`proxy.rs`).
 //! - attempts per request: `AWS_MAX_ATTEMPTS`, the profile's `max_attempts` (the first attempt
 //!   counted, as botocore counts it); none leaves the client's own.
+//! - bandwidth: the profile's `s3.max_bandwidth`, as the AWS CLI's transfer commands read it.
 //! - AWS endpoint variants (`variants.rs`): FIPS (`AWS_USE_FIPS_ENDPOINT`, `use_fips_endpoint`,
 //!   or a `fips-` region), dual-stack, Transfer Acceleration, us-east-1's regional host.
 //!
@@ -94,6 +95,9 @@ pub struct Resolved {
     /// Attempts per request, the first included (`AWS_MAX_ATTEMPTS`, the profile's
     /// `max_attempts`), for the caller's `ClientOptions::max_attempts`; `None`: not set.
     pub max_attempts: Option<u32>,
+    /// The profile's `s3.max_bandwidth` in bytes per second, for the caller's
+    /// `ClientOptions::max_bandwidth` (a flag or argument of its own beats it).
+    pub max_bandwidth: Option<u64>,
 }
 
 /// Why the chain found nothing usable.
@@ -164,6 +168,7 @@ pub fn resolve_with(
     let region_set = endpoint::region_set(cli, env, &profile)?;
     let proxies = endpoint::proxies(cli, env);
     let max_attempts = endpoint::max_attempts(env, &profile)?;
+    let max_bandwidth = endpoint::max_bandwidth(&profile)?;
     let (credentials, credential_source) = match found {
         Some(found) => found,
         None => chain::remote(env, &profile, &region)?,
@@ -179,6 +184,7 @@ pub fn resolve_with(
         region_set,
         proxies,
         max_attempts,
+        max_bandwidth,
     })
 }
 

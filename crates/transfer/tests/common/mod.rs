@@ -40,6 +40,7 @@ pub fn client_with(
         region_set: None,
         proxies: None,
         max_attempts: None,
+        max_bandwidth: None,
     };
     Arc::new(S3Client::new(&config, options).unwrap())
 }
