@@ -4,6 +4,8 @@ the AWS CLI are: `https_proxy` for an https endpoint (a CONNECT tunnel, TLS insi
 the hosts that go direct. The proxy's log shows which way each request went; the routes the
 environment picks are compared with botocore's on the same settings."""
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -133,3 +135,59 @@ def test_the_environment_routes_requests_as_it_routes_botocores(slipstream_bin, 
     run_cli(slipstream_bin, "ls", "--endpoint-url", server["endpoint"], "--path-style", env=env)
     ours = proxy.requests()
     assert bool(ours) == bool(botocore_went), (settings, botocore_went, ours)
+
+
+@contextlib.contextmanager
+def instance_metadata_through_a_proxy():
+    """A forwarding proxy that answers, itself, what EC2 instance metadata (IMDSv2) would for
+    the absolute URLs it is sent: a token, a role, that role's credentials. Yields its URL and
+    the request lines it saw."""
+    import http.server
+    import threading
+
+    seen = []
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def answer(self):
+            seen.append(f"{self.command} {self.path}")
+            if self.path.endswith("/api/token"):
+                body = b"TOKEN"
+            elif self.path.endswith("/security-credentials/"):
+                body = b"the-role"
+            else:
+                body = json.dumps({"Code": "Success", "AccessKeyId": "AKIDVIAPROXY", "SecretAccessKey": "s",
+                                   "Token": "t", "Expiration": "2099-01-01T00:00:00Z"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_PUT = answer  # noqa: N815 (the stdlib's names)
+
+        def log_message(self, *args):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        yield "http://127.0.0.1:%d" % proxy.server_address[1], seen
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_presign_fetches_credentials_through_the_proxy_as_botocore_does(slipstream_bin):
+    # Instance metadata at an address nothing answers on here: only the proxy can reach it,
+    # and botocore reads it through http_proxy too.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and "proxy" not in k.lower()}
+    env.update(HOME="/nonexistent", AWS_REGION="us-east-1", AWS_EC2_METADATA_SERVICE_ENDPOINT="http://169.254.169.254")
+    with instance_metadata_through_a_proxy() as (url, seen):
+        env["http_proxy"] = url
+        botocore = subprocess.run([sys.executable, "-c", "import boto3; print(boto3.Session().get_credentials().access_key)"],
+                                  env=env, capture_output=True, timeout=60)
+        assert botocore.stdout.strip() == b"AKIDVIAPROXY", botocore.stderr
+        theirs = list(seen)
+        seen.clear()
+        out = run_cli(slipstream_bin, "presign", "s3://b/k", env=env).stdout
+        assert b"X-Amz-Credential=AKIDVIAPROXY%2F" in out, out
+        assert seen and all(line.split()[1].startswith("http://169.254.169.254/") for line in seen), (seen, theirs)

@@ -105,7 +105,7 @@ pub fn credentials_now(
 ) -> Result<slipstream_sign::Credentials, Failure> {
     resolved
         .credentials
-        .fetch_blocking()
+        .fetch_blocking(resolved.ca_bundle.as_deref(), resolved.proxies.as_ref())
         .map(|e| e.credentials)
         .map_err(|e| {
             Failure::usage(format!(

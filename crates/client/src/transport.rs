@@ -30,12 +30,17 @@ pub(crate) type Http = Client<Connector, Sending>;
 
 /// The connection pool: TCP_NODELAY on every connection (without it a request can wait a whole
 /// round trip), HTTP and HTTPS (rustls with TLS 1.3 and 1.2; the Mozilla roots, or only the
-/// certificates of `ca_bundle`), idle connections closed before S3 does.
+/// certificates of `ca_bundle`), idle connections closed before S3 does; through `proxies`
+/// where they say so.
 pub(crate) fn http_client(
     options: &ClientOptions,
     ca_bundle: Option<&Path>,
+    proxies: Option<&Proxies>,
 ) -> Result<Http, ClientError> {
-    let https = crate::dial::https(options, ca_bundle, None, false, &ConnectTimes::default())?;
+    if let Some(why) = proxies.and_then(Proxies::unusable) {
+        return Err(ClientError::Request(why.to_owned()));
+    }
+    let https = crate::dial::https(options, ca_bundle, proxies, false, &ConnectTimes::default())?;
     Ok(pool_over(options, Warm::new(https)))
 }
 

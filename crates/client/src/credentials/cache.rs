@@ -142,7 +142,7 @@ impl RefreshingSigner {
             region_set: None,
         };
         let cache = CredentialCache::new(source, scope)?;
-        let http = crate::transport::http_client(&crate::ClientOptions::default(), None)?;
+        let http = crate::transport::http_client(&crate::ClientOptions::default(), None, None)?;
         Ok(Self { cache, http })
     }
 

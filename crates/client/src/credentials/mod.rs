@@ -191,8 +191,13 @@ impl CredentialSource {
     }
 
     /// Fetches credentials now, from synchronous code (the CLI's `presign`): a runtime and a
-    /// connection of its own, for this one call.
-    pub fn fetch_blocking(&self) -> Result<Expiring, ClientError> {
+    /// connection of its own, for this one call, trusting `ca_bundle` and through `proxies` as
+    /// a client's own fetches would (an SSO portal or STS behind a corporate proxy).
+    pub fn fetch_blocking(
+        &self,
+        ca_bundle: Option<&std::path::Path>,
+        proxies: Option<&crate::Proxies>,
+    ) -> Result<Expiring, ClientError> {
         if let CredentialSource::Static(c) = self {
             return Ok(Expiring {
                 credentials: c.clone(),
@@ -204,7 +209,8 @@ impl CredentialSource {
             .build()
             .map_err(ClientError::Io)?;
         runtime.block_on(async {
-            let http = crate::transport::http_client(&crate::ClientOptions::default(), None)?;
+            let options = crate::ClientOptions::default();
+            let http = crate::transport::http_client(&options, ca_bundle, proxies)?;
             self.fetch(&http).await
         })
     }
