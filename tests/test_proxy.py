@@ -191,3 +191,26 @@ def test_presign_fetches_credentials_through_the_proxy_as_botocore_does(slipstre
         out = run_cli(slipstream_bin, "presign", "s3://b/k", env=env).stdout
         assert b"X-Amz-Credential=AKIDVIAPROXY%2F" in out, out
         assert seen and all(line.split()[1].startswith("http://169.254.169.254/") for line in seen), (seen, theirs)
+
+
+def test_container_credentials_are_fetched_directly_as_botocore_fetches_them(slipstream_bin, server):
+    # The task's own endpoint: botocore never sends it to a proxy, and neither do we (a proxy
+    # outside the task cannot reach 169.254.170.2). The proxy here refuses everything.
+    from support import recording_server
+
+    creds = json.dumps({"AccessKeyId": server["access_key"], "SecretAccessKey": server["secret_key"],
+                        "Token": "t", "Expiration": "2099-01-01T00:00:00Z"}).encode()
+    with recording_server(creds) as (container, _), recording_server(status=403) as (proxy, refused):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and "proxy" not in k.lower()}
+        env.update(HOME="/nonexistent", AWS_REGION=server["region"], http_proxy=proxy,
+                   AWS_CONTAINER_CREDENTIALS_FULL_URI=container + "/creds")
+        botocore = subprocess.run([sys.executable, "-c", "import boto3; print(boto3.Session().get_credentials().access_key)"],
+                                  env=env, capture_output=True, timeout=60)
+        assert botocore.stdout.strip() == server["access_key"].encode(), botocore.stderr
+        out = run_cli(slipstream_bin, "presign", "s3://b/k", env=env).stdout
+        assert f"X-Amz-Credential={server['access_key']}%2F".encode() in out
+        # A client's own fetch too (its requests to the plain server go through the proxy,
+        # which refuses them: the credentials were fetched, the listing is what failed).
+        listed = run_cli(slipstream_bin, "ls", "--endpoint-url", server["endpoint"], "--path-style", env=env, check=False)
+        assert b"403" in listed.stderr and b"credential" not in listed.stderr.lower(), listed.stderr
+        assert all(r["path"] != "/creds" and not r["path"].endswith("/creds") for r in refused), refused

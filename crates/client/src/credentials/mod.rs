@@ -215,7 +215,8 @@ impl CredentialSource {
         })
     }
 
-    /// Fetches credentials now; an error names the source.
+    /// Fetches credentials now, over `http` (the client's pool, through its proxies; the
+    /// container endpoint always directly); an error names the source.
     pub(crate) async fn fetch(&self, http: &Http) -> Result<Expiring, ClientError> {
         let fetched = match self {
             CredentialSource::Static(c) => Ok(Expiring {
@@ -232,7 +233,13 @@ impl CredentialSource {
                 url,
                 token,
                 token_file,
-            } => container::fetch(http, url, token.as_deref(), token_file.as_deref()).await,
+            } => {
+                // Direct, whatever the proxies say, as botocore fetches it: the endpoint is the
+                // task's own (169.254.170.2, localhost), which a proxy outside cannot reach.
+                let direct =
+                    crate::transport::http_client(&crate::ClientOptions::default(), None, None)?;
+                container::fetch(&direct, url, token.as_deref(), token_file.as_deref()).await
+            }
             CredentialSource::InstanceMetadata { endpoint } => imds::fetch(http, endpoint).await,
             CredentialSource::Sso {
                 token_file,
