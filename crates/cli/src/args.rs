@@ -82,7 +82,7 @@ Examples:
   slipstream cp --recursive s3://my-bucket/2026/ s3://backup/2026/ --exclude '*.tmp'
   slipstream cp 's3://my-bucket/logs/2026-*/*.gz' ./logs/          (wildcards, as s5cmd)
   slipstream cp s3://a/k s3://b/k --source-endpoint-url https://other.example  (through here)
-  tar c /srv | slipstream cp - s3://my-bucket/srv.tar --max-bandwidth 50MB/s  (room left on the link)
+  tar c /srv | slipstream cp - s3://my-bucket/srv.tar --max-bandwidth 50MB/s   (a cap)
 
 Downloads are written to a hidden temporary file next to the destination and renamed only once
 every part arrived and the size (and the object's whole checksum, CRC64NVME, CRC32C or CRC32,
