@@ -39,3 +39,29 @@ def test_a_max_attempts_that_is_not_a_count_is_refused_before_any_request(slipst
     assert refused.returncode == 2
     assert b'AWS_MAX_ATTEMPTS = "0": give a whole number of attempts, at least 1' in refused.stderr, refused.stderr
     assert requests == []
+
+
+def test_the_aws_cli_timeout_options_bound_each_attempt(slipstream_bin, server):
+    """`--cli-read-timeout` (the AWS CLI's option): a server that takes the request and never
+    answers costs each attempt that long, not the default 60 s; `0` and `--cli-connect-timeout`
+    are taken as the AWS CLI takes them, and what is not a number of seconds is refused."""
+    import socket
+    import time
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    try:
+        at = ["--endpoint-url", "http://127.0.0.1:%d" % silent.getsockname()[1], "--path-style"]
+        env = dict(cli_env(server), AWS_MAX_ATTEMPTS="2")
+        started = time.monotonic()
+        failed = run_cli(slipstream_bin, "ls", "s3://some-bucket/", *at, "--cli-read-timeout", "1",
+                         "--cli-connect-timeout", "0", env=env, check=False)
+        assert failed.returncode == 1, failed.stderr
+        # Two attempts of 1 s and a backoff; the default would take two minutes.
+        assert time.monotonic() - started < 30
+    finally:
+        silent.close()
+    for bad in ["-1", "soon"]:
+        refused = run_cli(slipstream_bin, "ls", "s3://b/", *at, f"--cli-read-timeout={bad}", env=env, check=False)
+        assert refused.returncode == 2 and b"seconds" in refused.stderr, refused.stderr

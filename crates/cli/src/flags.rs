@@ -171,6 +171,28 @@ pub struct Transport {
     /// s3.max_bandwidth. At least 16KB/s.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     pub max_bandwidth: Option<u64>,
+    /// Seconds to wait for a connection (TCP, TLS, a proxy's tunnel) before trying again, as the
+    /// AWS CLI's option (default 10; 0: no limit).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub cli_connect_timeout: Option<std::time::Duration>,
+    /// Seconds to wait for an answer (default 60), and for each read of its body (default 30),
+    /// before trying again, as the AWS CLI's option (0: no limit; --stall-timeout still ends a
+    /// transfer on which nothing moves).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub cli_read_timeout: Option<std::time::Duration>,
+}
+
+/// What the AWS CLI's `--cli-connect-timeout` and `--cli-read-timeout` take: seconds, `0` for
+/// no limit (a year, so that deadlines stay representable).
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    match std::time::Duration::try_from_secs_f64(seconds) {
+        Ok(d) if d.is_zero() => Ok(std::time::Duration::from_secs(365 * 86_400)),
+        Ok(d) => Ok(d),
+        Err(_) => Err(format!("{s:?} is not a number of seconds >= 0")),
+    }
 }
 
 /// `--max-bandwidth`: a rate the AWS CLI's `s3.max_bandwidth` would take, not below the least.

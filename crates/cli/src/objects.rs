@@ -36,6 +36,9 @@ pub(crate) fn client_for(
         request_payer: t.request_payer.is_some(),
         max_attempts: resolved.max_attempts.unwrap_or(defaults.max_attempts),
         max_bandwidth,
+        connect_timeout: t.cli_connect_timeout.unwrap_or(defaults.connect_timeout),
+        response_timeout: t.cli_read_timeout.unwrap_or(defaults.response_timeout),
+        read_timeout: t.cli_read_timeout.unwrap_or(defaults.read_timeout),
         ..defaults
     };
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;

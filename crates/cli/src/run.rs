@@ -293,6 +293,8 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
             || t.page_size.is_some()
             || t.request_payer.is_some()
             || t.max_bandwidth.is_some()
+            || t.cli_connect_timeout.is_some()
+            || t.cli_read_timeout.is_some()
         {
             Err("connection flags (--endpoint-url, --profile, --region, --request-payer...) belong to `run`, not its lines".to_owned())
         } else {
