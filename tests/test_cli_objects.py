@@ -397,3 +397,38 @@ def test_local_names_that_are_not_utf8_are_taken_as_the_aws_cli_takes_them(slips
     assert os.listdir(tree) == []
     listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"])
     assert listed == ["cafe.txt", "m/a", "s/a", "t/a"]
+
+
+def test_no_verify_ssl_trusts_any_certificate_and_says_so(slipstream_bin, server, tmp_path):
+    """The AWS CLI's and s5cmd's --no-verify-ssl: the throwaway CA's server is refused without
+    a bundle, reached with the option, and a warning says what it costs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    tls = ["--endpoint-url", os.environ["SLIPSTREAM_TEST_TLS_ENDPOINT"], "--path-style"]
+    bucket = f"tls-{uuid.uuid4().hex[:16]}"
+    refused = run_cli(slipstream_bin, "mb", f"s3://{bucket}", *tls, env=env, check=False)
+    assert refused.returncode == 1 and b"certificate" in refused.stderr.lower()
+    made = run_cli(slipstream_bin, "mb", f"s3://{bucket}", *tls, "--no-verify-ssl", env=env)
+    assert b"warning: --no-verify-ssl" in made.stderr
+    data = os.urandom(100_000)
+    run_cli(slipstream_bin, "cp", "-", f"s3://{bucket}/f", *tls, "--no-verify-ssl", stdin=data, env=env)
+    out = run_cli(slipstream_bin, "cp", f"s3://{bucket}/f", "-", *tls, "--no-verify-ssl", env=env)
+    assert out.stdout == data
+
+
+def test_no_verify_ssl_never_fetches_credentials_unchecked(slipstream_bin, server, tmp_path):
+    """Credentials are fetched over checked connections whatever --no-verify-ssl says: STS for a
+    web identity, sent to the throwaway CA's server, is refused for its certificate (an
+    unchecked fetch would have reached it and failed on its answer instead)."""
+    token = tmp_path / "token"
+    token.write_text("a-web-identity-token")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    tls_endpoint = os.environ["SLIPSTREAM_TEST_TLS_ENDPOINT"]
+    env.update(HOME="/nonexistent", AWS_REGION=server["region"], AWS_WEB_IDENTITY_TOKEN_FILE=str(token),
+               AWS_ROLE_ARN="arn:aws:iam::123456789012:role/r", AWS_ENDPOINT_URL_STS=tls_endpoint)
+    failed = run_cli(slipstream_bin, "ls", "s3://b/", "--endpoint-url", tls_endpoint, "--path-style", "--no-verify-ssl",
+                     env=env, check=False)
+    assert failed.returncode != 0 and b"invalid peer certificate" in failed.stderr, failed.stderr
+    # The token is posted in a form, as botocore posts it, and never named in an error.
+    assert b"a-web-identity-token" not in failed.stderr

@@ -186,9 +186,10 @@ pub struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None, use_fips_endpoint = None, use_dualstack_endpoint = None, use_accelerate_endpoint = None, us_east_1_regional_endpoint = None, max_attempts = None, connect_timeout = None, read_timeout = None, max_bandwidth = None))]
+    #[pyo3(signature = (*, region = None, credentials = None, endpoint_url = None, addressing = "auto", part_size = 8 << 20, concurrency = 16, ca_bundle = None, checksum_algorithm = "CRC32C", tcp_congestion = None, stall_timeout = 120.0, signature = "v4", region_set = None, profile = None, request_payer = false, proxies = None, use_fips_endpoint = None, use_dualstack_endpoint = None, use_accelerate_endpoint = None, us_east_1_regional_endpoint = None, max_attempts = None, connect_timeout = None, read_timeout = None, max_bandwidth = None, verify = true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         region: Option<String>,
         credentials: Option<&Bound<'_, PyAny>>,
         endpoint_url: Option<&str>,
@@ -212,11 +213,21 @@ impl Client {
         connect_timeout: Option<f64>,
         read_timeout: Option<f64>,
         max_bandwidth: Option<u64>,
+        verify: bool,
     ) -> PyResult<Self> {
         if max_attempts == Some(0) {
             return Err(PyValueError::new_err(
                 "max_attempts counts the first attempt: give at least 1",
             ));
+        }
+        if !verify {
+            // As urllib3 warns for boto3's verify=False.
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                c"verify=False: the server's certificate is not checked, so anyone on the path can read and change what is sent (ca_bundle= trusts a certificate safely)",
+                1,
+            )?;
         }
         let connect_timeout = seconds("connect_timeout", connect_timeout)?;
         let read_timeout = seconds("read_timeout", read_timeout)?;
@@ -287,6 +298,7 @@ impl Client {
                 .map(slipstream_client::Bandwidth::new)
                 .transpose()
                 .map_err(|e| PyValueError::new_err(format!("max_bandwidth: {e}")))?,
+            skip_certificate_check: !verify,
             ..defaults
         };
         let inner = S3Client::new(&config, options).map_err(to_py)?;

@@ -530,3 +530,22 @@ def test_max_bandwidth_caps_what_the_client_moves(server, s3):
     for bad in [0, 1000]:
         with pytest.raises(ValueError, match="max_bandwidth"):
             make_client(server, max_bandwidth=bad)
+
+
+def test_verify_false_reaches_a_server_no_bundle_trusts(server):
+    """boto3's verify=False: the throwaway CA's TLS server is refused without ca_bundle, reached
+    with verify=False, which warns as urllib3 warns."""
+    kw = dict(region=server["region"], credentials=slipstream.Credentials(server["access_key"], server["secret_key"]),
+              endpoint_url=os.environ["SLIPSTREAM_TEST_TLS_ENDPOINT"], addressing="path")
+    import boto3
+
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    boto3.client("s3", region_name=server["region"], endpoint_url=kw["endpoint_url"], aws_access_key_id=server["access_key"],
+                 aws_secret_access_key=server["secret_key"], verify=os.environ["SLIPSTREAM_TEST_CA"]).create_bucket(Bucket=bucket)
+    with pytest.raises(OSError, match="certificate"):
+        slipstream.Client(**kw).list_buckets()
+    with pytest.warns(UserWarning, match="not checked"):
+        c = slipstream.Client(**kw, verify=False)
+    assert bucket in [b["Name"] for b in c.list_buckets()]
+    c.put_bytes(bucket, "k", b"hello")
+    assert c.get_bytes(bucket, "k") == b"hello"

@@ -180,6 +180,11 @@ pub struct Transport {
     /// transfer on which nothing moves).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub cli_read_timeout: Option<std::time::Duration>,
+    /// Check no server certificate, as the AWS CLI's and s5cmd's option (a warning is
+    /// printed): for a test server with a self-signed one; --ca-bundle trusts it safely.
+    /// Credentials are still fetched over checked connections.
+    #[arg(long)]
+    pub no_verify_ssl: bool,
 }
 
 /// What the AWS CLI's `--cli-connect-timeout` and `--cli-read-timeout` take: seconds, `0` for

@@ -39,8 +39,16 @@ pub(crate) fn client_for(
         connect_timeout: t.cli_connect_timeout.unwrap_or(defaults.connect_timeout),
         response_timeout: t.cli_read_timeout.unwrap_or(defaults.response_timeout),
         read_timeout: t.cli_read_timeout.unwrap_or(defaults.read_timeout),
+        skip_certificate_check: t.no_verify_ssl,
         ..defaults
     };
+    if t.no_verify_ssl {
+        eprintln!(
+            "slipstream: warning: --no-verify-ssl: the server's certificate is not checked, so \
+             anyone on the path can read and change what is sent (--ca-bundle trusts a \
+             certificate safely)"
+        );
+    }
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;
     Ok(Arc::new(client))
 }

@@ -295,6 +295,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
             || t.max_bandwidth.is_some()
             || t.cli_connect_timeout.is_some()
             || t.cli_read_timeout.is_some()
+            || t.no_verify_ssl
         {
             Err("connection flags (--endpoint-url, --profile, --region, --request-payer...) belong to `run`, not its lines".to_owned())
         } else {

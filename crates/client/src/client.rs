@@ -76,6 +76,8 @@ pub struct S3Client {
     /// How long both pools' TCP connects took.
     connect_times: ConnectTimes,
     credentials: CredentialCache,
+    /// The pool credentials are fetched over when `http` checks no certificate.
+    credential_http: Option<Http>,
     region: String,
     endpoint: Option<Endpoint>,
     addressing: AddressingStyle,
@@ -117,12 +119,28 @@ impl S3Client {
             config.ca_bundle.as_deref(),
             config.proxies.as_ref(),
         )?;
+        // Credentials (an SSO token sent to its portal, STS's answers) are never fetched over
+        // connections that check no certificate: the unchecked ones are for the S3 server only.
+        let credential_http = if options.skip_certificate_check {
+            let checked = ClientOptions {
+                skip_certificate_check: false,
+                ..options.clone()
+            };
+            Some(crate::transport::http_client(
+                &checked,
+                config.ca_bundle.as_deref(),
+                config.proxies.as_ref(),
+            )?)
+        } else {
+            None
+        };
         Ok(Self {
             http: pools.http,
             warm: pools.warm,
             listing: pools.listing,
             connect_times: pools.connect_times,
             credentials,
+            credential_http,
             region: config.region.clone(),
             endpoint: config.endpoint.clone(),
             addressing: config.addressing,
@@ -280,7 +298,9 @@ impl S3Client {
     /// The signer of the client's current credentials (fetched first when they are due), which
     /// its requests are signed with; an error for a client that sends them unsigned.
     pub async fn signer(&self) -> Result<Arc<Signer>, ClientError> {
-        self.credentials.signer(&self.http).await
+        self.credentials
+            .signer(self.credential_http.as_ref().unwrap_or(&self.http))
+            .await
     }
 
     /// [`S3Client::signer`] without waiting: `None` when a fetch is due or under way, and for
@@ -378,7 +398,10 @@ impl S3Client {
         let sig = match self.credentials.unsigned() {
             true => None,
             false => {
-                let signer = self.credentials.signer(&self.http).await?;
+                let signer = self
+                    .credentials
+                    .signer(self.credential_http.as_ref().unwrap_or(&self.http))
+                    .await?;
                 let signed = signer.sign_headers(&req, &PayloadHash::Unsigned, now);
                 Some(signed.map_err(|e| ClientError::Request(e.to_string()))?)
             }

@@ -117,10 +117,11 @@ pub(crate) fn https(
         bandwidth: options.max_bandwidth.clone(),
     };
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(crate::tls::client_config(
-            ca_bundle,
-            crate::tls::DEFAULT_VERSIONS,
-        )?)
+        .with_tls_config(if options.skip_certificate_check {
+            crate::tls::client_config_unchecked(crate::tls::DEFAULT_VERSIONS)?
+        } else {
+            crate::tls::client_config(ca_bundle, crate::tls::DEFAULT_VERSIONS)?
+        })
         .https_or_http();
     Ok(if offer_h2 {
         builder.enable_all_versions().wrap_connector(tcp)

@@ -40,6 +40,9 @@ pub struct ClientOptions {
     /// AWS CLI's `s3.max_bandwidth`); clones of one [`Bandwidth`] given to several clients
     /// share it. `None`: as fast as the link allows.
     pub max_bandwidth: Option<Bandwidth>,
+    /// Check no server certificate (`--no-verify-ssl`, boto3's `verify=False`): for a test
+    /// server with a self-signed one. A CA bundle is the safe way to trust such a server.
+    pub skip_certificate_check: bool,
 }
 
 impl Default for ClientOptions {
@@ -56,6 +59,7 @@ impl Default for ClientOptions {
             list_page_size: None,
             request_payer: false,
             max_bandwidth: None,
+            skip_certificate_check: false,
         }
     }
 }

@@ -41,6 +41,71 @@ pub fn client_config(
         .with_no_client_auth())
 }
 
+/// A configuration that checks no certificate (`--no-verify-ssl`, boto3's `verify=False`):
+/// the handshake's signatures are still verified, so the connection is to whoever holds the
+/// key of the certificate shown, but that certificate may be anyone's. For a test server with
+/// a self-signed certificate; `ca_bundle` is the safe way to trust one.
+pub fn client_config_unchecked(
+    versions: &[&'static SupportedProtocolVersion],
+) -> Result<ClientConfig, ClientError> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    Ok(ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(versions)
+        .map_err(|e| ClientError::Request(format!("TLS configuration: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(NoCertificateCheck(provider)))
+        .with_no_client_auth())
+}
+
+/// Accepts any certificate; verifies the handshake's signatures with `.0`'s algorithms.
+#[derive(Debug)]
+struct NoCertificateCheck(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for NoCertificateCheck {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
 fn roots_from(path: &Path) -> Result<RootCertStore, ClientError> {
     let bad = |why: String| ClientError::Request(format!("CA bundle {}: {why}", path.display()));
     let mut roots = RootCertStore::empty();

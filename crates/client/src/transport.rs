@@ -117,8 +117,9 @@ pub(crate) async fn get(
     request(http, method, url, headers, Bytes::new(), timeout).await
 }
 
-/// One request without SigV4; the body of a 2xx answer. Error messages name the URL and the
-/// status, never the request's headers or body (which may hold tokens).
+/// One request without SigV4; the body of a 2xx answer. Error messages name the URL without
+/// its query and the status, never the request's headers, body or query (which may hold
+/// tokens).
 pub(crate) async fn request(
     http: &Http,
     method: Method,
@@ -134,10 +135,11 @@ pub(crate) async fn request(
     let request = builder
         .body(Sending::from(body))
         .map_err(|e| ClientError::Request(e.to_string()))?;
+    let url = url.split_once('?').map_or(url, |(shown, _)| shown);
     let response = tokio::time::timeout(timeout, http.request(request))
         .await
         .map_err(|_| ClientError::Network(format!("{url} did not answer within {timeout:?}")))?
-        .map_err(|e| ClientError::Network(format!("{url}: {e}")))?;
+        .map_err(|e| ClientError::Network(format!("{url}: {}", crate::error::describe(&e))))?;
     let status = response.status();
     let body = tokio::time::timeout(
         timeout,
@@ -145,7 +147,7 @@ pub(crate) async fn request(
     )
     .await
     .map_err(|_| ClientError::Network(format!("{url}: the body did not arrive")))?
-    .map_err(|e| ClientError::Network(format!("{url}: {e}")))?
+    .map_err(|e| ClientError::Network(format!("{url}: {}", crate::error::describe(&*e))))?
     .to_bytes();
     if !status.is_success() {
         let code = crate::xml::error(&body)

@@ -208,11 +208,15 @@ async fn web_identity_through_sts() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "eyJ.oidc+token/=\n").unwrap();
-    let (url, log) = serve(|req, _, _| {
-        let ok = req.starts_with("GET /?Action=AssumeRoleWithWebIdentity&")
-            && req.contains("&RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fweb&")
-            && req.contains("&RoleSessionName=sess&")
-            && req.ends_with("&WebIdentityToken=eyJ.oidc%2Btoken%2F%3D");
+    let (url, log) = serve(|req, headers, body| {
+        // A form in the body, as botocore posts it: the token never in the URL.
+        let ok = req == "POST /"
+            && header(headers, "content-type")
+                == Some("application/x-www-form-urlencoded; charset=utf-8")
+            && body.starts_with("Action=AssumeRoleWithWebIdentity&")
+            && body.contains("&RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fweb&")
+            && body.contains("&RoleSessionName=sess&")
+            && body.ends_with("&WebIdentityToken=eyJ.oidc%2Btoken%2F%3D");
         if !ok {
             return (
                 400,
@@ -234,7 +238,7 @@ async fn web_identity_through_sts() {
     // refuses as InvalidToken: that refusal shows the request was signed with STS's answer.
     let err = c.create_bucket("creds-web").await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidToken"), "{err}");
-    assert_eq!(count(&log, "GET /?Action=AssumeRoleWithWebIdentity"), 1);
+    assert_eq!(count(&log, "POST /"), 1);
 }
 
 #[tokio::test]

@@ -227,6 +227,7 @@ class Client:
         connect_timeout: Optional[float] = None,
         read_timeout: Optional[float] = None,
         max_bandwidth: Optional[int] = None,
+        verify: bool = True,
     ) -> None:
         """``signature="v4a"`` signs every request with SigV4A for ``region_set``
         (``"us-east-1,us-west-2"``, ``"*"``; default: the profile's
@@ -275,6 +276,9 @@ class Client:
         ``max_bandwidth`` (bytes per second, as boto3's ``TransferConfig(max_bandwidth=)``;
         else the profile's ``s3.max_bandwidth``, e.g. ``50MB/s``) caps what all the client's
         connections move, both ways together (at least 16384).
+        ``verify=False`` (boto3's) checks no server certificate, for a test server with a
+        self-signed one (``ca_bundle`` trusts it safely); credentials are still fetched over
+        checked connections.
         ``from_boto3`` carries the boto3 client's ``retries`` (``total_max_attempts``, or its
         mode's default) and any timeout other than boto3's 60 s default.
 

@@ -10,7 +10,7 @@ use slipstream_sign::Credentials;
 
 use super::json::expiry;
 use super::Expiring;
-use crate::transport::{get, Http};
+use crate::transport::{request, Http};
 use crate::ClientError;
 
 /// Assumes `role_arn` with the token in `token_file`.
@@ -23,14 +23,21 @@ pub(super) async fn fetch(
 ) -> Result<Expiring, ClientError> {
     let token = std::fs::read_to_string(token_file)
         .map_err(|e| ClientError::Request(format!("{}: {e}", token_file.display())))?;
-    let url = format!(
-        "{}/?Action=AssumeRoleWithWebIdentity&RoleArn={}&RoleSessionName={}&Version=2011-06-15&WebIdentityToken={}",
-        sts_endpoint.trim_end_matches('/'),
+    // A form in the body, as botocore sends it: the token stays out of the URL, which errors
+    // name and proxies log.
+    let form = format!(
+        "Action=AssumeRoleWithWebIdentity&RoleArn={}&RoleSessionName={}&Version=2011-06-15&WebIdentityToken={}",
         encode_query(role_arn),
         encode_query(session_name),
         encode_query(token.trim())
     );
-    let body = get(http, Method::GET, &url, &[], Duration::from_secs(30)).await?;
+    let url = format!("{}/", sts_endpoint.trim_end_matches('/'));
+    let headers = [(
+        "content-type",
+        "application/x-www-form-urlencoded; charset=utf-8".to_owned(),
+    )];
+    let timeout = Duration::from_secs(30);
+    let body = request(http, Method::POST, &url, &headers, form.into(), timeout).await?;
     sts_credentials(&body)
 }
 
