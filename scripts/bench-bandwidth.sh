@@ -65,7 +65,7 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "round $round done" >&2
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. scripts/bench-lib.sh
 echo "| cap | way | slipstream MiB/s | / cap | AWS CLI MiB/s | / cap |"
 echo "|---:|---|---:|---:|---:|---:|"
 for cap in $CAPS; do

@@ -110,7 +110,7 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "round $round done" >&2
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. scripts/bench-lib.sh
 echo "| $SIZE MiB over HTTPS | direct | through tinyproxy (CONNECT) | proxy / direct |"
 echo "|---|---:|---:|---:|"
 for dir in down up; do
