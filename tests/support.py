@@ -179,12 +179,13 @@ def wait_for(condition, timeout: float, what: str) -> None:
 
 
 @contextlib.contextmanager
-def recording_server(body: bytes = b"", headers: dict | None = None, status: int = 200):
+def recording_server(body=b"", headers: dict | None = None, status: int = 200):
     """A local HTTP endpoint that answers every request `status` (200) with `body` (and
     `headers`) and records it: for what a client sends that no S3 server shows (a header, a
     request body, a signature left out), or how often it asks. Yields (endpoint, requests),
     each request a dict of "method", "path", "headers" (lowercase names) and "body". As a
-    proxy (`https_proxy`), it records the `CONNECT host:port` a client opens its tunnel with."""
+    proxy (`https_proxy`), it records the `CONNECT host:port` a client opens its tunnel with.
+    `body` may be a function of the request's path, for answers that differ by path."""
     import http.server
     import threading
     requests = []
@@ -194,13 +195,14 @@ def recording_server(body: bytes = b"", headers: dict | None = None, status: int
             length = int(self.headers.get("Content-Length", 0))
             requests.append({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                              "body": self.rfile.read(length)})
+            answer = body(self.path) if callable(body) else body
             self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(answer)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
             if self.command != "HEAD":
-                self.wfile.write(body)
+                self.wfile.write(answer)
 
         do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_CONNECT = answer  # noqa: N815 (the stdlib's names)
 

@@ -4,7 +4,6 @@ the AWS CLI are: `https_proxy` for an https endpoint (a CONNECT tunnel, TLS insi
 the hosts that go direct. The proxy's log shows which way each request went; the routes the
 environment picks are compared with botocore's on the same settings."""
 
-import contextlib
 import json
 import os
 import subprocess
@@ -13,7 +12,7 @@ import sys
 import pytest
 
 from proxy_support import proxy, proxy_with_password, without_proxies  # noqa: F401  (fixtures)
-from support import cli_env, run_cli
+from support import cli_env, recording_server, run_cli
 
 TLS = os.environ.get("SLIPSTREAM_TEST_TLS_ENDPOINT", "")
 CA = os.environ.get("SLIPSTREAM_TEST_CA", "")
@@ -137,43 +136,15 @@ def test_the_environment_routes_requests_as_it_routes_botocores(slipstream_bin, 
     assert bool(ours) == bool(botocore_went), (settings, botocore_went, ours)
 
 
-@contextlib.contextmanager
-def instance_metadata_through_a_proxy():
-    """A forwarding proxy that answers, itself, what EC2 instance metadata (IMDSv2) would for
-    the absolute URLs it is sent: a token, a role, that role's credentials. Yields its URL and
-    the request lines it saw."""
-    import http.server
-    import threading
-
-    seen = []
-
-    class Proxy(http.server.BaseHTTPRequestHandler):
-        def answer(self):
-            seen.append(f"{self.command} {self.path}")
-            if self.path.endswith("/api/token"):
-                body = b"TOKEN"
-            elif self.path.endswith("/security-credentials/"):
-                body = b"the-role"
-            else:
-                body = json.dumps({"Code": "Success", "AccessKeyId": "AKIDVIAPROXY", "SecretAccessKey": "s",
-                                   "Token": "t", "Expiration": "2099-01-01T00:00:00Z"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_PUT = answer  # noqa: N815 (the stdlib's names)
-
-        def log_message(self, *args):
-            pass
-
-    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    try:
-        yield "http://127.0.0.1:%d" % proxy.server_address[1], seen
-    finally:
-        proxy.shutdown()
-        proxy.server_close()
+def instance_metadata(path: str) -> bytes:
+    """What EC2 instance metadata (IMDSv2) answers at `path`: a token, a role, its credentials;
+    a recorder answering so is a forwarding proxy that can reach instance metadata."""
+    if path.endswith("/api/token"):
+        return b"TOKEN"
+    if path.endswith("/security-credentials/"):
+        return b"the-role"
+    return json.dumps({"Code": "Success", "AccessKeyId": "AKIDVIAPROXY", "SecretAccessKey": "s",
+                       "Token": "t", "Expiration": "2099-01-01T00:00:00Z"}).encode()
 
 
 def test_presign_fetches_credentials_through_the_proxy_as_botocore_does(slipstream_bin):
@@ -181,23 +152,22 @@ def test_presign_fetches_credentials_through_the_proxy_as_botocore_does(slipstre
     # and botocore reads it through http_proxy too.
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and "proxy" not in k.lower()}
     env.update(HOME="/nonexistent", AWS_REGION="us-east-1", AWS_EC2_METADATA_SERVICE_ENDPOINT="http://169.254.169.254")
-    with instance_metadata_through_a_proxy() as (url, seen):
+    with recording_server(instance_metadata) as (url, seen):
         env["http_proxy"] = url
         botocore = subprocess.run([sys.executable, "-c", "import boto3; print(boto3.Session().get_credentials().access_key)"],
                                   env=env, capture_output=True, timeout=60)
         assert botocore.stdout.strip() == b"AKIDVIAPROXY", botocore.stderr
-        theirs = list(seen)
+        theirs = [r["path"] for r in seen]
         seen.clear()
         out = run_cli(slipstream_bin, "presign", "s3://b/k", env=env).stdout
         assert b"X-Amz-Credential=AKIDVIAPROXY%2F" in out, out
-        assert seen and all(line.split()[1].startswith("http://169.254.169.254/") for line in seen), (seen, theirs)
+        ours = [r["path"] for r in seen]
+        assert ours and all(p.startswith("http://169.254.169.254/") for p in ours), (ours, theirs)
 
 
 def test_container_credentials_are_fetched_directly_as_botocore_fetches_them(slipstream_bin, server):
     # The task's own endpoint: botocore never sends it to a proxy, and neither do we (a proxy
     # outside the task cannot reach 169.254.170.2). The proxy here refuses everything.
-    from support import recording_server
-
     creds = json.dumps({"AccessKeyId": server["access_key"], "SecretAccessKey": server["secret_key"],
                         "Token": "t", "Expiration": "2099-01-01T00:00:00Z"}).encode()
     with recording_server(creds) as (container, _), recording_server(status=403) as (proxy, refused):
