@@ -549,3 +549,27 @@ def test_verify_false_reaches_a_server_no_bundle_trusts(server):
     assert bucket in [b["Name"] for b in c.list_buckets()]
     c.put_bytes(bucket, "k", b"hello")
     assert c.get_bytes(bucket, "k") == b"hello"
+
+
+def test_from_boto3_carries_the_clients_certificate_checks(server):
+    """A boto3 client's `verify=False` and `verify=CA bundle` reach the TLS server through
+    `Client.from_boto3` as they reach it through boto3; arguments given to from_boto3 win."""
+    import boto3
+
+    ca, endpoint = os.environ["SLIPSTREAM_TEST_CA"], os.environ["SLIPSTREAM_TEST_TLS_ENDPOINT"]
+
+    def boto3_client(verify):
+        return boto3.client("s3", region_name=server["region"], endpoint_url=endpoint, aws_access_key_id=server["access_key"],
+                            aws_secret_access_key=server["secret_key"], verify=verify,
+                            config=__import__("botocore.config").config.Config(s3={"addressing_style": "path"}))
+
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    boto3_client(ca).create_bucket(Bucket=bucket)
+    slipstream.Client.from_boto3(boto3_client(ca)).put_bytes(bucket, "k", b"checked")
+    with pytest.warns(UserWarning, match="not checked"):
+        unchecked = slipstream.Client.from_boto3(boto3_client(False))
+    assert unchecked.get_bytes(bucket, "k") == b"checked"
+    # The caller's own argument beats the boto3 client's: no bundle, and no check skipped.
+    strict = slipstream.Client.from_boto3(boto3_client(ca), ca_bundle=None)
+    with pytest.raises(OSError, match="certificate"):
+        strict.get_bytes(bucket, "k")

@@ -48,12 +48,13 @@ class Client(_NativeClient):
 
     @classmethod
     def from_boto3(cls, client, **kw) -> "Client":
-        """A client with the region, endpoint, addressing style and credentials of a boto3 S3
-        client. Credentials that botocore refreshes (assumed roles, SSO, instance profiles) are
-        asked for again before they expire, also in the middle of a long transfer."""
+        """A client with the region, endpoint, addressing style, credentials, retries, timeouts
+        and certificate checks of a boto3 S3 client; keyword arguments given here win.
+        Credentials that botocore refreshes (assumed roles, SSO, instance profiles) are asked
+        for again before they expire, also in the middle of a long transfer."""
         from slipstream._boto3 import client_settings
 
-        return cls(**client_settings(client), **kw)
+        return cls(**{**client_settings(client), **kw})  # what the caller gives wins
 
     def open(self, bucket: str, key: str, mode: str = "rb", *, version_id: typing.Optional[str] = None,
              range: typing.Optional[typing.Tuple[int, int]] = None,  # noqa: A002 (get_bytes' name)

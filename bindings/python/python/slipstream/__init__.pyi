@@ -279,7 +279,8 @@ class Client:
         ``verify=False`` (boto3's) checks no server certificate, for a test server with a
         self-signed one (``ca_bundle`` trusts it safely); credentials are still fetched over
         checked connections.
-        ``from_boto3`` carries the boto3 client's ``retries`` (``total_max_attempts``, or its
+        ``from_boto3`` carries the boto3 client's ``verify`` (``False``, or its CA bundle) and
+        its ``retries`` (``total_max_attempts``, or its
         mode's default) and any timeout other than boto3's 60 s default.
 
         ``stall_timeout`` (seconds; ``0`` or ``None``: wait forever): a transfer raises

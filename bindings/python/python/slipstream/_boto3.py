@@ -77,6 +77,19 @@ def _retries_and_timeouts(config: Any) -> dict:
     return kw
 
 
+def _certificates(client: Any) -> dict:
+    """The boto3 client's `verify=`: `False` as `verify=False`; a CA bundle (its own, or
+    `AWS_CA_BUNDLE`) as `ca_bundle=`; botocore's own bundle left to the `Client`'s roots."""
+    from botocore.httpsession import DEFAULT_CA_BUNDLE
+
+    verify = getattr(getattr(client._endpoint, "http_session", None), "_verify", True)
+    if verify is False:
+        return {"verify": False}
+    if isinstance(verify, str) and verify != DEFAULT_CA_BUNDLE:
+        return {"ca_bundle": verify}
+    return {}
+
+
 class Boto3Presigner(FollowingPresigner):
     """A presigner that follows a boto3 S3 client's configuration and credentials."""
 
@@ -201,6 +214,7 @@ def client_settings(client: Any) -> dict:
     if meta.config.proxies:  # Config(proxies={"https": ...}); else the environment's, as for boto3
         settings["proxies"] = dict(meta.config.proxies)
     settings.update(_retries_and_timeouts(meta.config))
+    settings.update(_certificates(client))
     if meta.config.signature_version is UNSIGNED:  # Config(signature_version=UNSIGNED)
         return dict(settings, signature="unsigned")
     creds = client._request_signer._credentials
