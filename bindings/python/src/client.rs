@@ -289,18 +289,15 @@ impl Client {
             max_attempts: max_attempts
                 .or(config.max_attempts)
                 .unwrap_or(defaults.max_attempts),
-            connect_timeout: connect_timeout.unwrap_or(defaults.connect_timeout),
-            // boto3's read timeout bounds the wait for the answer and for each read of its body.
-            response_timeout: read_timeout.unwrap_or(defaults.response_timeout),
-            read_timeout: read_timeout.unwrap_or(defaults.read_timeout),
             max_bandwidth: max_bandwidth
-                .or(config.max_bandwidth)
                 .map(slipstream_client::Bandwidth::new)
                 .transpose()
-                .map_err(|e| PyValueError::new_err(format!("max_bandwidth: {e}")))?,
+                .map_err(|e| PyValueError::new_err(format!("max_bandwidth: {e}")))?
+                .or(config.max_bandwidth.clone()),
             skip_certificate_check: !verify,
             ..defaults
-        };
+        }
+        .with_timeouts(connect_timeout, read_timeout);
         let inner = S3Client::new(&config, options).map_err(to_py)?;
         let runtime = slipstream_transfer::io_runtime()
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O runtime: {e}")))?;

@@ -158,15 +158,8 @@ impl Presigner {
             ))
         })?;
         let region_set = sigv4a_region_set(signature, region_set, &found)?;
+        let base = found.url_base(&bucket).map_err(value_error)?;
         let region = found.region;
-        let base = slipstream_s3::resolve(
-            &bucket,
-            &region,
-            found.endpoint.as_ref(),
-            found.addressing,
-            found.variants,
-        )
-        .map_err(value_error)?;
         let inner = match &region_set {
             None => slipstream_sign::Presigner::new(base, &region, creds.clone()),
             Some(set) => slipstream_sign::Presigner::new_v4a(base, set, creds.clone()),

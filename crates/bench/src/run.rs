@@ -69,14 +69,9 @@ pub async fn run(
         config.region_set.as_deref(),
     )
     .map_err(|e| BenchError::Config(e.to_string()))?;
-    let base = slipstream_s3::resolve(
-        &s.bucket,
-        &config.region,
-        config.endpoint.as_ref(),
-        config.addressing,
-        config.variants,
-    )
-    .map_err(|e| BenchError::Config(e.to_string()))?;
+    let base = config
+        .url_base(&s.bucket)
+        .map_err(|e| BenchError::Config(e.to_string()))?;
     let target = Target::new(
         &base.origin,
         config.ca_bundle.as_deref(),

@@ -42,14 +42,9 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(e.to_string()))?;
     let credentials = crate::credentials_now(&resolved)?;
     let report = if settings.workload == Workload::Presign {
-        let base = slipstream_s3::resolve(
-            &settings.bucket,
-            &resolved.region,
-            resolved.endpoint.as_ref(),
-            resolved.addressing,
-            resolved.variants,
-        )
-        .map_err(|e| Failure::usage(e.to_string()))?;
+        let base = resolved
+            .url_base(&settings.bucket)
+            .map_err(|e| Failure::usage(e.to_string()))?;
         let presigner = slipstream_sign::Presigner::new(base, &resolved.region, credentials)
             .map_err(|e| Failure::usage(e.to_string()))?;
         slipstream_bench::presign::run(&settings, presigner).map_err(failed)?

@@ -169,8 +169,8 @@ pub struct Transport {
     /// Cap the bytes per second of all transfers, both ways together: 50MB/s, 800KB/s (powers
     /// of 1024, as the AWS CLI counts them) or bytes per second; else the profile's
     /// s3.max_bandwidth. At least 16KB/s.
-    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
-    pub max_bandwidth: Option<u64>,
+    #[arg(long, value_name = "RATE", value_parser = slipstream_client::Bandwidth::from_rate)]
+    pub max_bandwidth: Option<slipstream_client::Bandwidth>,
     /// Seconds to wait for a connection (TCP, TLS, a proxy's tunnel) before trying again, as the
     /// AWS CLI's option (default 10; 0: no limit).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
@@ -198,12 +198,6 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         Ok(d) => Ok(d),
         Err(_) => Err(format!("{s:?} is not a number of seconds >= 0")),
     }
-}
-
-/// `--max-bandwidth`: a rate the AWS CLI's `s3.max_bandwidth` would take, not below the least.
-fn parse_rate(s: &str) -> Result<u64, String> {
-    let rate = slipstream_client::Bandwidth::parse(s)?;
-    slipstream_client::Bandwidth::new(rate).map(|b| b.bytes_per_second())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use slipstream_client::{resolve, Bandwidth, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client};
+use slipstream_client::{resolve, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
@@ -23,25 +23,17 @@ pub(crate) fn client_for(
 ) -> Result<Arc<S3Client>, Failure> {
     let resolved =
         resolve(&Env::from_process(), overrides).map_err(|e| Failure::usage(e.to_string()))?;
-    let max_bandwidth = t
-        .max_bandwidth
-        .or(resolved.max_bandwidth)
-        .map(Bandwidth::new)
-        .transpose()
-        .map_err(Failure::usage)?;
     let defaults = ClientOptions::default();
     let options = ClientOptions {
         tcp_congestion: t.tcp_congestion.clone(),
         list_page_size: t.page_size.map(usize::from),
         request_payer: t.request_payer.is_some(),
         max_attempts: resolved.max_attempts.unwrap_or(defaults.max_attempts),
-        max_bandwidth,
-        connect_timeout: t.cli_connect_timeout.unwrap_or(defaults.connect_timeout),
-        response_timeout: t.cli_read_timeout.unwrap_or(defaults.response_timeout),
-        read_timeout: t.cli_read_timeout.unwrap_or(defaults.read_timeout),
+        max_bandwidth: t.max_bandwidth.clone().or(resolved.max_bandwidth.clone()),
         skip_certificate_check: t.no_verify_ssl,
         ..defaults
-    };
+    }
+    .with_timeouts(t.cli_connect_timeout, t.cli_read_timeout);
     if t.no_verify_ssl {
         eprintln!(
             "slipstream: warning: --no-verify-ssl: the server's certificate is not checked, so \

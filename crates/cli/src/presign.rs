@@ -160,14 +160,9 @@ impl BatchSigner {
             return Ok(id);
         }
         let r = &self.resolved;
-        let base = slipstream_s3::resolve(
-            bucket,
-            &r.region,
-            r.endpoint.as_ref(),
-            r.addressing,
-            r.variants,
-        )
-        .map_err(|e| Failure::usage(e.to_string()))?;
+        let base = r
+            .url_base(bucket)
+            .map_err(|e| Failure::usage(e.to_string()))?;
         let credentials = self.credentials.clone();
         let presigner = match &self.region_set {
             Some(set) => Presigner::new_v4a(base, set, credentials),

@@ -30,14 +30,9 @@ pub fn run(a: &PresignArgs, resolved: &Resolved, time: SigningTime) -> Result<()
         }
     };
     let (fields, conditions) = rules(a)?;
-    let base = slipstream_s3::resolve(
-        &bucket,
-        &resolved.region,
-        resolved.endpoint.as_ref(),
-        resolved.addressing,
-        resolved.variants,
-    )
-    .map_err(|e| Failure::usage(e.to_string()))?;
+    let base = resolved
+        .url_base(&bucket)
+        .map_err(|e| Failure::usage(e.to_string()))?;
     let presigner = Presigner::new(base, &resolved.region, crate::credentials_now(resolved)?)
         .map_err(|e| Failure::usage(e.to_string()))?;
     let form = presigner

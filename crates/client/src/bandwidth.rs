@@ -91,6 +91,12 @@ impl Bandwidth {
         n.checked_mul(unit).filter(|n| *n > 0).ok_or_else(bad)
     }
 
+    /// A cap from a rate as [`Bandwidth::parse`] reads it, at least [`Bandwidth::MIN`]: what
+    /// `--max-bandwidth` and the profile's `s3.max_bandwidth` give.
+    pub fn from_rate(text: &str) -> Result<Self, String> {
+        Self::new(Self::parse(text)?)
+    }
+
     /// The cap, in bytes per second.
     pub fn bytes_per_second(&self) -> u64 {
         self.bucket.rate

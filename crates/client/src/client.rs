@@ -76,8 +76,9 @@ pub struct S3Client {
     /// How long both pools' TCP connects took.
     connect_times: ConnectTimes,
     credentials: CredentialCache,
-    /// The pool credentials are fetched over when `http` checks no certificate.
-    credential_http: Option<Http>,
+    /// The pool credentials are fetched over: `http` itself, or one of their own when `http`
+    /// checks no certificate.
+    credential_http: Http,
     region: String,
     endpoint: Option<Endpoint>,
     addressing: AddressingStyle,
@@ -126,13 +127,13 @@ impl S3Client {
                 skip_certificate_check: false,
                 ..options.clone()
             };
-            Some(crate::transport::http_client(
+            crate::transport::http_client(
                 &checked,
                 config.ca_bundle.as_deref(),
                 config.proxies.as_ref(),
-            )?)
+            )?
         } else {
-            None
+            pools.http.clone()
         };
         Ok(Self {
             http: pools.http,
@@ -298,9 +299,7 @@ impl S3Client {
     /// The signer of the client's current credentials (fetched first when they are due), which
     /// its requests are signed with; an error for a client that sends them unsigned.
     pub async fn signer(&self) -> Result<Arc<Signer>, ClientError> {
-        self.credentials
-            .signer(self.credential_http.as_ref().unwrap_or(&self.http))
-            .await
+        self.credentials.signer(&self.credential_http).await
     }
 
     /// [`S3Client::signer`] without waiting: `None` when a fetch is due or under way, and for
@@ -398,10 +397,7 @@ impl S3Client {
         let sig = match self.credentials.unsigned() {
             true => None,
             false => {
-                let signer = self
-                    .credentials
-                    .signer(self.credential_http.as_ref().unwrap_or(&self.http))
-                    .await?;
+                let signer = self.credentials.signer(&self.credential_http).await?;
                 let signed = signer.sign_headers(&req, &PayloadHash::Unsigned, now);
                 Some(signed.map_err(|e| ClientError::Request(e.to_string()))?)
             }

@@ -45,6 +45,19 @@ pub struct ClientOptions {
     pub skip_certificate_check: bool,
 }
 
+impl ClientOptions {
+    /// These options with the AWS CLI's and boto3's two timeouts where given: `connect` bounds
+    /// setting up a connection; `read` both the wait for an answer and each read of its body.
+    pub fn with_timeouts(self, connect: Option<Duration>, read: Option<Duration>) -> Self {
+        Self {
+            connect_timeout: connect.unwrap_or(self.connect_timeout),
+            response_timeout: read.unwrap_or(self.response_timeout),
+            read_timeout: read.unwrap_or(self.read_timeout),
+            ..self
+        }
+    }
+}
+
 impl Default for ClientOptions {
     fn default() -> Self {
         Self {

@@ -138,15 +138,14 @@ pub(super) fn max_attempts(env: &Env, profile: &Profile<'_>) -> Result<Option<u3
 
 /// The profile's `s3.max_bandwidth` (the AWS CLI's transfer setting: `50MB/s`, or bytes per
 /// second), checked here so that a bad value fails before any request.
-pub(super) fn max_bandwidth(profile: &Profile<'_>) -> Result<Option<u64>, ConfigError> {
-    let Some(value) = profile.setting("s3.max_bandwidth") else {
-        return Ok(None);
-    };
-    let rate = crate::Bandwidth::parse(value).map_err(|e| {
-        ConfigError::Invalid(format!("s3.max_bandwidth in {}: {e}", profile.config_file))
-    })?;
-    crate::Bandwidth::new(rate).map_err(|e| {
-        ConfigError::Invalid(format!("s3.max_bandwidth in {}: {e}", profile.config_file))
-    })?;
-    Ok(Some(rate))
+pub(super) fn max_bandwidth(
+    profile: &Profile<'_>,
+) -> Result<Option<crate::Bandwidth>, ConfigError> {
+    profile
+        .setting("s3.max_bandwidth")
+        .map(crate::Bandwidth::from_rate)
+        .transpose()
+        .map_err(|e| {
+            ConfigError::Invalid(format!("s3.max_bandwidth in {}: {e}", profile.config_file))
+        })
 }

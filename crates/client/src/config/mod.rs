@@ -95,9 +95,23 @@ pub struct Resolved {
     /// Attempts per request, the first included (`AWS_MAX_ATTEMPTS`, the profile's
     /// `max_attempts`), for the caller's `ClientOptions::max_attempts`; `None`: not set.
     pub max_attempts: Option<u32>,
-    /// The profile's `s3.max_bandwidth` in bytes per second, for the caller's
-    /// `ClientOptions::max_bandwidth` (a flag or argument of its own beats it).
-    pub max_bandwidth: Option<u64>,
+    /// The profile's `s3.max_bandwidth`, for the caller's `ClientOptions::max_bandwidth` (a
+    /// flag or argument of its own beats it).
+    pub max_bandwidth: Option<crate::Bandwidth>,
+}
+
+impl Resolved {
+    /// The URL base for objects of `bucket` where this configuration sends them: its region,
+    /// endpoint, addressing style and endpoint variants (what presigners are made for).
+    pub fn url_base(&self, bucket: &str) -> Result<slipstream_sign::UrlBase, slipstream_s3::Error> {
+        slipstream_s3::resolve(
+            bucket,
+            &self.region,
+            self.endpoint.as_ref(),
+            self.addressing,
+            self.variants,
+        )
+    }
 }
 
 /// Why the chain found nothing usable.

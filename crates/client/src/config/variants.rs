@@ -94,24 +94,23 @@ pub(super) fn variants(
 
 /// A boolean setting, `true` or `false` in any case; not set is false.
 fn flag(setting: Option<(String, &str)>) -> Result<bool, ConfigError> {
-    match setting {
-        None => Ok(false),
-        Some((_, v)) if v.trim().eq_ignore_ascii_case("true") => Ok(true),
-        Some((_, v)) if v.trim().eq_ignore_ascii_case("false") => Ok(false),
-        Some((name, v)) => Err(ConfigError::Invalid(format!(
-            "{name} = {v:?}: give true or false"
-        ))),
-    }
+    one_of(setting, "true", "false")
 }
 
 /// `regional` or `legacy` (botocore refuses anything else too); not set is legacy.
 fn regional(setting: Option<(String, &str)>) -> Result<bool, ConfigError> {
+    one_of(setting, "regional", "legacy")
+}
+
+/// A setting that takes one of two words, in any case: `yes` is true, `no` (or not set) false,
+/// anything else refused with the setting's name.
+fn one_of(setting: Option<(String, &str)>, yes: &str, no: &str) -> Result<bool, ConfigError> {
     match setting {
         None => Ok(false),
-        Some((_, v)) if v.trim().eq_ignore_ascii_case("regional") => Ok(true),
-        Some((_, v)) if v.trim().eq_ignore_ascii_case("legacy") => Ok(false),
+        Some((_, v)) if v.trim().eq_ignore_ascii_case(yes) => Ok(true),
+        Some((_, v)) if v.trim().eq_ignore_ascii_case(no) => Ok(false),
         Some((name, v)) => Err(ConfigError::Invalid(format!(
-            "{name} = {v:?}: give regional or legacy"
+            "{name} = {v:?}: give {yes} or {no}"
         ))),
     }
 }
