@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command with a local MinIO (single drive, temporary directory) started for it, and
-# always stops it afterwards. For the long-link upload figures only (scripts/bench-wan.sh):
-# MinIO completes a multipart upload without copying the parts, as S3 does, where versitygw's
+# always stops it afterwards. For the SSE-C tests (over TLS) and the long-link upload figures
+# (scripts/bench-wan.sh): MinIO completes a multipart upload without copying the parts, as S3 does, where versitygw's
 # posix backend copies them (see scripts/install-minio.sh). The command sees the same variables
 # as under scripts/with-s3-server.sh: SLIPSTREAM_TEST_ENDPOINT, SLIPSTREAM_TEST_REGION,
 # AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY. SLIPSTREAM_S3_NETNS and SLIPSTREAM_S3_HOST work as there.

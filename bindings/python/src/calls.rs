@@ -12,7 +12,10 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
-use slipstream_client::{ClientError, DeleteError, ObjectInfo, ObjectKey, Version};
+use slipstream_client::{
+    ClientError, CopyOptions, CustomerKey, DeleteError, ObjectInfo, ObjectKey, Version,
+    SSE_C_ALGORITHM,
+};
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{
     copy_object, delete_listed, delete_versions_listed, download_to_file, list_versions_spread,
@@ -300,6 +303,7 @@ impl Client {
         &self,
         (src_bucket, src_key): (&str, ObjectKey<'_>),
         (bucket, key): (&str, &str),
+        customer_key: Option<CustomerKey>,
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
         let source = CopySource {
@@ -307,10 +311,16 @@ impl Client {
             key: src_key.key.to_owned(),
             version_id: src_key.version_id.map(str::to_owned),
             listed: None,
+            customer_key: src_key.customer_key.cloned(),
         };
+        let defaults = CopySettings::default();
         let settings = CopySettings {
             concurrency: self.opts.concurrency,
-            ..CopySettings::default()
+            options: CopyOptions {
+                customer_key,
+                ..defaults.options.clone()
+            },
+            ..defaults
         };
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         async move {
@@ -363,8 +373,8 @@ impl Client {
 
 /// The `ExtraArgs` names of boto3's uploads this client sends, for the error that lists them.
 const EXTRA_ARGS: &str = "ACL, CacheControl, ContentDisposition, ContentEncoding, \
-    ContentLanguage, ContentType, Expires, Metadata, ServerSideEncryption, SSEKMSKeyId, \
-    StorageClass, Tagging, WebsiteRedirectLocation";
+    ContentLanguage, ContentType, Expires, Metadata, ServerSideEncryption, SSECustomerAlgorithm, \
+    SSECustomerKey, SSECustomerKeyMD5, SSEKMSKeyId, StorageClass, Tagging, WebsiteRedirectLocation";
 
 /// boto3's `ExtraArgs` of an upload as the headers it sends (names in [`EXTRA_ARGS`]; `Metadata`
 /// a dict sent as `x-amz-meta-*`, `Expires` a `datetime` or an HTTP date, `Tagging` a query
@@ -386,6 +396,7 @@ pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<Obje
             "ServerSideEncryption" => &mut headers.server_side_encryption,
             "SSEKMSKeyId" => &mut headers.sse_kms_key_id,
             "Tagging" => &mut headers.tagging,
+            "SSECustomerAlgorithm" | "SSECustomerKey" | "SSECustomerKeyMD5" => continue,
             "Expires" => {
                 headers.expires = Some(http_date(&value)?);
                 continue;
@@ -410,7 +421,74 @@ pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<Obje
                 PyTypeError::new_err(format!("extra_args[{name:?}] must be a str"))
             })?);
     }
+    headers.customer_key = extra_customer_key(extra)?;
     Ok(headers)
+}
+
+/// SSE-C in boto3's `ExtraArgs`: `SSECustomerAlgorithm` (`"AES256"`) with `SSECustomerKey`,
+/// the key's 32 bytes (a `str` taken as its UTF-8); with `SSECustomerKeyMD5` too, botocore
+/// sends the key as given, so it is then taken in base64, and checked against the MD5.
+fn extra_customer_key(extra: Option<&Bound<'_, PyDict>>) -> PyResult<Option<CustomerKey>> {
+    let Some(extra) = extra else {
+        return Ok(None);
+    };
+    let algorithm: Option<String> = extra
+        .get_item("SSECustomerAlgorithm")?
+        .map(|v| v.extract())
+        .transpose()?;
+    let key = extra.get_item("SSECustomerKey")?;
+    let md5: Option<String> = extra
+        .get_item("SSECustomerKeyMD5")?
+        .map(|v| v.extract())
+        .transpose()?;
+    let key = match (algorithm.as_deref(), key) {
+        (None, None) if md5.is_none() => return Ok(None),
+        (Some(SSE_C_ALGORITHM), Some(key)) => key,
+        (Some(other), Some(_)) => {
+            return Err(PyValueError::new_err(format!(
+                "extra_args: SSECustomerAlgorithm is {other:?}; S3's only one is \"AES256\""
+            )))
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "extra_args: SSE-C takes SSECustomerAlgorithm (\"AES256\") and SSECustomerKey \
+                 together",
+            ))
+        }
+    };
+    match md5 {
+        Some(md5) => {
+            let text: String = key.extract().map_err(|_| {
+                PyTypeError::new_err(
+                    "extra_args: with SSECustomerKeyMD5, SSECustomerKey is the key in base64 (a str)",
+                )
+            })?;
+            CustomerKey::from_base64(&text, &md5)
+                .map(Some)
+                .map_err(PyValueError::new_err)
+        }
+        None => customer_key(Some(&key)),
+    }
+}
+
+/// A call's `sse_customer_key=` (boto3's `SSECustomerKey`): an SSE-C key's 32 bytes, as
+/// `bytes` or a `str` (its UTF-8, as botocore takes one).
+pub(crate) fn customer_key(given: Option<&Bound<'_, PyAny>>) -> PyResult<Option<CustomerKey>> {
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    let bytes: Vec<u8> = if given.is_instance_of::<PyString>() {
+        given.extract::<String>()?.into_bytes()
+    } else if let Ok(bytes) = given.cast::<PyBytes>() {
+        bytes.as_bytes().to_vec()
+    } else {
+        return Err(PyTypeError::new_err(
+            "an SSE-C key is bytes (32 of them) or a str of 32 bytes",
+        ));
+    };
+    CustomerKey::from_bytes(&bytes)
+        .map(Some)
+        .map_err(PyValueError::new_err)
 }
 
 /// An `Expires` value as the header's HTTP date: a `datetime` (an aware one, or naive as UTC,

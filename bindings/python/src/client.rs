@@ -26,7 +26,8 @@ use slipstream_transfer::{
 
 use crate::aio;
 use crate::calls::{
-    body, bucket_list, deletions, head_dict, memory_size, object_headers, refused, SyncArgs, Whole,
+    body, bucket_list, customer_key, deletions, head_dict, memory_size, object_headers, refused,
+    SyncArgs, Whole,
 };
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
@@ -314,6 +315,7 @@ impl Client {
                 shared_parts: None,
                 shared_bodies: None,
                 headers: Default::default(),
+                source_customer_key: None,
             },
             presigners: Default::default(),
         })
@@ -322,15 +324,17 @@ impl Client {
     /// The native half of `Client.open`: `bucket/key` (or `version_id` of it; or `range`, start
     /// and end exclusive, of either) being read, its first part already here (a missing object
     /// raises now).
-    #[pyo3(signature = (bucket, key, *, version_id = None, range = None))]
+    #[pyo3(signature = (bucket, key, *, version_id = None, range = None, sse_customer_key = None))]
     fn _open(
         slf: &Bound<'_, Self>,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
         range: Option<(u64, u64)>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<crate::reader::ObjectReader> {
-        let key = ObjectKey::new(key, version_id);
+        let sse = customer_key(sse_customer_key.as_ref())?;
+        let key = ObjectKey::new(key, version_id).with_customer_key(sse.as_ref());
         crate::reader::ObjectReader::open(slf.py(), slf, bucket, key, range)
     }
 
@@ -350,15 +354,17 @@ impl Client {
 
     /// `open`, awaited: an `AsyncObjectReader` once the object's (or range's) first part is
     /// here (a missing object raises at the `await`).
-    #[pyo3(signature = (bucket, key, *, version_id = None, range = None))]
+    #[pyo3(signature = (bucket, key, *, version_id = None, range = None, sse_customer_key = None))]
     fn open_async<'py>(
         slf: &Bound<'py, Self>,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
         range: Option<(u64, u64)>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let key = ObjectKey::new(key, version_id);
+        let sse = customer_key(sse_customer_key.as_ref())?;
+        let key = ObjectKey::new(key, version_id).with_customer_key(sse.as_ref());
         crate::async_reader::AsyncObjectReader::open(slf, bucket, key, range)
     }
 
@@ -394,7 +400,8 @@ impl Client {
     /// only when complete and checked. `callback` (boto3's `Callback`) is called with the bytes
     /// moved since its last call (`progress.rs`). `version_id`: that version of the object
     /// (boto3's `ExtraArgs={"VersionId": ...}`), not the current one.
-    #[pyo3(signature = (bucket, key, path, *, version_id = None, callback = None))]
+    #[pyo3(signature = (bucket, key, path, *, version_id = None, callback = None, sse_customer_key = None))]
+    #[allow(clippy::too_many_arguments)]
     fn download(
         &self,
         py: Python<'_>,
@@ -403,15 +410,22 @@ impl Client {
         path: PathBuf,
         version_id: Option<&str>,
         callback: Option<Bound<'_, PyAny>>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
+        let sse = customer_key(sse_customer_key.as_ref())?;
         let reporter = Reporter::new(callback)?;
         let progress = Reporter::progress(&reporter);
-        let work = self.download_work(bucket, ObjectKey::new(key, version_id), path, progress);
+        let work = self.download_work(
+            bucket,
+            ObjectKey::new(key, version_id).with_customer_key(sse.as_ref()),
+            path,
+            progress,
+        );
         self.wait_reporting(py, work, reporter)
     }
 
     /// `download`, awaited.
-    #[pyo3(signature = (bucket, key, path, *, version_id = None))]
+    #[pyo3(signature = (bucket, key, path, *, version_id = None, sse_customer_key = None))]
     fn download_async<'py>(
         &self,
         py: Python<'py>,
@@ -419,8 +433,15 @@ impl Client {
         key: &str,
         path: PathBuf,
         version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = self.download_work(bucket, ObjectKey::new(key, version_id), path, None);
+        let sse = customer_key(sse_customer_key.as_ref())?;
+        let work = self.download_work(
+            bucket,
+            ObjectKey::new(key, version_id).with_customer_key(sse.as_ref()),
+            path,
+            None,
+        );
         aio::spawn(py, &self.runtime, work, to_object)
     }
 
@@ -470,7 +491,8 @@ impl Client {
     /// `download_fileobj`: the file object is neither flushed nor closed, and on an error what
     /// was written is not the object (its checksum is compared at the end). `callback` as for
     /// `download`.
-    #[pyo3(signature = (bucket, key, fileobj, *, version_id = None, callback = None))]
+    #[pyo3(signature = (bucket, key, fileobj, *, version_id = None, callback = None, sse_customer_key = None))]
+    #[allow(clippy::too_many_arguments)]
     fn download_fileobj(
         &self,
         py: Python<'_>,
@@ -479,17 +501,19 @@ impl Client {
         fileobj: &Bound<'_, PyAny>,
         version_id: Option<&str>,
         callback: Option<Bound<'_, PyAny>>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
+        let sse = customer_key(sse_customer_key.as_ref())?;
         let reporter = Reporter::new(callback)?;
         let progress = Reporter::progress(&reporter);
-        let key = ObjectKey::new(key, version_id);
+        let key = ObjectKey::new(key, version_id).with_customer_key(sse.as_ref());
         let work = self.download_fileobj_work(bucket, key, fileobj, progress)?;
         self.wait_reporting(py, work, reporter)
     }
 
     /// `download_fileobj`, awaited (the file object is written from the runtime's threads,
     /// the GIL taken for each part).
-    #[pyo3(signature = (bucket, key, fileobj, *, version_id = None))]
+    #[pyo3(signature = (bucket, key, fileobj, *, version_id = None, sse_customer_key = None))]
     fn download_fileobj_async<'py>(
         &self,
         py: Python<'py>,
@@ -497,8 +521,10 @@ impl Client {
         key: &str,
         fileobj: &Bound<'py, PyAny>,
         version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let key = ObjectKey::new(key, version_id);
+        let sse = customer_key(sse_customer_key.as_ref())?;
+        let key = ObjectKey::new(key, version_id).with_customer_key(sse.as_ref());
         let work = self.download_fileobj_work(bucket, key, fileobj, None)?;
         aio::spawn(py, &self.runtime, work, to_object)
     }
@@ -547,7 +573,7 @@ impl Client {
 
     /// The object's bytes, or `range=(start, end)` of them (end exclusive), parts in parallel;
     /// of the version `version_id` when given.
-    #[pyo3(signature = (bucket, key, range = None, *, version_id = None))]
+    #[pyo3(signature = (bucket, key, range = None, *, version_id = None, sse_customer_key = None))]
     fn get_bytes<'py>(
         &self,
         py: Python<'py>,
@@ -555,10 +581,16 @@ impl Client {
         key: &str,
         range: Option<(u64, u64)>,
         version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        let sse = customer_key(sse_customer_key.as_ref())?;
         // The object (or its range) goes straight into the `bytes` Python will own: its size
         // first, then the parts fill it with the GIL released (no second buffer, no copy).
-        let start = self.memory_start(bucket, ObjectKey::new(key, version_id), range);
+        let start = self.memory_start(
+            bucket,
+            ObjectKey::new(key, version_id).with_customer_key(sse.as_ref()),
+            range,
+        );
         let download = self.wait(py, start)?;
         let mut bytes = FreshBytes::new(py, memory_size(&download, key)?)?;
         self.wait(py, download.read_into(bytes.buffer()))?;
@@ -567,7 +599,7 @@ impl Client {
 
     /// `get_bytes`, awaited. From 1 MiB the object (or its range) goes straight into the
     /// `bytes` returned, as in the blocking form; a smaller one is copied once.
-    #[pyo3(signature = (bucket, key, range = None, *, version_id = None))]
+    #[pyo3(signature = (bucket, key, range = None, *, version_id = None, sse_customer_key = None))]
     fn get_bytes_async<'py>(
         &self,
         py: Python<'py>,
@@ -575,9 +607,15 @@ impl Client {
         key: &str,
         range: Option<(u64, u64)>,
         version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let sse = customer_key(sse_customer_key.as_ref())?;
         let to_bytes = |py: Python<'_>, w: Whole| Ok(w.into_bytes(py).into_any().unbind());
-        let work = self.memory_work(bucket, ObjectKey::new(key, version_id), range);
+        let work = self.memory_work(
+            bucket,
+            ObjectKey::new(key, version_id).with_customer_key(sse.as_ref()),
+            range,
+        );
         aio::spawn(py, &self.runtime, work, to_bytes)
     }
 
@@ -619,31 +657,44 @@ impl Client {
     }
 
     /// `HeadObject`, as boto3's `head_object` names the fields (see `calls::head_dict`).
-    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    #[pyo3(signature = (bucket, key, *, version_id = None, sse_customer_key = None))]
     fn head<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let info = self.wait(py, self.head_work(bucket, ObjectKey::new(key, version_id)))?;
+        let sse = customer_key(sse_customer_key.as_ref())?;
+        let info = self.wait(
+            py,
+            self.head_work(
+                bucket,
+                ObjectKey::new(key, version_id).with_customer_key(sse.as_ref()),
+            ),
+        )?;
         head_dict(py, &info)
     }
 
     /// `head`, awaited.
-    #[pyo3(signature = (bucket, key, *, version_id = None))]
+    #[pyo3(signature = (bucket, key, *, version_id = None, sse_customer_key = None))]
     fn head_async<'py>(
         &self,
         py: Python<'py>,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let sse = customer_key(sse_customer_key.as_ref())?;
         aio::spawn(
             py,
             &self.runtime,
-            self.head_work(bucket, ObjectKey::new(key, version_id)),
+            self.head_work(
+                bucket,
+                ObjectKey::new(key, version_id).with_customer_key(sse.as_ref()),
+            ),
             |py, info| Ok(head_dict(py, &info)?.into_any().unbind()),
         )
     }
@@ -803,7 +854,8 @@ impl Client {
     /// 5 GiB, which keeps metadata and checksum; parallel `UploadPartCopy` above, metadata
     /// carried and the result checked); returns the size. `src_version_id`: copy that version
     /// of the source (onto its own key, it becomes the current version again).
-    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None))]
+    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None, sse_customer_key = None, src_sse_customer_key = None))]
+    #[allow(clippy::too_many_arguments)]
     fn copy(
         &self,
         py: Python<'_>,
@@ -812,13 +864,20 @@ impl Client {
         bucket: &str,
         key: &str,
         src_version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
+        src_sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let source = ObjectKey::new(src_key, src_version_id);
-        self.wait(py, self.copy_work((src_bucket, source), (bucket, key)))
+        let (sse, src_sse) = (
+            customer_key(sse_customer_key.as_ref())?,
+            customer_key(src_sse_customer_key.as_ref())?,
+        );
+        let source = ObjectKey::new(src_key, src_version_id).with_customer_key(src_sse.as_ref());
+        self.wait(py, self.copy_work((src_bucket, source), (bucket, key), sse))
     }
 
     /// `copy`, awaited.
-    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None))]
+    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None, sse_customer_key = None, src_sse_customer_key = None))]
+    #[allow(clippy::too_many_arguments)]
     fn copy_async<'py>(
         &self,
         py: Python<'py>,
@@ -827,9 +886,15 @@ impl Client {
         bucket: &str,
         key: &str,
         src_version_id: Option<&str>,
+        sse_customer_key: Option<Bound<'_, PyAny>>,
+        src_sse_customer_key: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let source = ObjectKey::new(src_key, src_version_id);
-        let work = self.copy_work((src_bucket, source), (bucket, key));
+        let (sse, src_sse) = (
+            customer_key(sse_customer_key.as_ref())?,
+            customer_key(src_sse_customer_key.as_ref())?,
+        );
+        let source = ObjectKey::new(src_key, src_version_id).with_customer_key(src_sse.as_ref());
+        let work = self.copy_work((src_bucket, source), (bucket, key), sse);
         aio::spawn(py, &self.runtime, work, to_object)
     }
 

@@ -2,8 +2,9 @@
 //! command modules, not here.
 
 use clap::{Args, Parser, Subcommand};
-use slipstream_client::ChecksumAlgorithm;
+use slipstream_client::{ChecksumAlgorithm, CustomerKey};
 
+use crate::customer_keys::KeyParser;
 use crate::flags::{parse_size, parse_timeout, Connection, Transport};
 use crate::location::Location;
 
@@ -257,7 +258,7 @@ pub struct Headers {
     #[arg(long, value_name = "ACL", value_parser = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control"])]
     pub acl: Option<String>,
     /// Server-side encryption of the objects written.
-    #[arg(long, value_name = "ALGORITHM", value_parser = ["AES256", "aws:kms", "aws:kms:dsse"])]
+    #[arg(long, value_name = "ALGORITHM", value_parser = ["AES256", "aws:kms", "aws:kms:dsse"], conflicts_with = "sse_c")]
     pub sse: Option<String>,
     /// The KMS key of --sse aws:kms (an id, ARN or alias).
     #[arg(long, value_name = "KEY", requires = "sse")]
@@ -268,6 +269,29 @@ pub struct Headers {
     /// ignore it.
     #[arg(long, value_name = "DIRECTIVE", value_parser = ["COPY", "REPLACE"], ignore_case = true)]
     pub metadata_directive: Option<String>,
+    #[command(flatten)]
+    pub sse_c: SseC,
+    /// The source of an S3-to-S3 copy is encrypted with a key you provide (SSE-C): AES256, the
+    /// only algorithm, when no value follows. Needs --sse-c-copy-source-key.
+    #[arg(long, value_name = "ALGORITHM", num_args = 0..=1, default_missing_value = "AES256", value_parser = ["AES256"], requires = "sse_c_copy_source_key")]
+    pub sse_c_copy_source: Option<String>,
+    /// The SSE-C key of the source of an S3-to-S3 copy, given as --sse-c-key is.
+    #[arg(long, value_name = "KEY", value_parser = KeyParser, requires = "sse_c_copy_source")]
+    pub sse_c_copy_source_key: Option<CustomerKey>,
+}
+
+/// SSE-C, as the AWS CLI's `--sse-c` and `--sse-c-key`: see `crate::customer_keys`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SseC {
+    /// Server-side encryption with a key you provide (SSE-C): AES256, the only algorithm, when
+    /// no value follows. Needs --sse-c-key.
+    #[arg(long, value_name = "ALGORITHM", num_args = 0..=1, default_missing_value = "AES256", value_parser = ["AES256"], requires = "sse_c_key")]
+    pub sse_c: Option<String>,
+    /// The SSE-C key: its 32 bytes as typed (not base64), or fileb://PATH for a binary key in
+    /// a file. Objects written are encrypted with it, objects read (downloads) opened with it.
+    /// S3 takes it over HTTPS only.
+    #[arg(long, value_name = "KEY", value_parser = KeyParser, requires = "sse_c")]
+    pub sse_c_key: Option<CustomerKey>,
 }
 
 /// `--metadata`'s pairs (one flag value: clap would read a bare `Vec` as many values).
@@ -316,6 +340,8 @@ pub struct ReadArgs {
     /// --all-versions` lists them.
     #[arg(long, value_name = "ID")]
     pub version_id: Option<String>,
+    #[command(flatten)]
+    pub sse_c: SseC,
 }
 
 const VERIFY_EXAMPLES: &str = "\

@@ -73,8 +73,10 @@ pub(crate) fn reads_many(a: &CpArgs, filters: &Filters, moving: bool) -> Result<
 }
 
 /// The one s3:// source object `cp` names, at `--version-id` when given.
+/// with its SSE-C key (the copy source's when the destination is S3 too).
 fn source_key<'a>(a: &'a CpArgs, src: &'a S3Uri) -> ObjectKey<'a> {
     ObjectKey::new(&src.key, a.version_id.as_deref())
+        .with_customer_key(a.headers.reading_key(a.destination.is_s3()))
 }
 
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
@@ -86,7 +88,8 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     let many = reads_many(a, &filters, moving)?;
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
-    let opts = a.tuning.transfer_options(progress, &a.headers)?;
+    let sides = (a.source.is_s3(), a.destination.is_s3());
+    let opts = a.tuning.transfer_options(progress, &a.headers, sides)?;
     let plan = Plan {
         a,
         filters,
@@ -267,7 +270,7 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("upload", &dst));
             }
-            if a.no_clobber && exists(&client, &dst).await? {
+            if a.no_clobber && exists(plan, &client, &dst).await? {
                 return Ok(Moved::skip(dst.to_string()));
             }
             let mut stdin = tokio::io::stdin();
@@ -350,7 +353,7 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("upload", &target));
             }
-            if a.no_clobber && exists(&client, &target).await? {
+            if a.no_clobber && exists(plan, &client, &target).await? {
                 return Ok(Moved::skip(target.to_string()));
             }
             let done = upload_file(client, path, &target.bucket, &target.key, opts)
@@ -384,7 +387,7 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("copy", &dst));
             }
-            if a.no_clobber && exists(&client, &dst).await? {
+            if a.no_clobber && exists(plan, &client, &dst).await? {
                 return Ok(Moved::skip(dst.to_string()));
             }
             if let Some(source) = elsewhere {
@@ -405,6 +408,7 @@ pub(crate) async fn copy(
                 key: src.key.clone(),
                 version_id: a.version_id.clone(),
                 listed: None,
+                customer_key: a.headers.sse_c_copy_source_key.clone(),
             };
             let done = copy_object(
                 &client,
@@ -434,16 +438,18 @@ pub(crate) fn in_place(plan: &Plan, source: &impl std::fmt::Display) -> Result<(
         return Err(Failure::usage(format!(
             "{source} is both the source and the destination: a copy onto itself must change \
              its content headers or metadata (--metadata-directive REPLACE, --content-type...), \
-             its --storage-class or its --sse"
+             its --storage-class, its --sse or its --sse-c"
         )));
     }
     Ok(())
 }
 
-/// Whether the object exists, for --no-clobber.
-async fn exists(client: &S3Client, target: &S3Uri) -> Result<bool, Failure> {
+/// Whether the object exists, for --no-clobber (headed with the key it would be written with).
+async fn exists(plan: &Plan<'_>, client: &S3Client, target: &S3Uri) -> Result<bool, Failure> {
+    let key =
+        ObjectKey::from(&target.key).with_customer_key(plan.a.headers.sse_c.sse_c_key.as_ref());
     client
-        .object_exists(&target.bucket, &target.key)
+        .object_exists(&target.bucket, key)
         .await
         .map_err(failed)
 }
@@ -499,15 +505,23 @@ pub(crate) fn source_client(
 }
 
 impl crate::args::Tuning {
-    /// The transfer options these flags ask for; a part below S3's minimum is refused.
+    /// The transfer options these flags ask for, from and to S3 or not (`sides`); a part below
+    /// S3's minimum is refused, and so is an SSE-C copy source that is not one.
     pub(crate) fn transfer_options(
         &self,
         progress: Option<Arc<slipstream_transfer::Progress>>,
         headers: &crate::args::Headers,
+        (from_s3, to_s3): (bool, bool),
     ) -> Result<TransferOptions, Failure> {
         if self.part_size < MIN_PART_SIZE {
             return Err(Failure::usage(
                 "--part-size must be at least 5MiB (S3's minimum part)",
+            ));
+        }
+        if headers.sse_c_copy_source.is_some() && !(from_s3 && to_s3) {
+            return Err(Failure::usage(
+                "--sse-c-copy-source is for copies from S3 to S3; the key of an object \
+                 downloaded is --sse-c-key",
             ));
         }
         Ok(TransferOptions {
@@ -520,6 +534,7 @@ impl crate::args::Tuning {
             shared_parts: None,
             shared_bodies: None,
             headers: headers.object_headers(),
+            source_customer_key: headers.reading_key(to_s3).cloned(),
         })
     }
 
@@ -539,14 +554,26 @@ impl crate::args::Tuning {
                     .map(|(n, v)| (n.to_owned(), v))
                     .collect(),
                 storage_class: object.storage_class,
+                customer_key: object.customer_key,
                 ..defaults.options.clone()
             },
+            source_customer_key: headers.sse_c_copy_source_key.clone(),
             ..defaults
         }
     }
 }
 
 impl crate::args::Headers {
+    /// The SSE-C key the objects a command reads are opened with: `--sse-c-copy-source-key`
+    /// when the destination is S3 too (a copy), else `--sse-c-key` (a download), as the AWS
+    /// CLI takes them.
+    pub(crate) fn reading_key(&self, to_s3: bool) -> Option<&slipstream_client::CustomerKey> {
+        match to_s3 {
+            true => self.sse_c_copy_source_key.as_ref(),
+            false => self.sse_c.sse_c_key.as_ref(),
+        }
+    }
+
     /// The headers uploads send.
     pub(crate) fn object_headers(&self) -> slipstream_transfer::ObjectHeaders {
         slipstream_transfer::ObjectHeaders {
@@ -564,6 +591,7 @@ impl crate::args::Headers {
             server_side_encryption: self.sse.clone(),
             sse_kms_key_id: self.sse_kms_key_id.clone(),
             tagging: None,
+            customer_key: self.sse_c.sse_c_key.clone(),
             metadata_directive: self.metadata_directive.as_deref().map(|d| {
                 match d.eq_ignore_ascii_case("REPLACE") {
                     true => MetadataDirective::Replace,

@@ -14,6 +14,7 @@ mod bench;
 mod bench_args;
 mod copy_many;
 mod copying;
+mod customer_keys;
 mod filters;
 mod flags;
 mod gateway;

@@ -127,7 +127,8 @@ pub fn cat(r: &ReadArgs) -> Result<(), Failure> {
     let opts = TransferOptions::default();
     runtime()?.block_on(interruptible(async {
         let mut stdout = tokio::io::stdout();
-        let key = ObjectKey::new(&src.key, r.version_id.as_deref());
+        let key = ObjectKey::new(&src.key, r.version_id.as_deref())
+            .with_customer_key(r.sse_c.sse_c_key.as_ref());
         match download_to_writer(client, &src.bucket, key, &mut stdout, opts).await {
             Err(TransferError::Io(e)) => Err(Failure::from_write(&e)),
             other => other.map(drop).map_err(failed),
@@ -156,10 +157,13 @@ pub fn head(r: &ReadArgs) -> Result<(), Failure> {
         serde_json::json!({ "bucket": format!("s3://{}", target.bucket) })
     } else {
         let info = runtime
-            .block_on(client.head_object(
-                &target.bucket,
-                ObjectKey::new(&target.key, r.version_id.as_deref()),
-            ))
+            .block_on(
+                client.head_object(
+                    &target.bucket,
+                    ObjectKey::new(&target.key, r.version_id.as_deref())
+                        .with_customer_key(r.sse_c.sse_c_key.as_ref()),
+                ),
+            )
             .map_err(failed)?;
         object_json(&target, &info)
     };

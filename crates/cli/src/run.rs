@@ -353,7 +353,8 @@ async fn execute(
                 many,
                 printer: Arc::clone(&printer),
             };
-            let mut opts = a.tuning.transfer_options(None, &a.headers)?;
+            let sides = (a.source.is_s3(), a.destination.is_s3());
+            let mut opts = a.tuning.transfer_options(None, &a.headers, sides)?;
             opts.shared_parts = Some(parts);
             let moved = copy(&plan, client, opts).await?;
             if !many && !a.dryrun {

@@ -108,7 +108,11 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
     }
     let client = client(&a.connection, &a.transport)?;
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
-    let opts = a.tuning.transfer_options(progress, &a.headers)?;
+    let sides = (
+        matches!(from, Place::S3 { .. }),
+        matches!(to, Place::S3 { .. }),
+    );
+    let opts = a.tuning.transfer_options(progress, &a.headers, sides)?;
     let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
     let p = Arc::clone(&printer);
     let options = SyncOptions {

@@ -6,10 +6,10 @@ use std::borrow::Cow;
 
 use hyper::Method;
 use slipstream_s3::copy::{copy_result, Copied};
-use slipstream_sign::encode::{encode_path_into, encode_query};
+use slipstream_sign::encode::encode_path_into;
 
 use crate::client::Call;
-use crate::{ClientError, CompletedPart, ObjectKey, S3Client};
+use crate::{ClientError, CompletedPart, CustomerKey, MultipartUpload, ObjectKey, S3Client};
 
 /// What a `CopyObject` changes; the default keeps the source's metadata, checksum and storage
 /// class and copies whatever version is current.
@@ -27,6 +27,9 @@ pub struct CopyOptions {
     /// `x-amz-server-side-encryption[-aws-kms-key-id]`, `x-amz-tagging`), whatever the metadata
     /// directive. Tags given replace the source's (`x-amz-tagging-directive: REPLACE`).
     pub settings: Vec<(String, String)>,
+    /// The customer key the new object is encrypted with (SSE-C); the source's, if it has one,
+    /// goes with the source's [`ObjectKey`].
+    pub customer_key: Option<CustomerKey>,
 }
 
 /// The `x-amz-copy-source` value: `bucket/key` percent-encoded as botocore encodes it (`/` kept),
@@ -53,8 +56,8 @@ impl S3Client {
         key: &str,
         options: &CopyOptions,
     ) -> Result<Copied, ClientError> {
-        let mut headers: Vec<(Cow<'static, str>, String)> =
-            vec![("x-amz-copy-source".into(), copy_source(src_bucket, src_key))];
+        let mut headers = sources_headers(src_bucket, src_key);
+        headers.extend(options.customer_key.iter().flat_map(CustomerKey::headers));
         if let Some(etag) = &options.if_match {
             headers.push(("x-amz-copy-source-if-match".into(), etag.clone()));
         }
@@ -80,33 +83,29 @@ impl S3Client {
     }
 
     /// `UploadPartCopy`: bytes `start..end` of `src_bucket/src_key` (only while its ETag is
-    /// `if_match`) become part `number` of upload `upload_id` of `bucket/key`.
-    #[allow(clippy::too_many_arguments)]
+    /// `if_match`) become part `number` of `upload`.
     pub async fn upload_part_copy(
         &self,
         (src_bucket, src_key): (&str, ObjectKey<'_>),
         (start, end): (u64, u64),
         if_match: &str,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &MultipartUpload,
         number: u32,
     ) -> Result<CompletedPart, ClientError> {
         if end <= start {
             return Err(ClientError::Request(format!("empty range {start}..{end}")));
         }
-        let headers = vec![
-            ("x-amz-copy-source".into(), copy_source(src_bucket, src_key)),
-            ("x-amz-copy-source-if-match".into(), if_match.to_owned()),
-            (
-                "x-amz-copy-source-range".into(),
-                format!("bytes={start}-{}", end - 1),
-            ),
-        ];
+        let mut headers = sources_headers(src_bucket, src_key);
+        headers.extend(upload.encryption());
+        headers.push(("x-amz-copy-source-if-match".into(), if_match.to_owned()));
+        headers.push((
+            "x-amz-copy-source-range".into(),
+            format!("bytes={start}-{}", end - 1),
+        ));
         let call = Call {
-            query: format!("partNumber={number}&uploadId={}", encode_query(upload_id)),
+            query: upload.part_query(number),
             headers,
-            ..Call::new(Method::PUT, bucket, Some(key))
+            ..Call::new(Method::PUT, &upload.bucket, Some(&upload.key))
         };
         let copied = self
             .send_and_read(&call, |body| Ok(copy_result(body)?))
@@ -119,6 +118,16 @@ impl S3Client {
             size: end - start,
         })
     }
+}
+
+/// `x-amz-copy-source`, and the source's customer key under the copy-source names when it is
+/// encrypted with one.
+fn sources_headers(bucket: &str, key: ObjectKey<'_>) -> Vec<(Cow<'static, str>, String)> {
+    let mut headers = vec![("x-amz-copy-source".into(), copy_source(bucket, key))];
+    if let Some(k) = key.customer_key {
+        headers.extend(k.copy_source_headers());
+    }
+    headers
 }
 
 #[cfg(test)]

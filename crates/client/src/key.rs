@@ -1,10 +1,14 @@
 //! Which object a request names: a key and, in a versioned bucket, one version of it. Reading
 //! or deleting an older version is the everyday use of versioning (a file overwritten by
-//! mistake, a deleted one behind its delete marker), and every object call takes one.
+//! mistake, a deleted one behind its delete marker), and every object call takes one. An object
+//! encrypted with a customer key (SSE-C) cannot be read without it, so the key travels with
+//! the name: reads send it, and a server-side copy sends it for its source.
 
 use std::fmt;
 
 use slipstream_sign::encode::encode_query_into;
+
+use crate::CustomerKey;
 
 /// A key and the version of it a request names; `version_id: None` names the current one. A
 /// `&str` or `&String` converts into the current version, so callers that never deal in
@@ -15,12 +19,26 @@ pub struct ObjectKey<'a> {
     pub key: &'a str,
     /// The version, as S3 named it (`x-amz-version-id`, a listing of versions).
     pub version_id: Option<&'a str>,
+    /// The customer key the object is encrypted with (SSE-C), sent with every read of it.
+    pub customer_key: Option<&'a CustomerKey>,
 }
 
 impl<'a> ObjectKey<'a> {
     /// `key` at `version_id` (`None`: the current version).
     pub fn new(key: &'a str, version_id: Option<&'a str>) -> Self {
-        Self { key, version_id }
+        Self {
+            key,
+            version_id,
+            customer_key: None,
+        }
+    }
+
+    /// The same object, read with `customer_key` (SSE-C) when there is one.
+    pub fn with_customer_key(self, customer_key: Option<&'a CustomerKey>) -> Self {
+        Self {
+            customer_key,
+            ..self
+        }
     }
 
     /// The request's `versionId=` query parameter, encoded; empty for the current version.
@@ -38,6 +56,7 @@ impl<'a> ObjectKey<'a> {
         ObjectKeyBuf {
             key: self.key.to_owned(),
             version_id: self.version_id.map(str::to_owned),
+            customer_key: self.customer_key.cloned(),
         }
     }
 }
@@ -48,12 +67,14 @@ impl<'a> ObjectKey<'a> {
 pub struct ObjectKeyBuf {
     key: String,
     version_id: Option<String>,
+    customer_key: Option<CustomerKey>,
 }
 
 impl ObjectKeyBuf {
-    /// The key and version borrowed again.
+    /// The key, version and customer key borrowed again.
     pub fn as_key(&self) -> ObjectKey<'_> {
         ObjectKey::new(&self.key, self.version_id.as_deref())
+            .with_customer_key(self.customer_key.as_ref())
     }
 }
 

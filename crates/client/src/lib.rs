@@ -24,6 +24,7 @@ mod congestion;
 mod connect_time;
 mod copy;
 pub mod credentials;
+mod customer_key;
 mod delete;
 pub mod dial;
 mod dns;
@@ -51,11 +52,12 @@ pub use copy::{copy_source, CopyOptions};
 pub use credentials::{
     request_signer, CredentialSource, Expiring, ProvideCredentials, RefreshingSigner,
 };
+pub use customer_key::{CustomerKey, SSE_C_ALGORITHM};
 pub use dial::{Dialed, Dialer};
 pub use error::{describe, ClientError};
 pub use key::{ObjectKey, ObjectKeyBuf};
 pub use object::ObjectStream;
-pub use ops::{CompletedPart, ListFrom, ObjectInfo};
+pub use ops::{CompletedPart, ListFrom, MultipartUpload, ObjectInfo};
 pub use options::ClientOptions;
 pub use payload::{FileRange, Payload};
 pub use proxy::Proxies;

@@ -14,7 +14,7 @@ use crate::checksum::{Checksum, ChecksumAlgorithm};
 use crate::client::Call;
 use crate::object::ObjectStream;
 use crate::xml::{self, ListPage};
-use crate::{ClientError, FileRange, ObjectKey, Payload, S3Client};
+use crate::{ClientError, CustomerKey, FileRange, ObjectKey, Payload, S3Client};
 use slipstream_s3::versions::{version_page, VersionMarker, VersionPage};
 
 /// What `HeadObject` says about an object.
@@ -102,6 +102,46 @@ fn whole_checksum(headers: &HeaderMap) -> Option<Checksum> {
     })
 }
 
+/// A multipart upload under way: its object, its ID, and the customer key the object is
+/// encrypted with (SSE-C), which every part and the completion send again.
+#[derive(Clone, Debug)]
+pub struct MultipartUpload {
+    /// The bucket.
+    pub bucket: String,
+    /// The object's key.
+    pub key: String,
+    /// What `CreateMultipartUpload` answered.
+    pub upload_id: String,
+    /// The key `CreateMultipartUpload` was sent with, if any.
+    pub customer_key: Option<CustomerKey>,
+}
+
+impl MultipartUpload {
+    /// The customer key's headers, or none.
+    pub(crate) fn encryption(&self) -> Vec<(Cow<'static, str>, String)> {
+        self.customer_key
+            .as_ref()
+            .map(|k| k.headers().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The query of part `number`.
+    pub(crate) fn part_query(&self, number: u32) -> String {
+        format!(
+            "partNumber={number}&uploadId={}",
+            encode_query(&self.upload_id)
+        )
+    }
+}
+
+/// The headers every read of `key` starts with: its customer key's, when it is encrypted with
+/// one (SSE-C), else none.
+fn opening(key: ObjectKey<'_>) -> Vec<(Cow<'static, str>, String)> {
+    key.customer_key
+        .map(|k| k.headers().to_vec())
+        .unwrap_or_default()
+}
+
 pub(crate) async fn body_bytes(body: Incoming) -> Result<Bytes, ClientError> {
     body.collect()
         .await
@@ -111,8 +151,17 @@ pub(crate) async fn body_bytes(body: Incoming) -> Result<Bytes, ClientError> {
 
 impl S3Client {
     /// Whether `key` exists: `HeadObject`, its 404 read as `false` (`--no-clobber`'s check).
-    pub async fn object_exists(&self, bucket: &str, key: &str) -> Result<bool, ClientError> {
-        match self.send(&Call::new(Method::HEAD, bucket, Some(key))).await {
+    pub async fn object_exists<'k>(
+        &self,
+        bucket: &str,
+        key: impl Into<ObjectKey<'k>>,
+    ) -> Result<bool, ClientError> {
+        let key = key.into();
+        let call = Call {
+            headers: opening(key),
+            ..Call::of(Method::HEAD, bucket, key)
+        };
+        match self.send(&call).await {
             Ok(_) => Ok(true),
             Err(ClientError::S3 { status: 404, .. }) => Ok(false),
             Err(e) => Err(e),
@@ -126,9 +175,11 @@ impl S3Client {
         key: impl Into<ObjectKey<'k>>,
     ) -> Result<ObjectInfo, ClientError> {
         let key = key.into();
+        let mut headers = opening(key);
+        headers.push(("x-amz-checksum-mode".into(), "ENABLED".into()));
         let r = self
             .send(&Call {
-                headers: vec![("x-amz-checksum-mode".into(), "ENABLED".into())],
+                headers,
                 ..Call::of(Method::HEAD, bucket, key)
             })
             .await
@@ -152,14 +203,16 @@ impl S3Client {
         key: impl Into<ObjectKey<'k>>,
         range: Option<(u64, u64)>,
     ) -> Result<(ObjectStream, ObjectInfo), ClientError> {
-        let mut headers = vec![("x-amz-checksum-mode".into(), "ENABLED".into())];
+        let key = key.into();
+        let mut headers = opening(key);
+        headers.push(("x-amz-checksum-mode".into(), "ENABLED".into()));
         if let Some(range) = range {
             headers.push(range_header(range)?);
         }
         let response = self
             .send(&Call {
                 headers,
-                ..Call::of(Method::GET, bucket, key.into())
+                ..Call::of(Method::GET, bucket, key)
             })
             .await?;
         let mut info = object_info(response.headers(), 0);
@@ -180,7 +233,8 @@ impl S3Client {
         range: Option<(u64, u64)>,
         if_match: Option<&str>,
     ) -> Result<ObjectStream, ClientError> {
-        let mut headers = Vec::new();
+        let key = key.into();
+        let mut headers = opening(key);
         if let Some(etag) = if_match {
             headers.push(("if-match".into(), etag.to_owned()));
         }
@@ -190,7 +244,7 @@ impl S3Client {
         let response = self
             .send(&Call {
                 headers,
-                ..Call::of(Method::GET, bucket, key.into())
+                ..Call::of(Method::GET, bucket, key)
             })
             .await?;
         Ok(ObjectStream::new(
@@ -309,24 +363,24 @@ impl S3Client {
         Ok(xml::upload_id(&body_bytes(r.into_body()).await?)?)
     }
 
-    /// `UploadPart` number `number` (1 to 10,000) with its checksum, of the algorithm the
-    /// upload was created with.
+    /// `UploadPart` number `number` (1 to 10,000) of `upload` with its checksum, of the
+    /// algorithm the upload was created with.
     pub async fn upload_part(
         &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &MultipartUpload,
         number: u32,
         body: Bytes,
         algorithm: ChecksumAlgorithm,
     ) -> Result<CompletedPart, ClientError> {
         let (crc, size) = (algorithm.compute(&body), body.len() as u64);
+        let mut headers = upload.encryption();
+        headers.push((algorithm.header().into(), algorithm.encode(crc)));
         let r = self
             .send(&Call {
-                query: format!("partNumber={number}&uploadId={}", encode_query(upload_id)),
-                headers: vec![(algorithm.header().into(), algorithm.encode(crc))],
+                query: upload.part_query(number),
+                headers,
                 body: body.into(),
-                ..Call::new(Method::PUT, bucket, Some(key))
+                ..Call::new(Method::PUT, &upload.bucket, Some(&upload.key))
             })
             .await?;
         let etag = header(r.headers(), "etag").ok_or_else(|| {
@@ -347,12 +401,12 @@ impl S3Client {
     /// object's ETag, quotes included (empty if the answer names none).
     pub async fn complete_multipart_upload(
         &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &MultipartUpload,
         parts: &[CompletedPart],
     ) -> Result<String, ClientError> {
-        let mut headers = Vec::new();
+        // Sent again as the AWS CLI (s3transfer) sends it: S3 requires it where the upload has
+        // checksums.
+        let mut headers = upload.encryption();
         if let Some(alg) = parts.first().and_then(|p| p.algorithm) {
             if alg.full_object() {
                 let whole = parts
@@ -369,10 +423,10 @@ impl S3Client {
         });
         let r = self
             .send(&Call {
-                query: format!("uploadId={}", encode_query(upload_id)),
+                query: format!("uploadId={}", encode_query(&upload.upload_id)),
                 headers,
                 body: Bytes::from(xml::complete_body(list)).into(),
-                ..Call::new(Method::POST, bucket, Some(key))
+                ..Call::new(Method::POST, &upload.bucket, Some(&upload.key))
             })
             .await?;
         let body = body_bytes(r.into_body()).await?;

@@ -12,13 +12,16 @@ use std::time::Duration;
 use std::future::Future;
 
 use crate::TransferError;
-use slipstream_client::{ChecksumAlgorithm, ClientError, CompletedPart, S3Client};
+use slipstream_client::{
+    ChecksumAlgorithm, ClientError, CompletedPart, CustomerKey, MultipartUpload, S3Client,
+};
 use tokio::task::JoinHandle;
 
 static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
 
 /// A multipart upload's whole life: create it (parts checked with `algorithm`, if any, and
-/// the new object's `headers`), let `send` upload or copy the parts (given the upload ID),
+/// the new object's `headers`, which carry `customer_key`'s when the object is encrypted with
+/// one), let `send` upload or copy the parts (given the upload),
 /// complete it with the parts `send` returns, and abort it if any step fails or the future is
 /// dropped. Returns the parts and the new object's ETag.
 pub(crate) async fn multipart_upload<F, Fut>(
@@ -26,19 +29,26 @@ pub(crate) async fn multipart_upload<F, Fut>(
     (bucket, key): (&str, &str),
     algorithm: Option<ChecksumAlgorithm>,
     headers: Vec<(Cow<'static, str>, String)>,
+    customer_key: Option<&CustomerKey>,
     send: F,
 ) -> Result<(Vec<CompletedPart>, String), TransferError>
 where
-    F: FnOnce(String) -> Fut,
+    F: FnOnce(Arc<MultipartUpload>) -> Fut,
     Fut: Future<Output = Result<Vec<CompletedPart>, TransferError>>,
 {
     let upload_id = client
         .create_multipart_upload(bucket, key, algorithm, headers)
         .await?;
     let guard = MultipartGuard::new(client, bucket, key, &upload_id);
-    let completed = match send(upload_id.clone()).await {
+    let upload = Arc::new(MultipartUpload {
+        bucket: bucket.to_owned(),
+        key: key.to_owned(),
+        upload_id,
+        customer_key: customer_key.cloned(),
+    });
+    let completed = match send(Arc::clone(&upload)).await {
         Ok(parts) => client
-            .complete_multipart_upload(bucket, key, &upload_id, &parts)
+            .complete_multipart_upload(&upload, &parts)
             .await
             .map(|etag| (parts, etag))
             .map_err(TransferError::from),

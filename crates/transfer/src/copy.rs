@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::flight::for_each_listed;
 use slipstream_client::xml::Object;
-use slipstream_client::{CopyOptions, ObjectInfo, ObjectKey, S3Client};
+use slipstream_client::{CopyOptions, CustomerKey, ObjectInfo, ObjectKey, S3Client};
 use tokio::sync::mpsc;
 
 use crate::cleanup::multipart_upload;
@@ -36,8 +36,11 @@ pub struct CopySettings {
     pub part_size: u64,
     /// Parts in flight at once.
     pub concurrency: usize,
-    /// Metadata, storage class: what the new object changes.
+    /// Metadata, storage class: what the new object changes (and its customer key, SSE-C).
     pub options: CopyOptions,
+    /// The customer key (SSE-C) the sources of a many-object copy are encrypted with (the AWS
+    /// CLI's `--sse-c-copy-source-key`); a single copy's is its [`CopySource`]'s.
+    pub source_customer_key: Option<CustomerKey>,
 }
 
 impl Default for CopySettings {
@@ -49,6 +52,7 @@ impl Default for CopySettings {
             part_size: 256 << 20,
             concurrency: 16,
             options: CopyOptions::default(),
+            source_customer_key: None,
         }
     }
 }
@@ -65,12 +69,15 @@ pub struct CopySource {
     pub version_id: Option<String>,
     /// Its size and ETag, when listed; `None` asks the server.
     pub listed: Option<(u64, String)>,
+    /// The customer key it is encrypted with (SSE-C), if any.
+    pub customer_key: Option<CustomerKey>,
 }
 
 impl CopySource {
-    /// The key and version copied.
+    /// The key and version copied, opened with its customer key.
     fn object(&self) -> ObjectKey<'_> {
         ObjectKey::new(&self.key, self.version_id.as_deref())
+            .with_customer_key(self.customer_key.as_ref())
     }
 }
 
@@ -133,27 +140,29 @@ pub async fn copy_object(
             .map(|(n, v)| (n.clone().into(), v.clone())),
     );
     let count = ranges.len();
-    multipart_upload(client, (bucket, key), None, headers, |upload_id| {
+    let made_key = settings.options.customer_key.as_ref();
+    headers.extend(made_key.iter().flat_map(|k| k.headers()));
+    multipart_upload(client, (bucket, key), None, headers, made_key, |upload| {
         let client = Arc::clone(client);
         let (src_bucket, src_key) = (source.bucket.clone(), source.object().to_buf());
-        let (bucket, key, etag) = (bucket.to_owned(), key.to_owned(), info.etag.clone());
+        let etag = info.etag.clone();
         for_each_part(count, settings.concurrency, move |i| {
             let (client, ranges) = (Arc::clone(&client), Arc::clone(&ranges));
             let (src_bucket, src_key) = (src_bucket.clone(), src_key.clone());
-            let (bucket, key, etag, id) =
-                (bucket.clone(), key.clone(), etag.clone(), upload_id.clone());
+            let (upload, etag) = (Arc::clone(&upload), etag.clone());
             async move {
                 let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
                 let from = (src_bucket.as_str(), src_key.as_key());
                 client
-                    .upload_part_copy(from, ranges[i], &etag, &bucket, &key, &id, number)
+                    .upload_part_copy(from, ranges[i], &etag, &upload, number)
                     .await
                     .map_err(TransferError::from)
             }
         })
     })
     .await?;
-    verify(client, (bucket, key), &info).await?;
+    let made = ObjectKey::from(key).with_customer_key(made_key);
+    verify(client, (bucket, made), &info).await?;
     Ok(CopiedObject {
         size: info.size,
         parts: count,
@@ -182,7 +191,7 @@ async fn copy_whole(
 /// whole-object checksum when both have one of one algorithm.
 async fn verify(
     client: &S3Client,
-    (bucket, key): (&str, &str),
+    (bucket, key): (&str, ObjectKey<'_>),
     source: &ObjectInfo,
 ) -> Result<(), TransferError> {
     let made = client.head_object(bucket, key).await?;
@@ -223,6 +232,7 @@ pub async fn copy_listed(
             key: o.key.clone(),
             version_id: None,
             listed: Some((o.size, o.etag)),
+            customer_key: settings.source_customer_key.clone(),
         };
         let key = format!("{prefix}{}", selection.relative(&o.key));
         let (client, bucket, settings, many) = (
@@ -232,7 +242,8 @@ pub async fn copy_listed(
             many.clone(),
         );
         async move {
-            if many.keeps_object(&client, &bucket, &key).await? {
+            let made_key = settings.options.customer_key.as_ref();
+            if many.keeps_object(&client, &bucket, &key, made_key).await? {
                 return Ok(None);
             }
             let copied = copy_object(&client, &source, (&bucket, &key), &settings).await?;

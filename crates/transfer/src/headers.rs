@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use slipstream_client::CustomerKey;
+
 /// Headers for the objects a transfer writes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ObjectHeaders {
@@ -46,6 +48,9 @@ pub struct ObjectHeaders {
     /// when any is given here, else keeps them (the AWS CLI's rule for `--metadata`, which
     /// this extends to the content headers).
     pub metadata_directive: Option<MetadataDirective>,
+    /// The customer key the objects are encrypted with (SSE-C: `--sse-c-key`, boto3's
+    /// `SSECustomerKey`). Sent with the upload's every request, parts and completion too.
+    pub customer_key: Option<CustomerKey>,
 }
 
 /// `x-amz-metadata-directive`, as the AWS CLI's `--metadata-directive` names it.
@@ -71,6 +76,7 @@ impl ObjectHeaders {
                 .into_iter()
                 .map(|(n, v)| (Cow::Borrowed(n), v)),
         );
+        out.extend(self.customer_key.iter().flat_map(CustomerKey::headers));
         out
     }
 
@@ -129,6 +135,7 @@ impl ObjectHeaders {
             sse_kms_key_id: self.sse_kms_key_id.clone(),
             tagging: self.tagging.clone(),
             website_redirect: self.website_redirect.clone(),
+            customer_key: self.customer_key.clone(),
             ..Self::default()
         };
         for (name, value) in copied {
@@ -158,6 +165,7 @@ impl ObjectHeaders {
         self.replacement().is_some()
             || self.storage_class.is_some()
             || self.server_side_encryption.is_some()
+            || self.customer_key.is_some()
     }
 
     fn content_headers(&self, key: &str) -> Vec<(Cow<'static, str>, String)> {

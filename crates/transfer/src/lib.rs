@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use slipstream_client::ChecksumAlgorithm;
+use slipstream_client::{ChecksumAlgorithm, CustomerKey};
 
 mod cleanup;
 mod copy;
@@ -157,6 +157,9 @@ pub struct TransferOptions {
     /// Content type (given or guessed), cache control, metadata and storage class of the
     /// objects uploads write.
     pub headers: ObjectHeaders,
+    /// The customer key (SSE-C) of the objects a many-object download, sync or copy through
+    /// this machine reads; a single download takes it in its [`ObjectKey`].
+    pub source_customer_key: Option<CustomerKey>,
 }
 
 impl TransferOptions {
@@ -186,6 +189,7 @@ impl Default for TransferOptions {
             shared_parts: None,
             shared_bodies: None,
             headers: ObjectHeaders::default(),
+            source_customer_key: None,
         }
     }
 }

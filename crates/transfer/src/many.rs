@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use slipstream_client::S3Client;
+use slipstream_client::{CustomerKey, ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
 
 use crate::cut::{far_network, LONG_PATH};
@@ -322,7 +322,9 @@ impl ManyOptions {
         client: &S3Client,
         bucket: &str,
         key: &str,
+        customer_key: Option<&CustomerKey>,
     ) -> Result<bool, TransferError> {
+        let key = ObjectKey::from(key).with_customer_key(customer_key);
         Ok(self.no_clobber && client.object_exists(bucket, key).await?)
     }
 
@@ -436,7 +438,8 @@ pub async fn download_prefix(
                     .await
                     .map_err(at(parent))?;
             }
-            let size = download_listed(client, &bucket, key.into(), path, Some(*listed), opts)
+            let object = ObjectKey::from(key).with_customer_key(opts.source_customer_key.as_ref());
+            let size = download_listed(client, &bucket, object, path, Some(*listed), opts.clone())
                 .await?
                 .size;
             each.report(key, &path.display().to_string(), size);
@@ -483,7 +486,8 @@ pub async fn upload_directory(
         let key = format!("{prefix}{}", files[i].1);
         async move {
             let path = &files[i].0;
-            if each.keeps_object(&client, &bucket, &key).await? {
+            let made_key = opts.headers.customer_key.as_ref();
+            if each.keeps_object(&client, &bucket, &key, made_key).await? {
                 return Ok(None);
             }
             let size = upload_file(client, path, &bucket, &key, opts).await?.size;

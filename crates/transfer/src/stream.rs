@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{CompletedPart, ObjectInfo, ObjectKey, ObjectStream, S3Client};
+use slipstream_client::{
+    CompletedPart, MultipartUpload, ObjectInfo, ObjectKey, ObjectStream, S3Client,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{oneshot, Semaphore};
 
@@ -301,11 +303,8 @@ async fn from_reader<R: AsyncRead + Unpin>(
         (bucket, key),
         Some(opts.checksum),
         opts.headers.for_key(key),
-        |upload_id| {
-            send_stream(
-                &client, input, bucket, key, upload_id, first, part_size, &opts, &mut size,
-            )
-        },
+        opts.headers.customer_key.as_ref(),
+        |upload| send_stream(&client, input, upload, first, part_size, &opts, &mut size),
     )
     .await?;
     Ok(Uploaded {
@@ -320,13 +319,10 @@ pub(crate) fn single_put_below(opts: &TransferOptions) -> u64 {
         .clamp(1, opts.part_size.max(MIN_PART_SIZE))
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn send_stream<R: AsyncRead + Unpin>(
     client: &Arc<S3Client>,
     input: &mut R,
-    bucket: &str,
-    key: &str,
-    upload_id: String,
+    upload: Arc<MultipartUpload>,
     first: Bytes,
     part_size: usize,
     opts: &TransferOptions,
@@ -351,18 +347,11 @@ async fn send_stream<R: AsyncRead + Unpin>(
         while tasks.len() >= in_flight.max(1) {
             done.push(joined(tasks.join_next().await)?);
         }
-        let (client, bucket, key, upload_id) = (
-            Arc::clone(client),
-            bucket.to_owned(),
-            key.to_owned(),
-            upload_id.clone(),
-        );
+        let (client, upload) = (Arc::clone(client), Arc::clone(&upload));
         let part = data;
         let (len, progress) = (part.len() as u64, opts.progress.clone());
         tasks.spawn(async move {
-            let sent = client
-                .upload_part(&bucket, &key, &upload_id, number, part, algorithm)
-                .await;
+            let sent = client.upload_part(&upload, number, part, algorithm).await;
             if let (Ok(_), Some(p)) = (&sent, &progress) {
                 p.add(len);
             }

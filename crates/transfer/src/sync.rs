@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use slipstream_client::xml::Object;
-use slipstream_client::{DeleteError, S3Client};
+use slipstream_client::{DeleteError, ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
 use tokio::sync::mpsc;
 
@@ -561,7 +561,8 @@ async fn move_entry(
                     .map_err(at(parent))?;
             }
             let key = format!("{prefix}{}", src.name);
-            download_listed(client, bucket, (&key).into(), &path, Some(src.size), opts).await?;
+            let object = ObjectKey::from(&key).with_customer_key(opts.source_customer_key.as_ref());
+            download_listed(client, bucket, object, &path, Some(src.size), opts.clone()).await?;
             if let Some(time) = src.modified.and_then(system_time) {
                 let file = std::fs::File::options().write(true).open(&path);
                 file.and_then(|f| f.set_modified(time)).map_err(at(&path))?;
@@ -577,7 +578,9 @@ async fn move_entry(
             let (src_key, key) = (format!("{sp}{}", src.name), format!("{prefix}{}", src.name));
             if let Some(reader) = &options.source {
                 let reader = Arc::clone(reader);
-                let from = (sb.as_str(), src_key.as_str().into(), Some(src.size));
+                let read = opts.source_customer_key.clone();
+                let object = ObjectKey::from(&src_key).with_customer_key(read.as_ref());
+                let from = (sb.as_str(), object, Some(src.size));
                 copy_listed_object(reader, client, from, (bucket, &key), opts).await?;
                 return Ok(());
             }
@@ -586,6 +589,7 @@ async fn move_entry(
                 key: src_key,
                 version_id: None,
                 listed: Some((src.size, src.etag.clone())),
+                customer_key: options.copy.source_customer_key.clone(),
             };
             copy_object(&client, &source, (bucket, &key), &options.copy).await?;
         }

@@ -184,10 +184,13 @@ pub async fn copy_listed_through(
         );
         let (src_bucket, bucket) = (src_bucket.to_owned(), bucket.to_owned());
         async move {
-            if many.keeps_object(&client, &bucket, &key).await? {
+            let made_key = opts.headers.customer_key.as_ref();
+            if many.keeps_object(&client, &bucket, &key, made_key).await? {
                 return Ok(None);
             }
-            let from = (src_bucket.as_str(), o.key.as_str().into(), Some(o.size));
+            let read = opts.source_customer_key.clone();
+            let object = ObjectKey::from(&o.key).with_customer_key(read.as_ref());
+            let from = (src_bucket.as_str(), object, Some(o.size));
             let done = copy_listed_object(source, client, from, (&bucket, &key), opts).await?;
             many.report(&o.key, &key, done.size);
             Ok(Some(done.size))

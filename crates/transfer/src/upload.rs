@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use slipstream_client::{CompletedPart, FileRange, S3Client};
+use slipstream_client::{CompletedPart, FileRange, MultipartUpload, S3Client};
 
 use crate::cleanup::multipart_upload;
 use crate::cut::{upload_cut, LONG_PATH};
@@ -149,19 +149,11 @@ async fn multipart(
         (bucket, key),
         Some(opts.checksum),
         opts.headers.for_key(key),
-        |upload_id| {
+        opts.headers.customer_key.as_ref(),
+        |upload| {
             let (part_size, concurrency) = upload_cut(asked.elapsed(), size, opts);
             let ranges = upload_ranges(size, part_size, concurrency);
-            send_parts(
-                client,
-                bucket,
-                key,
-                upload_id,
-                ranges,
-                concurrency,
-                &body,
-                opts,
-            )
+            send_parts(client, upload, ranges, concurrency, &body, opts)
         },
     )
     .await
@@ -192,12 +184,9 @@ async fn read_into(
 
 /// Reads and uploads every range with `concurrency` tasks; the parts in order. A part of
 /// memory given back to the pool is dropped there (it is not the pool's to reuse).
-#[allow(clippy::too_many_arguments)]
 async fn send_parts(
     client: &Arc<S3Client>,
-    bucket: &str,
-    key: &str,
-    upload_id: String,
+    upload: Arc<MultipartUpload>,
     ranges: Vec<(u64, u64)>,
     concurrency: usize,
     body: &Body,
@@ -206,19 +195,18 @@ async fn send_parts(
     let (progress, algorithm) = (opts.progress.clone(), opts.checksum);
     let budget = opts.shared_parts.clone();
     let (client, body) = (Arc::clone(client), body.clone());
-    let (bucket, key) = (bucket.to_owned(), key.to_owned());
     let pool = Arc::new(BufferPool::default());
     for_each_part(ranges.len(), concurrency, move |i| {
         let (client, body, pool) = (Arc::clone(&client), body.clone(), Arc::clone(&pool));
         let (progress, budget) = (progress.clone(), budget.clone());
-        let (bucket, key, upload_id) = (bucket.clone(), key.clone(), upload_id.clone());
+        let upload = Arc::clone(&upload);
         let (start, end) = ranges[i];
         async move {
             let _place = part_permit(&budget).await;
             let data = body.part(start, end - start, &pool).await?;
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let sent = client
-                .upload_part(&bucket, &key, &upload_id, number, data.clone(), algorithm)
+                .upload_part(&upload, number, data.clone(), algorithm)
                 .await;
             pool.give(data);
             if let (Ok(_), Some(p)) = (&sent, &progress) {

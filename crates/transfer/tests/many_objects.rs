@@ -25,6 +25,7 @@ fn source(bucket: &str, key: &str) -> CopySource {
         key: key.into(),
         version_id: None,
         listed: None,
+        customer_key: None,
     }
 }
 

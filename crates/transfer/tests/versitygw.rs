@@ -343,15 +343,15 @@ async fn an_aborted_upload_leaves_nothing() {
         .create_multipart_upload(&bucket, "mp", Some(Default::default()), Vec::new())
         .await
         .unwrap();
+    let upload = slipstream_client::MultipartUpload {
+        bucket: bucket.clone(),
+        key: "mp".into(),
+        upload_id: id.clone(),
+        customer_key: None,
+    };
+    let part = bytes::Bytes::from(data(1000, 3));
     client
-        .upload_part(
-            &bucket,
-            "mp",
-            &id,
-            1,
-            bytes::Bytes::from(data(1000, 3)),
-            Default::default(),
-        )
+        .upload_part(&upload, 1, part, Default::default())
         .await
         .unwrap();
     client

@@ -58,21 +58,27 @@ class Client(_NativeClient):
 
     def open(self, bucket: str, key: str, mode: str = "rb", *, version_id: typing.Optional[str] = None,
              range: typing.Optional[typing.Tuple[int, int]] = None,  # noqa: A002 (get_bytes' name)
-             checksum_algorithm: typing.Optional[str] = None, extra_args: typing.Optional[dict] = None):
+             checksum_algorithm: typing.Optional[str] = None, extra_args: typing.Optional[dict] = None,
+             sse_customer_key: typing.Union[bytes, str, None] = None):
         """`bucket/key` as a binary file object. ``"rb"``: read in order, as boto3's
         ``get_object()["Body"]``, its parts fetched in parallel ahead of the reads in bounded
         memory (the client's ``concurrency x part_size``); ``version_id``, ``range=(start, end)``
         (end exclusive) as ``get_bytes`` takes them. A missing object raises here; the object's
         checksum, when it has one, is checked at its end. ``"wb"``: written, and uploaded as it
         is written (``checksum_algorithm`` and ``extra_args`` as ``upload`` takes them); only
-        ``close()`` or a ``with`` block ending without an exception completes the object."""
+        ``close()`` or a ``with`` block ending without an exception completes the object.
+        ``sse_customer_key``: the SSE-C key the object is read with (a write takes it in
+        ``extra_args``, as ``upload`` does)."""
         if mode == "rb":
             if checksum_algorithm is not None or extra_args is not None:
                 raise ValueError("checksum_algorithm and extra_args are for mode 'wb'")
-            return ObjectReader(self._open(bucket, key, version_id=version_id, range=range))
+            return ObjectReader(self._open(bucket, key, version_id=version_id, range=range,
+                                           sse_customer_key=sse_customer_key))
         if mode == "wb":
             if version_id is not None or range is not None:
                 raise ValueError("version_id and range are for mode 'rb': a write makes a new version")
+            if sse_customer_key is not None:
+                raise ValueError("a write takes its SSE-C key in extra_args (SSECustomerAlgorithm, SSECustomerKey)")
             return ObjectWriter(self._open_writer(bucket, key, checksum_algorithm=checksum_algorithm, extra_args=extra_args))
         raise ValueError(f"mode must be 'rb' or 'wb', not {mode!r}")
 

@@ -5,6 +5,8 @@ from typing import Any, Awaitable, Callable, Coroutine, Iterable, Literal, Mappi
 
 _At = Union[datetime, str, None]
 ChecksumAlgorithm = Literal["CRC32C", "CRC64NVME", "CRC32"]
+# An SSE-C key: its 32 bytes (a str: its UTF-8), as boto3's SSECustomerKey.
+SseCustomerKey = Union[bytes, str]
 """S3's names for the CRCs uploads can send (any case is accepted)."""
 
 class BinaryWriter(Protocol):
@@ -298,7 +300,7 @@ class Client:
     def from_boto3(cls, client: object, **kw: object) -> "Client": ...
     @overload
     def open(
-        self, bucket: str, key: str, mode: Literal["rb"] = "rb", *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
+        self, bucket: str, key: str, mode: Literal["rb"] = "rb", *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, range: Optional[tuple[int, int]] = None
     ) -> "ObjectReader":
         """``bucket/key`` (or that version of it) as a binary file object, as boto3's
         ``get_object()["Body"]`` but seekable: parts fetched in parallel ahead of the reads,
@@ -316,7 +318,7 @@ class Client:
         block ending without an exception completes the object; an exception, ``abort()`` or a
         writer left unclosed aborts the upload and makes nothing."""
     def open_async(
-        self, bucket: str, key: str, *, version_id: Optional[str] = None, range: Optional[tuple[int, int]] = None
+        self, bucket: str, key: str, *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, range: Optional[tuple[int, int]] = None
     ) -> Coroutine[Any, Any, "AsyncObjectReader"]:
         """``open`` for asyncio: the reader once the object's first answer is here (a missing
         object raises at the ``await``)."""
@@ -345,14 +347,16 @@ class Client:
         key: str,
         path: Union[str, "os.PathLike[str]"],
         *,
-        version_id: Optional[str] = None,
+        version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None,
         callback: Optional[Callable[[int], object]] = None,
     ) -> int:
         """``callback`` (boto3's ``Callback``, e.g. a ``tqdm``'s ``update``) is called on this
         thread with the bytes moved since its last call, about ten times a second and at the
         end; an exception it raises stops the transfer as Ctrl-C does. ``version_id`` (boto3's
         ``ExtraArgs={"VersionId": ...}``, here and in the other reads) reads that version of the
-        object instead of the current one."""
+        object instead of the current one. ``sse_customer_key`` (boto3's ``SSECustomerKey``,
+        here and in the other reads): the key of an object uploaded with SSE-C (``extra_args``
+        ``SSECustomerAlgorithm="AES256"``, ``SSECustomerKey``); S3 takes it over HTTPS only."""
         ...
     def upload(
         self,
@@ -370,7 +374,7 @@ class Client:
         key: str,
         fileobj: BinaryWriter,
         *,
-        version_id: Optional[str] = None,
+        version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None,
         callback: Optional[Callable[[int], object]] = None,
     ) -> int:
         """Streams the object into ``fileobj`` (``write(bytes)``: a file opened ``"wb"``,
@@ -393,7 +397,7 @@ class Client:
         ``read`` is raised as it was, and no object is made."""
         ...
     def get_bytes(
-        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None, *, version_id: Optional[str] = None
+        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None, *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None
     ) -> bytes:
         """The object (parts in parallel, received straight into the result) or `range` of it."""
         ...
@@ -415,7 +419,7 @@ class Client:
         ``ContentType``, ``CacheControl``, ``Metadata``, ``StorageClass``; another name raises
         ``ValueError``."""
         ...
-    def head(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> dict[str, object]:
+    def head(self, bucket: str, key: str, *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None) -> dict[str, object]:
         """``HeadObject`` with boto3's field names: ``ContentLength``, ``ETag``, ``LastModified``,
         ``Metadata``, the content headers (``ContentType``...), ``StorageClass`` and
         ``VersionId`` when the answer has them (as boto3: no ``StorageClass`` is STANDARD) and the
@@ -453,10 +457,11 @@ class Client:
         v["DeleteMarkers"])`` empties a prefix of a versioned bucket); a refused version
         carries its ``VersionId``."""
         ...
-    def copy(self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None) -> int:
+    def copy(self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, src_sse_customer_key: Optional[SseCustomerKey] = None) -> int:
         """Copies on the server (metadata and checksum kept; parts above 5 GiB); the size.
         ``src_version_id`` copies that version of the source: onto its own key, it becomes the
-        current version again."""
+        current version again. SSE-C: ``src_sse_customer_key`` opens a source encrypted with
+        one (boto3's ``CopySourceSSECustomerKey``), ``sse_customer_key`` encrypts the copy."""
         ...
     def sync(
         self,
@@ -486,7 +491,7 @@ class Client:
     # cancelled (no partial file, the multipart upload aborted). Made before any loop runs
     # (``asyncio.run(c.get_bytes_async(b, k))``), a call starts when first awaited.
     def download_async(
-        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"], *, version_id: Optional[str] = None
+        self, bucket: str, key: str, path: Union[str, "os.PathLike[str]"], *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None
     ) -> Coroutine[Any, Any, int]: ...
     def upload_async(
         self,
@@ -498,7 +503,7 @@ class Client:
         extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, int]: ...
     def download_fileobj_async(
-        self, bucket: str, key: str, fileobj: BinaryWriter, *, version_id: Optional[str] = None
+        self, bucket: str, key: str, fileobj: BinaryWriter, *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None
     ) -> Coroutine[Any, Any, int]: ...
     def upload_fileobj_async(
         self,
@@ -510,7 +515,7 @@ class Client:
         extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, int]: ...
     def get_bytes_async(
-        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None, *, version_id: Optional[str] = None
+        self, bucket: str, key: str, range: Optional[tuple[int, int]] = None, *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None
     ) -> Coroutine[Any, Any, bytes]: ...
     def put_bytes_async(
         self,
@@ -522,7 +527,7 @@ class Client:
         extra_args: Optional[ExtraArgs] = None,
     ) -> Coroutine[Any, Any, str]: ...
     def head_async(
-        self, bucket: str, key: str, *, version_id: Optional[str] = None
+        self, bucket: str, key: str, *, version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None
     ) -> Coroutine[Any, Any, dict[str, object]]: ...
     def list_async(self, bucket: str, prefix: str = "") -> "AsyncObjectIterator": ...
     def list_with_delimiter_async(
@@ -535,7 +540,7 @@ class Client:
         self, bucket: str, keys: Iterable[Union[str, tuple[str, str], Mapping[str, object]]]
     ) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
     def copy_async(
-        self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None
+        self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, src_sse_customer_key: Optional[SseCustomerKey] = None
     ) -> Coroutine[Any, Any, int]: ...
     def sync_async(
         self,
@@ -565,6 +570,13 @@ class ExtraArgs(TypedDict, total=False):
     StorageClass: str
     ACL: str
     ServerSideEncryption: str
+    SSECustomerAlgorithm: Literal["AES256"]
+    """SSE-C, with ``SSECustomerKey``: the object is encrypted with a key you keep; every read
+    of it then takes ``sse_customer_key=``."""
+    SSECustomerKey: Union[bytes, str]
+    """The key's 32 bytes (a ``str``: its UTF-8), or its base64 when ``SSECustomerKeyMD5`` is
+    given too (as boto3 takes them)."""
+    SSECustomerKeyMD5: str
     SSEKMSKeyId: str
     Tagging: str
     """A query string: ``project=a&team=b%20c``."""

@@ -6,6 +6,8 @@ credentials that botocore refreshes (assumed roles, SSO, instance profiles) stay
 presigner is rebuilt only when they change.
 """
 
+import base64
+import hashlib
 import threading
 from typing import Any, Callable, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
@@ -31,6 +33,29 @@ _QUERY = {
 }
 # Params that become signed headers.
 _HEADERS = {"ContentType": "content-type"}
+# SSE-C Params, for the methods that take them: signed headers the URL's user must send.
+_SSE_C = ("SSECustomerAlgorithm", "SSECustomerKey", "SSECustomerKeyMD5")
+_SSE_C_METHODS = {"get_object", "head_object", "put_object", "upload_part"}
+
+
+def _sse_c_headers(params: dict) -> dict:
+    """SSE-C Params as botocore signs them: the algorithm, the key in base64 and its MD5 in
+    base64 (a `str` key taken as its UTF-8); with SSECustomerKeyMD5 given, both as given."""
+    given = {name: params.pop(name) for name in _SSE_C if name in params}
+    if not given:
+        return {}
+    key, md5 = given.get("SSECustomerKey"), given.get("SSECustomerKeyMD5")
+    headers = {}
+    if "SSECustomerAlgorithm" in given:
+        headers["x-amz-server-side-encryption-customer-algorithm"] = given["SSECustomerAlgorithm"]
+    if key is not None and md5 is None:
+        raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+        key, md5 = base64.b64encode(raw).decode(), base64.b64encode(hashlib.md5(raw, usedforsecurity=False).digest()).decode()
+    if key is not None:
+        headers["x-amz-server-side-encryption-customer-key"] = key
+    if md5 is not None:
+        headers["x-amz-server-side-encryption-customer-key-md5"] = md5
+    return headers
 
 
 def _is_aws_endpoint(url: str) -> bool:
@@ -147,7 +172,7 @@ def presigned_url(presigner_of: Callable[[str], Any], ClientMethod: str, Params:
         bucket, key = params.pop("Bucket"), params.pop("Key")
     except KeyError as e:
         raise ValueError(f"Params must include {e.args[0]!r}") from None
-    query, headers = {}, {}
+    query, headers = {}, _sse_c_headers(params) if ClientMethod in _SSE_C_METHODS else {}
     for name, value in params.items():
         if name in _QUERY:
             query[_QUERY[name]] = value
