@@ -19,6 +19,12 @@ OPERATIONS = [
     ("put_object", {"Bucket": "my-bucket", "Key": "up/cat.png", "ContentType": "image/png"}),
     ("delete_object", {"Bucket": "My_Legacy.Bucket", "Key": "k"}),
     ("upload_part", {"Bucket": "my-bucket", "Key": "big", "UploadId": "VXBsb2Fk+/=", "PartNumber": 3}),
+    # SSE-C: the algorithm, the key and its MD5 signed as headers (a str key taken as UTF-8).
+    ("get_object", {"Bucket": "my-bucket", "Key": "k", "SSECustomerAlgorithm": "AES256", "SSECustomerKey": b"0123456789abcdef0123456789abcdef"}),
+    ("head_object", {"Bucket": "my-bucket", "Key": "k", "SSECustomerAlgorithm": "AES256", "SSECustomerKey": "ü" * 16}),
+    ("put_object", {"Bucket": "my-bucket", "Key": "k", "ContentType": "a/b", "SSECustomerAlgorithm": "AES256", "SSECustomerKey": b"\xff" * 32}),
+    ("upload_part", {"Bucket": "my-bucket", "Key": "k", "UploadId": "u", "PartNumber": 1, "SSECustomerAlgorithm": "AES256", "SSECustomerKey": b"k" * 32}),
+    ("get_object", {"Bucket": "my-bucket", "Key": "k", "SSECustomerAlgorithm": "AES256", "SSECustomerKey": "a2trCg==", "SSECustomerKeyMD5": "given"}),
 ]
 
 
@@ -52,8 +58,10 @@ def test_unsupported_calls_are_refused():
     c = client()
     with pytest.raises(ValueError, match="list_objects_v2"):
         generate_presigned_url(c, "list_objects_v2", Params={"Bucket": "b"})
-    with pytest.raises(ValueError, match="SSECustomerAlgorithm"):
-        generate_presigned_url(c, "get_object", Params={"Bucket": "b", "Key": "k", "SSECustomerAlgorithm": "AES256"})
+    with pytest.raises(ValueError, match="RequestPayer"):
+        generate_presigned_url(c, "get_object", Params={"Bucket": "b", "Key": "k", "RequestPayer": "requester"})
+    with pytest.raises(ValueError, match="SSECustomerKey"):
+        generate_presigned_url(c, "delete_object", Params={"Bucket": "b", "Key": "k", "SSECustomerKey": b"k" * 32})
     with pytest.raises(ValueError, match="Key"):
         generate_presigned_url(c, "get_object", Params={"Bucket": "b"})
 
