@@ -158,7 +158,8 @@ pub struct TransferOptions {
     /// objects uploads write.
     pub headers: ObjectHeaders,
     /// The customer key (SSE-C) of the objects a many-object download, sync or copy through
-    /// this machine reads; a single download takes it in its [`ObjectKey`].
+    /// this machine reads; a single download takes it in its
+    /// [`ObjectKey`](slipstream_client::ObjectKey).
     pub source_customer_key: Option<CustomerKey>,
 }
 
