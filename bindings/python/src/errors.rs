@@ -16,11 +16,20 @@ pyo3::create_exception!(
 );
 
 pub(crate) fn to_py(e: ClientError) -> PyErr {
+    about(e, None)
+}
+
+/// [`to_py`], the message starting with the object it was about (in a transfer of many).
+fn about(e: ClientError, object: Option<&str>) -> PyErr {
+    let text = match object {
+        Some(name) => format!("{name}: {e}"),
+        None => e.to_string(),
+    };
     match e {
         ClientError::S3 {
             status, ref code, ..
         } => {
-            let err = S3Error::new_err(e.to_string());
+            let err = S3Error::new_err(text);
             Python::attach(|py| {
                 let value = err.value(py);
                 let _ = value.setattr("status", status);
@@ -28,10 +37,10 @@ pub(crate) fn to_py(e: ClientError) -> PyErr {
             });
             err
         }
-        ClientError::Request(_) => PyValueError::new_err(e.to_string()),
+        ClientError::Request(_) => PyValueError::new_err(text),
         // FileNotFoundError, PermissionError... as Python's own file functions raise.
         ClientError::Io(io) => io.into(),
-        other => PyIOError::new_err(other.to_string()),
+        _ => PyIOError::new_err(text),
     }
 }
 
@@ -61,6 +70,10 @@ impl Raise for TransferError {
             TransferError::File { path, error } => at_path(error, &path),
             TransferError::Stalled { .. } => PyTimeoutError::new_err(self.to_string()),
             TransferError::Invalid(_) => PyValueError::new_err(self.to_string()),
+            TransferError::Object { name, error } => match *error {
+                TransferError::Client(e) => about(e, Some(&name)),
+                other => PyIOError::new_err(format!("{name}: {other}")),
+            },
             other => PyIOError::new_err(other.to_string()),
         }
     }

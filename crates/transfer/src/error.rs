@@ -59,13 +59,41 @@ pub enum TransferError {
     /// The caller's: what was asked cannot be done (an object too large for memory, a buffer
     /// of the wrong size, a stream past 10,000 parts, a key that would leave the directory).
     Invalid(String),
+    /// One object of a transfer of many failed: `name` says which (`s3://bucket/key`, or `from
+    /// -> to` for a copy), as the AWS CLI's `download failed: s3://b/k` and s5cmd's `ERROR "cp
+    /// s3://b/k ..."` do; S3's errors and bad data do not say it themselves.
+    Object {
+        /// The object, or the copy's two ends.
+        name: String,
+        /// Why it failed.
+        error: Box<TransferError>,
+    },
 }
 
 impl TransferError {
     /// Whether fetching the same part again may help (the client already retried each request;
     /// this is for a body that broke off or stalled after its headers arrived).
     pub(crate) fn is_retryable(&self) -> bool {
-        matches!(self, TransferError::Client(e) if e.is_retryable())
+        match self {
+            TransferError::Client(e) => e.is_retryable(),
+            TransferError::Object { error, .. } => error.is_retryable(),
+            _ => false,
+        }
+    }
+
+    /// This error naming the object `name()` it was about, in a transfer of many. Errors that
+    /// name their file or key already, or that concern no one object (a stall: nothing moved
+    /// on any connection), are kept as they are.
+    pub(crate) fn of_object(self, name: impl FnOnce() -> String) -> Self {
+        match self {
+            TransferError::Client(_)
+            | TransferError::ChecksumMismatch { .. }
+            | TransferError::BadResponse(_) => TransferError::Object {
+                name: name(),
+                error: Box::new(self),
+            },
+            other => other,
+        }
     }
 
     /// This error with the local file or directory it was about: a bare file system error
@@ -81,6 +109,7 @@ impl TransferError {
     pub fn code(&self) -> Option<&str> {
         match self {
             TransferError::Client(e) => e.code(),
+            TransferError::Object { error, .. } => error.code(),
             _ => None,
         }
     }
@@ -120,6 +149,7 @@ impl fmt::Display for TransferError {
             TransferError::Io(e) => e.fmt(f),
             TransferError::File { path, error } => write!(f, "{}: {error}", path.display()),
             TransferError::Invalid(why) => f.write_str(why),
+            TransferError::Object { name, error } => write!(f, "{name}: {error}"),
         }
     }
 }
@@ -129,6 +159,7 @@ impl std::error::Error for TransferError {
         match self {
             TransferError::Client(e) => Some(e),
             TransferError::Io(e) | TransferError::File { error: e, .. } => Some(e),
+            TransferError::Object { error, .. } => Some(&**error),
             _ => None,
         }
     }
@@ -153,5 +184,40 @@ impl From<std::io::Error> for TransferError {
 impl From<tokio::task::JoinError> for TransferError {
     fn from(e: tokio::task::JoinError) -> Self {
         TransferError::Io(std::io::Error::other(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_objects_error_in_a_transfer_of_many_names_it_and_keeps_s3s_code() {
+        let refused = TransferError::from(ClientError::S3 {
+            status: 403,
+            code: "AccessDenied".into(),
+            message: "Access Denied.".into(),
+        });
+        let named = refused.of_object(|| "s3://b/logs/a.gz".into());
+        assert!(
+            named.to_string().starts_with("s3://b/logs/a.gz: "),
+            "{named}"
+        );
+        assert!(named.to_string().contains("Access Denied."), "{named}");
+        assert_eq!(named.code(), Some("AccessDenied"));
+        // A file's error names its file already; a stall concerns no one object.
+        let file = TransferError::File {
+            path: "dir/a".into(),
+            error: std::io::Error::other("full"),
+        };
+        assert_eq!(file.of_object(|| "x".into()).to_string(), "dir/a: full");
+        let stalled = TransferError::Stalled {
+            idle: Duration::from_secs(120),
+            sending: true,
+        };
+        assert!(!stalled
+            .of_object(|| "x".into())
+            .to_string()
+            .starts_with("x:"));
     }
 }

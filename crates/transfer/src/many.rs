@@ -440,7 +440,8 @@ pub async fn download_prefix(
             }
             let object = ObjectKey::from(key).with_customer_key(opts.source_customer_key.as_ref());
             let size = download_listed(client, &bucket, object, path, Some(*listed), opts.clone())
-                .await?
+                .await
+                .map_err(|e| e.of_object(|| format!("s3://{bucket}/{key}")))?
                 .size;
             each.report(key, &path.display().to_string(), size);
             Ok(Some(size))
@@ -486,11 +487,16 @@ pub async fn upload_directory(
         let key = format!("{prefix}{}", files[i].1);
         async move {
             let path = &files[i].0;
+            let named = || format!("s3://{bucket}/{key}");
             let made_key = opts.headers.customer_key.as_ref();
-            if each.keeps_object(&client, &bucket, &key, made_key).await? {
+            let kept = each.keeps_object(&client, &bucket, &key, made_key).await;
+            if kept.map_err(|e| e.of_object(named))? {
                 return Ok(None);
             }
-            let size = upload_file(client, path, &bucket, &key, opts).await?.size;
+            let size = upload_file(client, path, &bucket, &key, opts)
+                .await
+                .map_err(|e| e.of_object(named))?
+                .size;
             each.report(&path.display().to_string(), &key, size);
             Ok(Some(size))
         }

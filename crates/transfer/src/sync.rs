@@ -447,7 +447,14 @@ impl Run {
         );
         let (options, opts) = (self.options.clone(), self.opts.clone());
         Some(Box::pin(async move {
-            move_entry(client, (&from, &to), &src, &options, opts).await?;
+            move_entry(client, (&from, &to), &src, &options, opts)
+                .await
+                .map_err(|e| {
+                    e.of_object(|| match &action.to {
+                        Some(to) => format!("{} -> {to}", action.from),
+                        None => action.from.clone(),
+                    })
+                })?;
             Run::report(&options, &action);
             Ok((Act::Transfer, src.size))
         }))
