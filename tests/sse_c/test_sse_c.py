@@ -106,6 +106,8 @@ def test_objects_boto3_wrote_are_read_by_cp_cat_and_head(slipstream_bin, minio, 
     assert cli(slipstream_bin, minio, "cat", f"s3://{bucket}/by-boto3", *sse()).stdout == data
     head = json.loads(cli(slipstream_bin, minio, "head", f"s3://{bucket}/by-boto3", *sse()).stdout)
     assert head["size"] == len(data)
+    assert head["server_side_encryption_customer_algorithm"] == "AES256"
+    assert head["server_side_encryption_customer_key_md5"] == base64.b64encode(hashlib.md5(KEY).digest()).decode()
     proc = cli(slipstream_bin, minio, "head", f"s3://{bucket}/by-boto3", check=False)
     assert proc.returncode == 1
     out = tmp_path / "by-boto3"
@@ -216,7 +218,11 @@ def test_the_python_client_takes_boto3s_extra_args_and_a_key_on_every_read(minio
     assert boto.get_object(Bucket=bucket, Key="big", **boto_sse())["Body"].read() == data
     assert c.get_bytes(bucket, "big", sse_customer_key=KEY) == data
     assert c.get_bytes(bucket, "big", (5, 20), sse_customer_key=KEY.decode()) == data[5:20]
-    assert c.head(bucket, "big", sse_customer_key=KEY)["ContentLength"] == len(data)
+    head = c.head(bucket, "big", sse_customer_key=KEY)
+    theirs = boto.head_object(Bucket=bucket, Key="big", **boto_sse())
+    assert head["ContentLength"] == len(data)
+    for name in ("SSECustomerAlgorithm", "SSECustomerKeyMD5"):
+        assert head[name] == theirs[name], name
     with c.open(bucket, "big", sse_customer_key=KEY) as f:
         assert f.read() == data
     path = tmp_path / "down"
@@ -285,3 +291,19 @@ def test_the_key_never_reaches_the_output(slipstream_bin, minio, bucket, tmp_pat
     for proc in (up, refused):
         for stream in (proc.stdout, proc.stderr):
             assert KEY not in stream and b64 not in stream and OTHER not in stream
+
+
+def test_the_object_that_fails_a_transfer_of_many_is_named(slipstream_bin, minio, boto, bucket, tmp_path):
+    import slipstream
+
+    for name in ("p/a", "p/b"):
+        boto.put_object(Bucket=bucket, Key=name, Body=b"plain")
+    boto.put_object(Bucket=bucket, Key="p/secret", Body=b"hidden", **boto_sse())
+    for args in (["cp", "--recursive"], ["sync"]):
+        proc = cli(slipstream_bin, minio, *args, f"s3://{bucket}/p/", str(tmp_path / args[0]), check=False)
+        assert proc.returncode == 1, proc.stderr
+        err = proc.stderr.decode()
+        assert f"s3://{bucket}/p/secret" in err and "HTTP 400" in err, err
+    with pytest.raises(slipstream.S3Error) as raised:
+        python_client(minio).sync(f"s3://{bucket}/p/", str(tmp_path / "py"))
+    assert f"s3://{bucket}/p/secret" in str(raised.value) and raised.value.status == 400

@@ -561,6 +561,20 @@ pub(crate) fn head_dict<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bou
     if let Some(c) = &info.checksum {
         d.set_item(c.algorithm.xml_tag(), &c.value)?;
     }
+    for (name, value) in &info.encryption {
+        let boto3 = match name.trim_start_matches("x-amz-server-side-encryption") {
+            "" => "ServerSideEncryption",
+            "-aws-kms-key-id" => "SSEKMSKeyId",
+            "-customer-algorithm" => "SSECustomerAlgorithm",
+            "-customer-key-md5" => "SSECustomerKeyMD5",
+            "-bucket-key-enabled" => {
+                d.set_item("BucketKeyEnabled", value.eq_ignore_ascii_case("true"))?;
+                continue;
+            }
+            _ => continue,
+        };
+        d.set_item(boto3, value)?;
+    }
     Ok(d)
 }
 

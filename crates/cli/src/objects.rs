@@ -204,6 +204,11 @@ fn object_json(target: &S3Uri, info: &ObjectInfo) -> serde_json::Value {
         };
     }
     put("metadata", metadata.into());
+    // `server_side_encryption`, `..._customer_key_md5` (SSE-C), `..._aws_kms_key_id`.
+    for (name, value) in &info.encryption {
+        let name = name.trim_start_matches("x-amz-").replace('-', "_");
+        put(&name, value.clone().into());
+    }
     let checksum = info.checksum.as_ref();
     put(
         "checksum_algorithm",

@@ -37,6 +37,10 @@ pub struct ObjectInfo {
     pub storage_class: Option<String>,
     /// `x-amz-version-id`, in a versioned bucket.
     pub version_id: Option<String>,
+    /// How the object is encrypted at rest, as the answer says (boto3's `ServerSideEncryption`,
+    /// `SSEKMSKeyId`, `SSECustomerAlgorithm`, `SSECustomerKeyMD5`, `BucketKeyEnabled`): the
+    /// `x-amz-server-side-encryption*` headers, lowercase names.
+    pub encryption: Vec<(String, String)>,
 }
 
 /// A part of a multipart upload, as `CompleteMultipartUpload` needs it.
@@ -88,6 +92,11 @@ fn object_info(h: &HeaderMap, size: u64) -> ObjectInfo {
             .collect(),
         storage_class: header(h, "x-amz-storage-class"),
         version_id: header(h, "x-amz-version-id"),
+        encryption: h
+            .iter()
+            .filter(|(n, _)| n.as_str().starts_with("x-amz-server-side-encryption"))
+            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect(),
     }
 }
 

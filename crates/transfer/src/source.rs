@@ -260,6 +260,7 @@ pub(crate) async fn start_range(
         copied_headers: Vec::new(),
         storage_class: None,
         version_id: None,
+        encryption: Vec::new(),
     };
     Ok((info, First::new(first, first_end - start)))
 }
