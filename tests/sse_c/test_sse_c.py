@@ -299,11 +299,30 @@ def test_the_object_that_fails_a_transfer_of_many_is_named(slipstream_bin, minio
     for name in ("p/a", "p/b"):
         boto.put_object(Bucket=bucket, Key=name, Body=b"plain")
     boto.put_object(Bucket=bucket, Key="p/secret", Body=b"hidden", **boto_sse())
+    # As the AWS CLI and s5cmd: the others move, the failure is named, and the exit code is 1.
     for args in (["cp", "--recursive"], ["sync"]):
-        proc = cli(slipstream_bin, minio, *args, f"s3://{bucket}/p/", str(tmp_path / args[0]), check=False)
+        out = tmp_path / args[0]
+        proc = cli(slipstream_bin, minio, *args, f"s3://{bucket}/p/", str(out), check=False)
         assert proc.returncode == 1, proc.stderr
         err = proc.stderr.decode()
-        assert f"s3://{bucket}/p/secret" in err and "HTTP 400" in err, err
+        assert f"download failed: s3://{bucket}/p/secret" in err and "HTTP 400" in err, err
+        assert "1 of 3 objects failed" in err, err
+        assert sorted(p.name for p in out.iterdir()) == ["a", "b"]
+    # Run again: the others are in sync, the failure is still named, and --json gives it a line.
+    again = cli(slipstream_bin, minio, "sync", "--json", f"s3://{bucket}/p/", str(tmp_path / "sync"), check=False)
+    assert again.returncode == 1
+    lines = [json.loads(line) for line in again.stdout.decode().splitlines()]
+    assert lines == [{"action": "download", "source": f"s3://{bucket}/p/secret -> {tmp_path / 'sync' / 'secret'}",
+                      "error": lines[0]["error"]}], lines
+    # A copy of the prefix: the encrypted one named with both ends, the others copied.
+    proc = cli(slipstream_bin, minio, "cp", "--recursive", f"s3://{bucket}/p/", f"s3://{bucket}/q/", check=False)
+    assert proc.returncode == 1
+    assert f"copy failed: s3://{bucket}/p/secret -> s3://{bucket}/q/secret: " in proc.stderr.decode()
+    assert sorted(o["Key"] for o in boto.list_objects_v2(Bucket=bucket, Prefix="q/")["Contents"]) == ["q/a", "q/b"]
+    # mv deletes only the sources it copied.
+    proc = cli(slipstream_bin, minio, "mv", "--recursive", f"s3://{bucket}/p/", f"s3://{bucket}/m/", check=False)
+    assert proc.returncode == 1
+    assert [o["Key"] for o in boto.list_objects_v2(Bucket=bucket, Prefix="p/")["Contents"]] == ["p/secret"]
     with pytest.raises(slipstream.S3Error) as raised:
         python_client(minio).sync(f"s3://{bucket}/p/", str(tmp_path / "py"))
     assert f"s3://{bucket}/p/secret" in str(raised.value) and raised.value.status == 400

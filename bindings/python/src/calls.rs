@@ -364,6 +364,8 @@ impl Client {
             })),
             // Followed by default, as `slipstream sync` and the AWS CLI follow them.
             links: Links::follow(a.follow_symlinks),
+            // The first error raises, as boto3's calls raise.
+            on_failure: None,
         };
         let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(a.progress));
         let work = async move { sync(client, &from, &to, &options, opts).await };

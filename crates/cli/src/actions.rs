@@ -4,7 +4,7 @@
 //! write error (the reader went away) is kept and reported once, not a panic of `println!`.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::Failure;
 
@@ -61,6 +61,14 @@ impl Printer {
         eprintln!("{action} failed: {from}: {error}");
     }
 
+    /// What a transfer of many calls for each object that fails while the others go on:
+    /// `download failed: s3://b/k: <why>` on standard error (a JSON line too with --json), as
+    /// the AWS CLI and s5cmd print each.
+    pub fn failures(self: &Arc<Self>, action: &'static str) -> slipstream_transfer::ObjectFailed {
+        let me = Arc::clone(self);
+        Arc::new(move |name, error| me.failed(action, name, &error.to_string()))
+    }
+
     /// The first write error, as the command's result (a broken pipe ends it quietly).
     pub fn finish(&self) -> Result<(), Failure> {
         match self.broken.lock().ok().and_then(|mut b| b.take()) {
@@ -86,6 +94,18 @@ impl Printer {
 /// The entries an upload or sync left out because they are not files (FIFOs, sockets,
 /// devices): a warning line each, as the AWS CLI prints, and the command's failure (exit 1), as
 /// s5cmd fails for them, so a script does not take the copy for complete.
+/// Exit 1 when objects of a transfer of many failed (each was named as it failed), as the AWS
+/// CLI and s5cmd end such a run.
+pub fn failures(failed: usize, moved: usize) -> Result<(), Failure> {
+    match failed {
+        0 => Ok(()),
+        n => Err(Failure::input(format!(
+            "{n} of {} objects failed (each named above); the others moved",
+            n + moved
+        ))),
+    }
+}
+
 pub fn left_out(not_files: &[std::path::PathBuf]) -> Result<(), Failure> {
     for path in not_files {
         eprintln!(

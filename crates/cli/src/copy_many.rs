@@ -36,6 +36,7 @@ pub(crate) async fn cp_many(
             let dir = a.destination.path();
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
+            many.on_failure = Some(plan.printer.failures(action("download")));
             many.filters = plan.filters.clone();
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, bucket, tx) = (
@@ -81,6 +82,7 @@ pub(crate) async fn cp_many(
             }
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
+            many.on_failure = Some(plan.printer.failures(action("upload")));
             many.filters = plan.filters.clone();
             many.links =
                 slipstream_transfer::Links::follow(a.follow_symlinks || !a.no_follow_symlinks);
@@ -164,6 +166,7 @@ pub(crate) async fn cp_many(
             }
             let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
             many.no_clobber = a.no_clobber;
+            many.on_failure = Some(plan.printer.failures(action("copy")));
             let deleting = plan.moving.then(|| mv_deleter(&lister, &src.bucket));
             let (p, sb, db, tx) = (
                 Arc::clone(&plan.printer),

@@ -15,7 +15,7 @@ use slipstream_transfer::{
     MIN_PART_SIZE,
 };
 
-use crate::actions::{left_out, Printer};
+use crate::actions::{failures, left_out, Printer};
 use crate::args::CpArgs;
 use crate::copy_many::cp_many;
 use crate::location::Location;
@@ -109,6 +109,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
         objects,
         checksum,
         skipped,
+        failed,
         not_files,
         ..
     } = moved;
@@ -149,6 +150,7 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
             a.source
         );
     }
+    failures(failed, objects.unwrap_or(0))?;
     left_out(&not_files)
 }
 
@@ -163,6 +165,8 @@ pub(crate) struct Moved {
     checksum: Option<ChecksumAlgorithm>,
     /// Objects --no-clobber left alone.
     skipped: usize,
+    /// Objects that failed while the others moved (each named as it failed).
+    failed: usize,
     /// Entries of an uploaded directory that are not files, left out.
     not_files: Vec<PathBuf>,
     /// One object's destination as resolved (`s3://b/` and `dir/` given, `s3://b/f.txt` and
@@ -180,6 +184,7 @@ impl Moved {
             objects: Some(0),
             checksum: None,
             skipped: 1,
+            failed: 0,
             not_files: Vec::new(),
             to: Some(to),
         }
@@ -193,6 +198,11 @@ impl Moved {
             (true, "download" | "upload" | "copy") => "move",
             (_, w) => w,
         }
+    }
+
+    /// Exit 1 if objects failed while the others moved.
+    pub(crate) fn failures(&self) -> Result<(), Failure> {
+        failures(self.failed, self.objects.unwrap_or(0))
     }
 
     /// Entries of an uploaded directory that were left out: not files.
@@ -222,6 +232,7 @@ pub(crate) async fn copy(
         objects: None,
         checksum,
         skipped: 0,
+        failed: 0,
         not_files: Vec::new(),
         to: to.map(|t| t.to_string()),
     };
@@ -235,12 +246,13 @@ pub(crate) async fn copy(
         // As s5cmd (and `rm` here): a wildcard that matches nothing is an error, so a script
         // that expected files does not go on as if it had them; an empty --recursive prefix
         // is not (the AWS CLI copies nothing and exits 0).
-        if src_s3 && has_wildcard(a) && many.objects == 0 && many.skipped == 0 {
+        if src_s3 && has_wildcard(a) && many.objects + many.skipped + many.failed == 0 {
             return Err(Failure::input(format!("no object matches {}", a.source)));
         }
         return Ok(Moved {
             objects: Some(many.objects),
             skipped: many.skipped,
+            failed: many.failed,
             not_files: many.not_files,
             ..moved(what, many.bytes, None, None, None)
         });

@@ -362,6 +362,7 @@ async fn execute(
                 printer.done(moved.action(moving), &a.source.to_string(), Some(&to));
             }
             printer.finish()?;
+            moved.failures()?;
             left_out(moved.not_files())
         }
         Job::Remove { args, filters } => {

@@ -9,7 +9,7 @@ use clap::Args;
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{sync, Compare, Links, Place, SyncOptions};
 
-use crate::actions::{left_out, Printer};
+use crate::actions::{failures, left_out, Printer};
 use crate::args::{Headers, Tuning};
 use crate::flags::{Connection, Transport};
 use crate::location::Location;
@@ -133,6 +133,11 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
             p.done(action.word, &action.from, action.to.as_deref());
         })),
         links: Links::follow(a.follow_symlinks || !a.no_follow_symlinks),
+        on_failure: Some(printer.failures(match (&from, &to) {
+            (Place::Local(_), _) => "upload",
+            (_, Place::Local(_)) => "download",
+            _ => "copy",
+        })),
     };
     let started = Instant::now();
     let done = runtime()?.block_on(interruptible(async {
@@ -167,6 +172,7 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
             done.failed.len()
         )));
     }
+    failures(done.moved.failed, done.moved.objects)?;
     left_out(&done.moved.not_files)
 }
 

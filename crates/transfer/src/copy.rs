@@ -242,22 +242,25 @@ pub async fn copy_listed(
             many.clone(),
         );
         async move {
-            let named = || {
-                format!(
-                    "s3://{}/{} -> s3://{bucket}/{key}",
-                    source.bucket, source.key
-                )
+            let moved = async {
+                let named = || {
+                    format!(
+                        "s3://{}/{} -> s3://{bucket}/{key}",
+                        source.bucket, source.key
+                    )
+                };
+                let made_key = settings.options.customer_key.as_ref();
+                let kept = many.keeps_object(&client, &bucket, &key, made_key).await;
+                if kept.map_err(|e| e.of_object(named))? {
+                    return Ok(None);
+                }
+                let copied = copy_object(&client, &source, (&bucket, &key), &settings)
+                    .await
+                    .map_err(|e| e.of_object(named))?;
+                many.report(&source.key, &key, copied.size);
+                Ok(Some(copied.size))
             };
-            let made_key = settings.options.customer_key.as_ref();
-            let kept = many.keeps_object(&client, &bucket, &key, made_key).await;
-            if kept.map_err(|e| e.of_object(named))? {
-                return Ok(None);
-            }
-            let copied = copy_object(&client, &source, (&bucket, &key), &settings)
-                .await
-                .map_err(|e| e.of_object(named))?;
-            many.report(&source.key, &key, copied.size);
-            Ok(Some(copied.size))
+            many.ended(moved.await)
         }
     })
     .await

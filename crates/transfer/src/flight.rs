@@ -9,10 +9,11 @@ use slipstream_client::xml::Object;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::many::Ended;
 use crate::{Many, TransferError};
 
 /// Runs `each(object)` for every object of a listing's pages, `limit` at a time, starting with
-/// the first page; each task answers the bytes it moved, or `None` for an object it left alone.
+/// the first page; each task answers how its object [`Ended`].
 /// A listing error stops new work; the first error is the answer once the tasks running ended.
 pub(crate) async fn for_each_listed<F, Fut>(
     mut listed: mpsc::Receiver<Result<Vec<Object>, TransferError>>,
@@ -21,11 +22,11 @@ pub(crate) async fn for_each_listed<F, Fut>(
 ) -> Result<Many, TransferError>
 where
     F: FnMut(Object) -> Fut,
-    Fut: Future<Output = Result<Option<u64>, TransferError>> + Send + 'static,
+    Fut: Future<Output = Result<Ended, TransferError>> + Send + 'static,
 {
     let mut flight = Flight::new(limit);
     let mut moved = Many::default();
-    let mut settle = |size: Option<u64>| moved.settle(size);
+    let mut settle = |end: Ended| moved.settle(end);
     'listing: while let Some(page) = listed.recv().await {
         let page = match page {
             Ok(page) => page,

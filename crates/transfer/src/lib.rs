@@ -58,8 +58,8 @@ pub use error::TransferError;
 pub use headers::{MetadataDirective, ObjectHeaders};
 pub use many::{
     download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, Many,
-    ManyOptions, ObjectDone, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT, LOCAL_ANSWER,
-    MID_OBJECTS, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
+    ManyOptions, ObjectDone, ObjectFailed, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT,
+    LOCAL_ANSWER, MID_OBJECTS, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
 pub use ranges::{list_ranges, worth_cutting};

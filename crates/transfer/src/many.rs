@@ -31,26 +31,41 @@ pub struct Many {
     /// Entries below an uploaded directory that are not files (FIFOs, sockets, devices): left
     /// out, as s5cmd and the AWS CLI leave them, and named so the caller can say so.
     pub not_files: Vec<PathBuf>,
+    /// Objects that failed while the rest went on (`ManyOptions::on_failure`, which was told
+    /// of each).
+    pub failed: usize,
+}
+
+/// How one object of many ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Moved, with its bytes.
+    Moved(u64),
+    /// Left alone (`--no-clobber`).
+    Skipped,
+    /// Failed, reported, and the others went on.
+    Failed,
 }
 
 impl Many {
-    /// The total of objects of these sizes (`None`: skipped).
-    pub(crate) fn of(sizes: &[Option<u64>]) -> Self {
+    /// The total of objects that ended so.
+    pub(crate) fn of(ends: &[Ended]) -> Self {
         let mut many = Self::default();
-        for size in sizes {
-            many.settle(*size);
+        for end in ends {
+            many.settle(*end);
         }
         many
     }
 
-    /// Counts one object that moved `size` bytes (`None`: skipped).
-    pub(crate) fn settle(&mut self, size: Option<u64>) {
-        match size {
-            Some(size) => {
+    /// Counts one object.
+    pub(crate) fn settle(&mut self, end: Ended) {
+        match end {
+            Ended::Moved(size) => {
                 self.objects += 1;
                 self.bytes += size;
             }
-            None => self.skipped += 1,
+            Ended::Skipped => self.skipped += 1,
+            Ended::Failed => self.failed += 1,
         }
     }
 }
@@ -58,6 +73,10 @@ impl Many {
 /// Called after each object of a many-object transfer is complete and checked, with its
 /// source (a key or a local path), its destination and its size.
 pub type ObjectDone = Arc<dyn Fn(&str, &str, u64) + Send + Sync>;
+
+/// Called with an object that failed (its name: `s3://bucket/key`, or `from -> to` for a copy)
+/// and why, when a transfer of many goes on past it ([`ManyOptions::on_failure`]).
+pub type ObjectFailed = Arc<dyn Fn(&str, &TransferError) + Send + Sync>;
 
 /// Objects in flight when the transfer chooses, and `HeadBucket` came back within
 /// [`LOCAL_ANSWER`] (the same machine or its LAN): the server, not the link, is the limit
@@ -291,6 +310,12 @@ pub struct ManyOptions {
     pub no_clobber: bool,
     /// What an upload of a directory does with symbolic links in it (default: follows them).
     pub links: Links,
+    /// Go on past an object that fails on its own (S3 refused it, its data was bad: a
+    /// [`TransferError::Object`]), handing its error to this, as the AWS CLI and s5cmd carry
+    /// on and report each; the others still move and [`Many::failed`] counts it. `None`: the
+    /// first error ends the transfer. An error not of one object (a stall, the listing, the
+    /// local disk) ends it either way.
+    pub on_failure: Option<ObjectFailed>,
 }
 
 impl std::fmt::Debug for ManyOptions {
@@ -313,6 +338,26 @@ impl ManyOptions {
             on_object: None,
             no_clobber: false,
             links: Links::Follow,
+            on_failure: None,
+        }
+    }
+
+    /// How one object's work ended: an error of that object alone goes to `on_failure` when
+    /// there is one (see [`ManyOptions::on_failure`]); any other ends the transfer.
+    pub(crate) fn ended(
+        &self,
+        result: Result<Option<u64>, TransferError>,
+    ) -> Result<Ended, TransferError> {
+        match result {
+            Ok(Some(size)) => Ok(Ended::Moved(size)),
+            Ok(None) => Ok(Ended::Skipped),
+            Err(e) => match (e, &self.on_failure) {
+                (TransferError::Object { name, error }, Some(report)) => {
+                    report(&name, &error);
+                    Ok(Ended::Failed)
+                }
+                (e, _) => Err(e),
+            },
         }
     }
 
@@ -430,21 +475,26 @@ pub async fn download_prefix(
         );
         async move {
             let (key, path, listed) = &jobs[i];
-            if each.keeps_file(path).await? {
-                return Ok(None);
-            }
-            if let Some(parent) = path.parent() {
-                tokio::fs::create_dir_all(parent)
+            let moved = async {
+                if each.keeps_file(path).await? {
+                    return Ok(None);
+                }
+                if let Some(parent) = path.parent() {
+                    tokio::fs::create_dir_all(parent)
+                        .await
+                        .map_err(at(parent))?;
+                }
+                let read = opts.source_customer_key.as_ref();
+                let object = ObjectKey::from(key).with_customer_key(read);
+                let opts = opts.clone();
+                let size = download_listed(client, &bucket, object, path, Some(*listed), opts)
                     .await
-                    .map_err(at(parent))?;
-            }
-            let object = ObjectKey::from(key).with_customer_key(opts.source_customer_key.as_ref());
-            let size = download_listed(client, &bucket, object, path, Some(*listed), opts.clone())
-                .await
-                .map_err(|e| e.of_object(|| format!("s3://{bucket}/{key}")))?
-                .size;
-            each.report(key, &path.display().to_string(), size);
-            Ok(Some(size))
+                    .map_err(|e| e.of_object(|| format!("s3://{bucket}/{key}")))?
+                    .size;
+                each.report(key, &path.display().to_string(), size);
+                Ok(Some(size))
+            };
+            each.ended(moved.await)
         }
     })
     .await?;
@@ -487,18 +537,21 @@ pub async fn upload_directory(
         let key = format!("{prefix}{}", files[i].1);
         async move {
             let path = &files[i].0;
-            let named = || format!("s3://{bucket}/{key}");
-            let made_key = opts.headers.customer_key.as_ref();
-            let kept = each.keeps_object(&client, &bucket, &key, made_key).await;
-            if kept.map_err(|e| e.of_object(named))? {
-                return Ok(None);
-            }
-            let size = upload_file(client, path, &bucket, &key, opts)
-                .await
-                .map_err(|e| e.of_object(named))?
-                .size;
-            each.report(&path.display().to_string(), &key, size);
-            Ok(Some(size))
+            let moved = async {
+                let named = || format!("s3://{bucket}/{key}");
+                let made_key = opts.headers.customer_key.as_ref();
+                let kept = each.keeps_object(&client, &bucket, &key, made_key).await;
+                if kept.map_err(|e| e.of_object(named))? {
+                    return Ok(None);
+                }
+                let size = upload_file(client, path, &bucket, &key, opts.clone())
+                    .await
+                    .map_err(|e| e.of_object(named))?
+                    .size;
+                each.report(&path.display().to_string(), &key, size);
+                Ok(Some(size))
+            };
+            each.ended(moved.await)
         }
     })
     .await?;

@@ -22,7 +22,8 @@ use crate::download::download_listed;
 use crate::error::at;
 use crate::flight::Flight;
 use crate::many::{
-    far_away, local_path, objects_in_flight, open_ahead, with_part_budget, FAR_OBJECTS,
+    far_away, local_path, objects_in_flight, open_ahead, with_part_budget, ObjectFailed,
+    FAR_OBJECTS,
 };
 use crate::ranges::worth_cutting;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
@@ -185,6 +186,10 @@ pub struct SyncOptions {
     pub on_action: Option<ActionDone>,
     /// What a local side's symbolic links are (default: followed, as the AWS CLI's sync).
     pub links: Links,
+    /// Go on past an entry whose transfer fails on its own, handing its error to this (see
+    /// [`crate::ManyOptions::on_failure`]); counted in `moved.failed`. `None`: the first
+    /// error ends the sync.
+    pub on_failure: Option<ObjectFailed>,
 }
 
 impl std::fmt::Debug for SyncOptions {
@@ -344,12 +349,13 @@ pub async fn sync(
     };
     let mut flight = Flight::new(objects);
     let (mut moved, mut deleted) = (Many::default(), 0);
-    let mut settle = |(act, size): (Act, u64)| match act {
-        Act::Transfer => {
+    let mut settle = |done: Option<(Act, u64)>| match done {
+        Some((Act::Transfer, size)) => {
             moved.objects += 1;
             moved.bytes += size;
         }
-        Act::Delete => deleted += 1,
+        Some((Act::Delete, _)) => deleted += 1,
+        None => moved.failed += 1,
     };
     loop {
         let step = match next_step(&mut source, &mut destination).await {
@@ -387,6 +393,7 @@ pub async fn sync(
     let mut done = run.done;
     done.moved.objects += moved.objects;
     done.moved.bytes += moved.bytes;
+    done.moved.failed += moved.failed;
     done.deleted += deleted;
     // Only a source's: a FIFO in the destination directory is not the sync's to touch.
     if matches!(from, Place::Local(_)) {
@@ -395,8 +402,11 @@ pub async fn sync(
     Ok(done)
 }
 
-type Task =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Act, u64), TransferError>> + Send>>;
+/// An entry's transfer or delete: what it did, or `None` for a transfer that failed and was
+/// reported (`SyncOptions::on_failure`).
+type Task = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Option<(Act, u64)>, TransferError>> + Send>,
+>;
 
 type Deleter = (
     mpsc::Sender<Result<Vec<Object>, TransferError>>,
@@ -447,16 +457,22 @@ impl Run {
         );
         let (options, opts) = (self.options.clone(), self.opts.clone());
         Some(Box::pin(async move {
-            move_entry(client, (&from, &to), &src, &options, opts)
-                .await
-                .map_err(|e| {
-                    e.of_object(|| match &action.to {
-                        Some(to) => format!("{} -> {to}", action.from),
-                        None => action.from.clone(),
-                    })
-                })?;
-            Run::report(&options, &action);
-            Ok((Act::Transfer, src.size))
+            let moved = move_entry(client, (&from, &to), &src, &options, opts).await;
+            let named = || match &action.to {
+                Some(to) => format!("{} -> {to}", action.from),
+                None => action.from.clone(),
+            };
+            match (moved.map_err(|e| e.of_object(named)), &options.on_failure) {
+                (Ok(()), _) => {
+                    Run::report(&options, &action);
+                    Ok(Some((Act::Transfer, src.size)))
+                }
+                (Err(TransferError::Object { name, error }), Some(report)) => {
+                    report(&name, &error);
+                    Ok(None)
+                }
+                (Err(e), _) => Err(e),
+            }
         }))
     }
 
@@ -482,7 +498,7 @@ impl Run {
                 return Ok(Some(Box::pin(async move {
                     tokio::fs::remove_file(&path).await.map_err(at(&path))?;
                     Run::report(&options, &action);
-                    Ok((Act::Delete, 0))
+                    Ok(Some((Act::Delete, 0)))
                 })));
             }
             Place::S3 { prefix, .. } => format!("{prefix}{}", dst.name),

@@ -184,20 +184,23 @@ pub async fn copy_listed_through(
         );
         let (src_bucket, bucket) = (src_bucket.to_owned(), bucket.to_owned());
         async move {
-            let named = || format!("s3://{src_bucket}/{} -> s3://{bucket}/{key}", o.key);
-            let made_key = opts.headers.customer_key.as_ref();
-            let kept = many.keeps_object(&client, &bucket, &key, made_key).await;
-            if kept.map_err(|e| e.of_object(named))? {
-                return Ok(None);
-            }
-            let read = opts.source_customer_key.clone();
-            let object = ObjectKey::from(&o.key).with_customer_key(read.as_ref());
-            let from = (src_bucket.as_str(), object, Some(o.size));
-            let done = copy_listed_object(source, client, from, (&bucket, &key), opts)
-                .await
-                .map_err(|e| e.of_object(named))?;
-            many.report(&o.key, &key, done.size);
-            Ok(Some(done.size))
+            let moved = async {
+                let named = || format!("s3://{src_bucket}/{} -> s3://{bucket}/{key}", o.key);
+                let made_key = opts.headers.customer_key.as_ref();
+                let kept = many.keeps_object(&client, &bucket, &key, made_key).await;
+                if kept.map_err(|e| e.of_object(named))? {
+                    return Ok(None);
+                }
+                let read = opts.source_customer_key.clone();
+                let object = ObjectKey::from(&o.key).with_customer_key(read.as_ref());
+                let from = (src_bucket.as_str(), object, Some(o.size));
+                let done = copy_listed_object(source, client, from, (&bucket, &key), opts.clone())
+                    .await
+                    .map_err(|e| e.of_object(named))?;
+                many.report(&o.key, &key, done.size);
+                Ok(Some(done.size))
+            };
+            many.ended(moved.await)
         }
     })
     .await

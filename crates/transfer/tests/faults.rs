@@ -1015,11 +1015,40 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
     set.corrupt.store(true, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
     let selection = Selection::parse("p/", true).unwrap();
-    let err = download_prefix(client, bucket, selection, dir.path(), &many, opts())
-        .await
-        .unwrap_err();
+    let err = download_prefix(
+        Arc::clone(&client),
+        bucket,
+        selection,
+        dir.path(),
+        &many,
+        opts(),
+    )
+    .await
+    .unwrap_err();
     assert!(names_bad_data(&err, "/p/s4"), "{err}");
     assert!(!dir.path().join("s4").exists());
+    // Told to go on (as the CLI is, like the AWS CLI and s5cmd), the others all arrive and the
+    // bad one is reported, by name, once.
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let r = Arc::clone(&reported);
+    let going_on = ManyOptions {
+        on_failure: Some(Arc::new(move |name: &str, e: &TransferError| {
+            r.lock().unwrap().push(format!("{name}: {e}"));
+        })),
+        ..ManyOptions::new(Some(4))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let selection = Selection::parse("p/", true).unwrap();
+    let got = download_prefix(client, bucket, selection, dir.path(), &going_on, opts())
+        .await
+        .unwrap();
+    assert_eq!((got.objects, got.failed), (7, 1));
+    let reported = reported.lock().unwrap().clone();
+    assert!(
+        reported.len() == 1 && reported[0].contains("/p/s4: ") && reported[0].contains("CRC"),
+        "{reported:?}"
+    );
+    assert!(!dir.path().join("s4").exists() && dir.path().join("s3").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
