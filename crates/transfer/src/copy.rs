@@ -216,7 +216,8 @@ async fn verify(
 /// Copies every object `listed` yields (a listing of `selection`, see `select.rs`) to
 /// `bucket/prefix` + its name relative to the selection's base, on the server,
 /// `many.objects` at a time, starting with the first page of the listing. Stops at the first
-/// error, once the copies in flight have ended.
+/// error, once the copies in flight have ended, unless `many.on_failure` takes the errors of
+/// single objects.
 pub async fn copy_listed(
     client: &Arc<S3Client>,
     (src_bucket, selection): (&str, &Selection),

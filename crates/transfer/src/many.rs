@@ -405,7 +405,8 @@ pub(crate) fn local_path(dir: &Path, prefix: &str, key: &str) -> Result<PathBuf,
 /// Downloads every object `selection` and the filters take into `dir` (sub-directories for
 /// `/`, names relative to the selection's base), `many.objects` at a time. "Directory" markers
 /// (keys ending in `/`) are skipped. The whole listing comes first, so every name is checked
-/// before a byte moves. Stops at the first error; files already complete stay, none is left
+/// before a byte moves. Stops at the first error (unless `many.on_failure` takes the errors of
+/// single objects); files already complete stay, none is left
 /// half-written.
 pub async fn download_prefix(
     client: Arc<S3Client>,

@@ -221,7 +221,8 @@ pub struct Synced {
 
 /// Makes `to` hold what `from` holds (see the module's comment). Directory to S3, S3 to
 /// directory (created if missing), or S3 to S3 on the server; a local source must be a
-/// directory. Stops at the first transfer error once the transfers in flight ended; objects S3
+/// directory. Stops at the first transfer error once the transfers in flight ended (unless
+/// `options.on_failure` takes the errors of single entries); objects S3
 /// refuses to delete are listed in [`Synced::failed`].
 pub async fn sync(
     client: Arc<S3Client>,

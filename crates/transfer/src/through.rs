@@ -160,7 +160,8 @@ async fn copy_small(
 
 /// [`copy_through`] for every object `listed` yields (a listing of `selection` made with
 /// `source`), to `bucket/prefix` + its name relative to the selection's base,
-/// `many.objects` at a time, starting with the first page. Stops at the first error once the
+/// `many.objects` at a time, starting with the first page. Stops at the first error (unless
+/// `many.on_failure` takes the errors of single objects) once the
 /// copies in flight have ended.
 pub async fn copy_listed_through(
     source: &Arc<S3Client>,
