@@ -246,6 +246,37 @@ def test_the_python_client_takes_boto3s_extra_args_and_a_key_on_every_read(minio
     assert boto.get_object(Bucket=bucket, Key="copied", **boto_sse(KEY))["Body"].read() == b"up"
 
 
+def test_streams_and_async_calls_carry_the_key(minio, boto, bucket):
+    import asyncio
+    import io
+
+    c = python_client(minio)
+    data = os.urandom(11 * MIB + 7)
+    extra = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": KEY}
+    with c.open(bucket, "written", "wb", extra_args=extra) as f:
+        for i in range(0, len(data), MIB):
+            f.write(data[i:i + MIB])
+    c.upload_fileobj(io.BytesIO(data), bucket, "from-fileobj", extra_args=extra)
+    for key in ("written", "from-fileobj"):
+        assert boto.get_object(Bucket=bucket, Key=key, **boto_sse())["Body"].read() == data, key
+        out = io.BytesIO()
+        c.download_fileobj(bucket, key, out, sse_customer_key=KEY)
+        assert out.getvalue() == data, key
+
+    async def reads():
+        whole = await c.get_bytes_async(bucket, "written", sse_customer_key=KEY)
+        head = await c.head_async(bucket, "written", sse_customer_key=KEY)
+        reader = await c.open_async(bucket, "written", sse_customer_key=KEY)
+        first = await reader.read(100)
+        reader.close()
+        return whole, head, first
+
+    whole, head, first = asyncio.run(reads())
+    assert whole == data and head["ContentLength"] == len(data) and first == data[:100]
+    with pytest.raises(ValueError, match="extra_args"):
+        c.open(bucket, "k", "wb", sse_customer_key=KEY)
+
+
 def test_the_python_client_refuses_a_key_s3_would_refuse(minio, bucket):
     c = python_client(minio)
     with pytest.raises(ValueError, match="32 bytes"):
