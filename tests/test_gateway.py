@@ -588,3 +588,27 @@ def test_signed_chunks_from_the_projects_signer_pass_through_the_edge(slipstream
         assert "test streaming_signed_chunks_are_accepted_and_a_tampered_chunk_is_not ... ok" in out
         chunked = [l for l in log_lines(e) if l["key"] == "obj" and l["bucket"] == "chunked"]
         assert [l["status"] for l in chunked if l["method"] == "PUT"] == [200, 403]
+
+
+def test_an_sse_c_key_over_plain_http_is_refused_as_s3_refuses_it(slipstream_bin, server, pki, bucket, s3, tmp_path):
+    # The origin is reached over TLS in production: only the edge knows the key crossed the
+    # client's network in the clear, so the edge says no, in S3's words, before forwarding.
+    import botocore.exceptions
+
+    sse = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": b"0123456789abcdef0123456789abcdef"}
+    with running(slipstream_bin, server["endpoint"], tmp_path) as plain:
+        c = boto(server, plain.url)
+        for call in (
+            lambda: c.put_object(Bucket=bucket, Key="k", Body=b"x", **sse),
+            lambda: c.copy_object(Bucket=bucket, Key="k", CopySource={"Bucket": bucket, "Key": "src"},
+                                  CopySourceSSECustomerAlgorithm="AES256", CopySourceSSECustomerKey=sse["SSECustomerKey"]),
+        ):
+            with pytest.raises(botocore.exceptions.ClientError) as refused:
+                call()
+            error = refused.value.response["Error"]
+            assert error["Code"] == "InvalidRequest" and "secure connection" in error["Message"], error
+        c.put_object(Bucket=bucket, Key="plain", Body=b"x")
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["plain"]
+    with running(slipstream_bin, server["endpoint"], tmp_path, tls=[(pki["cert"], pki["key"])]) as tls:
+        boto(server, tls.url, pki["ca"]).put_object(Bucket=bucket, Key="k", Body=b"x", **sse)
+    assert "k" in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]

@@ -78,6 +78,9 @@ impl Proxy {
         };
         let host = client_host(&parts);
         let mut record = Record::start(&self.log, connection.peer, protocol, &parts, &host);
+        if !connection.tls && carries_customer_key(&parts) {
+            return Ok(self.refuse(insecure_customer_key(), record));
+        }
         let fresh = connection.fresh.swap(false, Ordering::Relaxed);
         let since = if fresh {
             connection.accepted
@@ -413,6 +416,37 @@ fn pass_through(
 type Failed = (String, Option<Request<UpBody>>);
 
 /// The origin closed the connection without answering.
+/// Whether a request carries an SSE-C key (for its object or a copy's source), in a header or,
+/// as a presigned URL may, in its query.
+fn carries_customer_key(parts: &hyper::http::request::Parts) -> bool {
+    const NAMES: [&str; 2] = [
+        "x-amz-server-side-encryption-customer-key",
+        "x-amz-copy-source-server-side-encryption-customer-key",
+    ];
+    let query = parts.uri.query().unwrap_or("");
+    NAMES.iter().any(|name| {
+        parts.headers.contains_key(*name)
+            || query.split('&').any(|p| {
+                p.split('=')
+                    .next()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            })
+    })
+}
+
+/// S3's answer to an SSE-C key sent over plain HTTP: the key is a secret the client keeps, and
+/// the edge refuses to be where it crossed a network in the clear (the origin, reached over
+/// TLS, would not know). S3's own words.
+fn insecure_customer_key() -> Answer {
+    (
+        StatusCode::BAD_REQUEST,
+        "InvalidRequest",
+        "Requests specifying Server Side Encryption with Customer provided keys must be made \
+         over a secure connection."
+            .into(),
+    )
+}
+
 fn closed(message: &str) -> Answer {
     (
         StatusCode::BAD_GATEWAY,
