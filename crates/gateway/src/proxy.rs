@@ -417,21 +417,23 @@ type Failed = (String, Option<Request<UpBody>>);
 
 /// The origin closed the connection without answering.
 /// Whether a request carries an SSE-C key (for its object or a copy's source), in a header or,
-/// as a presigned URL may, in its query.
+/// as a presigned URL may, in its query. On the plain-HTTP request path only: two header
+/// lookups by prebuilt name, and a scan of the query when it names a customer key at all.
 fn carries_customer_key(parts: &hyper::http::request::Parts) -> bool {
-    const NAMES: [&str; 2] = [
-        "x-amz-server-side-encryption-customer-key",
-        "x-amz-copy-source-server-side-encryption-customer-key",
-    ];
+    const KEY: HeaderName = HeaderName::from_static("x-amz-server-side-encryption-customer-key");
+    const SOURCE_KEY: HeaderName =
+        HeaderName::from_static("x-amz-copy-source-server-side-encryption-customer-key");
+    if parts.headers.contains_key(KEY) || parts.headers.contains_key(SOURCE_KEY) {
+        return true;
+    }
     let query = parts.uri.query().unwrap_or("");
-    NAMES.iter().any(|name| {
-        parts.headers.contains_key(*name)
-            || query.split('&').any(|p| {
-                p.split('=')
-                    .next()
-                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
-            })
-    })
+    query.contains("customer-key")
+        && query.split('&').any(|p| {
+            let name = p.split('=').next().unwrap_or("");
+            [KEY, SOURCE_KEY]
+                .iter()
+                .any(|k| name.eq_ignore_ascii_case(k.as_str()))
+        })
 }
 
 /// S3's answer to an SSE-C key sent over plain HTTP: the key is a secret the client keeps, and
