@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from support import run_cli
+from support import cli_env, run_cli
 
 KEY = b"0123456789abcdef0123456789abcdef"
 OTHER = b"fedcba9876543210fedcba9876543210"
@@ -57,14 +57,7 @@ def bucket(boto) -> str:
 
 
 def cli(bin_path, minio, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        HOME="/nonexistent",
-        AWS_ACCESS_KEY_ID=minio["access_key"],
-        AWS_SECRET_ACCESS_KEY=minio["secret_key"],
-        AWS_REGION=minio["region"],
-        AWS_CA_BUNDLE=minio["ca"],
-    )
+    env = {**cli_env(minio), "AWS_CA_BUNDLE": minio["ca"]}
     return run_cli(bin_path, *args, "--endpoint-url", minio["endpoint"], "--path-style", env=env, check=check)
 
 

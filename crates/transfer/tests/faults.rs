@@ -992,18 +992,10 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
     let (bucket, p) = (&set.bucket, &set.proxy);
     let client = common::quick_client(&p.endpoint);
     let dir = tempfile::tempdir().unwrap();
-    let selection = Selection::parse("p/", true).unwrap();
     let many = ManyOptions::new(Some(4));
-    let got = download_prefix(
-        Arc::clone(&client),
-        bucket,
-        selection,
-        dir.path(),
-        &many,
-        opts(),
-    )
-    .await
-    .unwrap();
+    let got = download_p(&client, bucket, dir.path(), &many)
+        .await
+        .unwrap();
     assert_eq!(got.objects, 8);
     for key in set.keys() {
         let file = dir.path().join(key.trim_start_matches("p/"));
@@ -1014,17 +1006,9 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
     // object and leaves no file.
     set.corrupt.store(true, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
-    let selection = Selection::parse("p/", true).unwrap();
-    let err = download_prefix(
-        Arc::clone(&client),
-        bucket,
-        selection,
-        dir.path(),
-        &many,
-        opts(),
-    )
-    .await
-    .unwrap_err();
+    let err = download_p(&client, bucket, dir.path(), &many)
+        .await
+        .unwrap_err();
     assert!(names_bad_data(&err, "/p/s4"), "{err}");
     assert!(!dir.path().join("s4").exists());
     // Told to go on (as the CLI is, like the AWS CLI and s5cmd), the others all arrive and the
@@ -1038,8 +1022,7 @@ async fn a_listed_prefix_of_small_objects_takes_one_whole_get_each_and_still_che
         ..ManyOptions::new(Some(4))
     };
     let dir = tempfile::tempdir().unwrap();
-    let selection = Selection::parse("p/", true).unwrap();
-    let got = download_prefix(client, bucket, selection, dir.path(), &going_on, opts())
+    let got = download_p(&client, bucket, dir.path(), &going_on)
         .await
         .unwrap();
     assert_eq!((got.objects, got.failed), (7, 1));
@@ -1569,4 +1552,15 @@ async fn a_listing_of_versions_is_cut_into_ranges_and_lists_each_version_once() 
 fn names_bad_data(err: &TransferError, part: &str) -> bool {
     matches!(err, TransferError::Object { name, error }
         if name.contains(part) && matches!(**error, TransferError::ChecksumMismatch { .. }))
+}
+
+/// `download_prefix` of `p/` into `dir`.
+async fn download_p(
+    client: &Arc<S3Client>,
+    bucket: &str,
+    dir: &std::path::Path,
+    many: &ManyOptions,
+) -> Result<slipstream_transfer::Many, TransferError> {
+    let selection = Selection::parse("p/", true).unwrap();
+    download_prefix(Arc::clone(client), bucket, selection, dir, many, opts()).await
 }
