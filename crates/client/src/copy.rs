@@ -96,7 +96,7 @@ impl S3Client {
             return Err(ClientError::Request(format!("empty range {start}..{end}")));
         }
         let mut headers = sources_headers(src_bucket, src_key);
-        headers.extend(upload.encryption());
+        headers.extend(CustomerKey::headers_of(upload.customer_key.as_ref()));
         headers.push(("x-amz-copy-source-if-match".into(), if_match.to_owned()));
         headers.push((
             "x-amz-copy-source-range".into(),

@@ -70,6 +70,11 @@ impl CustomerKey {
         self.named("x-amz-server-side-encryption-customer-")
     }
 
+    /// The headers of a request for an object encrypted with `key`, if any: none without one.
+    pub fn headers_of(key: Option<&CustomerKey>) -> Vec<(Cow<'static, str>, String)> {
+        key.map(|k| k.headers().to_vec()).unwrap_or_default()
+    }
+
     /// The headers that open the source of a server-side copy.
     pub fn copy_source_headers(&self) -> [(Cow<'static, str>, String); 3] {
         self.named("x-amz-copy-source-server-side-encryption-customer-")

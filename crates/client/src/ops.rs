@@ -126,14 +126,6 @@ pub struct MultipartUpload {
 }
 
 impl MultipartUpload {
-    /// The customer key's headers, or none.
-    pub(crate) fn encryption(&self) -> Vec<(Cow<'static, str>, String)> {
-        self.customer_key
-            .as_ref()
-            .map(|k| k.headers().to_vec())
-            .unwrap_or_default()
-    }
-
     /// The query of part `number`.
     pub(crate) fn part_query(&self, number: u32) -> String {
         format!(
@@ -141,14 +133,6 @@ impl MultipartUpload {
             encode_query(&self.upload_id)
         )
     }
-}
-
-/// The headers every read of `key` starts with: its customer key's, when it is encrypted with
-/// one (SSE-C), else none.
-fn opening(key: ObjectKey<'_>) -> Vec<(Cow<'static, str>, String)> {
-    key.customer_key
-        .map(|k| k.headers().to_vec())
-        .unwrap_or_default()
 }
 
 pub(crate) async fn body_bytes(body: Incoming) -> Result<Bytes, ClientError> {
@@ -167,7 +151,7 @@ impl S3Client {
     ) -> Result<bool, ClientError> {
         let key = key.into();
         let call = Call {
-            headers: opening(key),
+            headers: CustomerKey::headers_of(key.customer_key),
             ..Call::of(Method::HEAD, bucket, key)
         };
         match self.send(&call).await {
@@ -184,7 +168,7 @@ impl S3Client {
         key: impl Into<ObjectKey<'k>>,
     ) -> Result<ObjectInfo, ClientError> {
         let key = key.into();
-        let mut headers = opening(key);
+        let mut headers = CustomerKey::headers_of(key.customer_key);
         headers.push(("x-amz-checksum-mode".into(), "ENABLED".into()));
         let r = self
             .send(&Call {
@@ -213,7 +197,7 @@ impl S3Client {
         range: Option<(u64, u64)>,
     ) -> Result<(ObjectStream, ObjectInfo), ClientError> {
         let key = key.into();
-        let mut headers = opening(key);
+        let mut headers = CustomerKey::headers_of(key.customer_key);
         headers.push(("x-amz-checksum-mode".into(), "ENABLED".into()));
         if let Some(range) = range {
             headers.push(range_header(range)?);
@@ -243,7 +227,7 @@ impl S3Client {
         if_match: Option<&str>,
     ) -> Result<ObjectStream, ClientError> {
         let key = key.into();
-        let mut headers = opening(key);
+        let mut headers = CustomerKey::headers_of(key.customer_key);
         if let Some(etag) = if_match {
             headers.push(("if-match".into(), etag.to_owned()));
         }
@@ -382,7 +366,7 @@ impl S3Client {
         algorithm: ChecksumAlgorithm,
     ) -> Result<CompletedPart, ClientError> {
         let (crc, size) = (algorithm.compute(&body), body.len() as u64);
-        let mut headers = upload.encryption();
+        let mut headers = CustomerKey::headers_of(upload.customer_key.as_ref());
         headers.push((algorithm.header().into(), algorithm.encode(crc)));
         let r = self
             .send(&Call {
@@ -415,7 +399,7 @@ impl S3Client {
     ) -> Result<String, ClientError> {
         // Sent again as the AWS CLI (s3transfer) sends it: S3 requires it where the upload has
         // checksums.
-        let mut headers = upload.encryption();
+        let mut headers = CustomerKey::headers_of(upload.customer_key.as_ref());
         if let Some(alg) = parts.first().and_then(|p| p.algorithm) {
             if alg.full_object() {
                 let whole = parts

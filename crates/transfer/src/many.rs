@@ -78,6 +78,22 @@ pub type ObjectDone = Arc<dyn Fn(&str, &str, u64) + Send + Sync>;
 /// and why, when a transfer of many goes on past it ([`ManyOptions::on_failure`]).
 pub type ObjectFailed = Arc<dyn Fn(&str, &TransferError) + Send + Sync>;
 
+/// Hands an error of one object alone ([`TransferError::Object`]) to `on_failure` when there
+/// is one, so the transfer of many goes on (`Ok`); any other error, or any without
+/// `on_failure`, is the transfer's.
+pub(crate) fn reported(
+    e: TransferError,
+    on_failure: Option<&ObjectFailed>,
+) -> Result<(), TransferError> {
+    match (e, on_failure) {
+        (TransferError::Object { name, error }, Some(report)) => {
+            report(&name, &error);
+            Ok(())
+        }
+        (e, _) => Err(e),
+    }
+}
+
 /// Objects in flight when the transfer chooses, and `HeadBucket` came back within
 /// [`LOCAL_ANSWER`] (the same machine or its LAN): the server, not the link, is the limit
 /// there, and a few objects keep it busy (more only add contention: docs/BENCHMARKS.md, "Many
@@ -351,13 +367,7 @@ impl ManyOptions {
         match result {
             Ok(Some(size)) => Ok(Ended::Moved(size)),
             Ok(None) => Ok(Ended::Skipped),
-            Err(e) => match (e, &self.on_failure) {
-                (TransferError::Object { name, error }, Some(report)) => {
-                    report(&name, &error);
-                    Ok(Ended::Failed)
-                }
-                (e, _) => Err(e),
-            },
+            Err(e) => reported(e, self.on_failure.as_ref()).map(|()| Ended::Failed),
         }
     }
 
@@ -485,9 +495,9 @@ pub async fn download_prefix(
                         .await
                         .map_err(at(parent))?;
                 }
-                let read = opts.source_customer_key.as_ref();
-                let object = ObjectKey::from(key).with_customer_key(read);
-                let opts = opts.clone();
+                // The key cloned (when there is one), not the options: they move into the call.
+                let read = opts.source_customer_key.clone();
+                let object = ObjectKey::from(key).with_customer_key(read.as_ref());
                 let size = download_listed(client, &bucket, object, path, Some(*listed), opts)
                     .await
                     .map_err(|e| e.of_object(|| format!("s3://{bucket}/{key}")))?
@@ -545,7 +555,7 @@ pub async fn upload_directory(
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }
-                let size = upload_file(client, path, &bucket, &key, opts.clone())
+                let size = upload_file(client, path, &bucket, &key, opts)
                     .await
                     .map_err(|e| e.of_object(named))?
                     .size;

@@ -22,7 +22,7 @@ use crate::download::download_listed;
 use crate::error::at;
 use crate::flight::Flight;
 use crate::many::{
-    far_away, local_path, objects_in_flight, open_ahead, with_part_budget, ObjectFailed,
+    far_away, local_path, objects_in_flight, open_ahead, reported, with_part_budget, ObjectFailed,
     FAR_OBJECTS,
 };
 use crate::ranges::worth_cutting;
@@ -463,16 +463,12 @@ impl Run {
                 Some(to) => format!("{} -> {to}", action.from),
                 None => action.from.clone(),
             };
-            match (moved.map_err(|e| e.of_object(named)), &options.on_failure) {
-                (Ok(()), _) => {
+            match moved {
+                Ok(()) => {
                     Run::report(&options, &action);
                     Ok(Some((Act::Transfer, src.size)))
                 }
-                (Err(TransferError::Object { name, error }), Some(report)) => {
-                    report(&name, &error);
-                    Ok(None)
-                }
-                (Err(e), _) => Err(e),
+                Err(e) => reported(e.of_object(named), options.on_failure.as_ref()).map(|()| None),
             }
         }))
     }
@@ -585,8 +581,9 @@ async fn move_entry(
                     .map_err(at(parent))?;
             }
             let key = format!("{prefix}{}", src.name);
-            let object = ObjectKey::from(&key).with_customer_key(opts.source_customer_key.as_ref());
-            download_listed(client, bucket, object, &path, Some(src.size), opts.clone()).await?;
+            let read = opts.source_customer_key.clone();
+            let object = ObjectKey::from(&key).with_customer_key(read.as_ref());
+            download_listed(client, bucket, object, &path, Some(src.size), opts).await?;
             if let Some(time) = src.modified.and_then(system_time) {
                 let file = std::fs::File::options().write(true).open(&path);
                 file.and_then(|f| f.set_modified(time)).map_err(at(&path))?;

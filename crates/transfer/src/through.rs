@@ -195,7 +195,7 @@ pub async fn copy_listed_through(
                 let read = opts.source_customer_key.clone();
                 let object = ObjectKey::from(&o.key).with_customer_key(read.as_ref());
                 let from = (src_bucket.as_str(), object, Some(o.size));
-                let done = copy_listed_object(source, client, from, (&bucket, &key), opts.clone())
+                let done = copy_listed_object(source, client, from, (&bucket, &key), opts)
                     .await
                     .map_err(|e| e.of_object(named))?;
                 many.report(&o.key, &key, done.size);
