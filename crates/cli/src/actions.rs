@@ -91,9 +91,6 @@ impl Printer {
     }
 }
 
-/// The entries an upload or sync left out because they are not files (FIFOs, sockets,
-/// devices): a warning line each, as the AWS CLI prints, and the command's failure (exit 1), as
-/// s5cmd fails for them, so a script does not take the copy for complete.
 /// Exit 1 when objects of a transfer of many failed (each was named as it failed), as the AWS
 /// CLI and s5cmd end such a run.
 pub fn failures(failed: usize, moved: usize) -> Result<(), Failure> {
@@ -106,6 +103,9 @@ pub fn failures(failed: usize, moved: usize) -> Result<(), Failure> {
     }
 }
 
+/// The entries an upload or sync left out because they are not files (FIFOs, sockets,
+/// devices): a warning line each, as the AWS CLI prints, and the command's failure (exit 1), as
+/// s5cmd fails for them, so a script does not take the copy for complete.
 pub fn left_out(not_files: &[std::path::PathBuf]) -> Result<(), Failure> {
     for path in not_files {
         eprintln!(

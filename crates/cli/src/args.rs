@@ -114,7 +114,7 @@ checksum, an upload S3 accepted with its checksum, a server-side copy's size and
 a failed or interrupted move leaves every source that was not copied where it was.";
 
 /// `slipstream cp`.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct CpArgs {
     /// A local path or s3://bucket/key.
     #[arg(value_parser = Location::parser())]
@@ -194,24 +194,31 @@ pub struct SourceService {
 /// How objects move: parts, checksums, objects in flight; shared by `cp`, `mv` and `sync`.
 #[derive(Args, Debug, Clone)]
 pub struct Tuning {
-    /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB.
-    #[arg(long, default_value = "8MiB", value_parser = parse_size)]
-    pub part_size: u64,
+    /// Bytes per part (suffixes KiB, MiB, GiB); S3 needs at least 5MiB (default: the
+    /// profile's s3.multipart_chunksize, else 8MiB).
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
+    pub part_size: Option<u64>,
     /// The checksum S3 checks every uploaded part and object with: CRC32C, CRC64NVME (multipart
     /// objects then keep a checksum of the whole object, which later downloads check) or CRC32.
     #[arg(long, default_value = "CRC32C")]
     pub checksum_algorithm: ChecksumAlgorithm,
-    /// Parts in flight at once (per object with --recursive); downloads from a nearby server
-    /// (first answer within 20 ms) and file uploads to a far one (CreateMultipartUpload 20 ms
-    /// or more) use half as many, with parts twice as long.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub concurrency: u16,
-    /// With many objects: objects in flight at once (default: chosen by the first
-    /// answer, 4 from a server within 2 ms, 64 within 20 ms, 256 from a farther one, 512
-    /// for a directory of small files uploaded to a farther one).
+    /// Parts in flight at once (per object with --recursive; default: the profile's
+    /// s3.max_concurrent_requests, else 16); downloads from a nearby server (first answer
+    /// within 20 ms) and file uploads to a far one (CreateMultipartUpload 20 ms or more) use
+    /// half as many, with parts twice as long.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: Option<u16>,
+    /// With many objects: objects in flight at once (default: the profile's
+    /// s3.max_concurrent_requests, else chosen by the first answer, 4 from a server within
+    /// 2 ms, 64 within 20 ms, 256 from a farther one, 512 for a directory of small files
+    /// uploaded to a farther one).
     /// Multipart parts of all objects share one budget of twice --concurrency.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub objects: Option<u16>,
+    /// Uploads of this size or more go in parts: the profile's s3.multipart_threshold, else
+    /// the part size (no flag: the AWS CLI has none either).
+    #[arg(skip)]
+    pub multipart_threshold: Option<u64>,
     /// Fail when no byte has moved on any connection for this long (the server froze or the
     /// path went dark), retries included: 30s, 2m, 1h; 0 waits forever.
     #[arg(long, default_value = "2m", value_parser = parse_timeout, value_name = "DURATION")]

@@ -34,7 +34,7 @@ pub(crate) async fn cp_many(
             let selection = Selection::parse_as(&src.key, a.recursive, a.raw)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let dir = a.destination.path();
-            let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
+            let mut many = ManyOptions::new(a.tuning.objects());
             many.no_clobber = a.no_clobber;
             many.on_failure = Some(plan.printer.failures(action("download")));
             many.filters = plan.filters.clone();
@@ -80,7 +80,7 @@ pub(crate) async fn cp_many(
             if !prefix.is_empty() && !prefix.ends_with('/') {
                 prefix.push('/');
             }
-            let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
+            let mut many = ManyOptions::new(a.tuning.objects());
             many.no_clobber = a.no_clobber;
             many.on_failure = Some(plan.printer.failures(action("upload")));
             many.filters = plan.filters.clone();
@@ -164,7 +164,7 @@ pub(crate) async fn cp_many(
                 })
                 .await;
             }
-            let mut many = ManyOptions::new(a.tuning.objects.map(usize::from));
+            let mut many = ManyOptions::new(a.tuning.objects());
             many.no_clobber = a.no_clobber;
             many.on_failure = Some(plan.printer.failures(action("copy")));
             let deleting = plan.moving.then(|| mv_deleter(&lister, &src.bucket));

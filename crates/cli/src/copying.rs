@@ -11,8 +11,7 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySettings, CopySource, MetadataDirective, TransferOptions, MAX_PARTS,
-    MIN_PART_SIZE,
+    upload_from_reader, CopySource, MetadataDirective, TransferOptions, MAX_PARTS,
 };
 
 use crate::actions::{failures, left_out, Printer};
@@ -20,7 +19,7 @@ use crate::args::CpArgs;
 use crate::copy_many::cp_many;
 use crate::location::Location;
 use crate::made_dirs::MadeDirs;
-use crate::objects::{client, client_for, failed, interruptible, object, runtime, s3};
+use crate::objects::{client_for, failed, interruptible, object, runtime, s3, transfer_client};
 use crate::progress::Bar;
 use crate::Failure;
 
@@ -86,7 +85,11 @@ pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     let many = reads_many(a, &filters, moving)?;
-    let client = client(&a.connection, &a.transport)?;
+    let (client, profile) = transfer_client(&a.connection, &a.transport)?;
+    let a = &CpArgs {
+        tuning: a.tuning.with_profile(&profile),
+        ..a.clone()
+    };
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
     let sides = (a.source.is_s3(), a.destination.is_s3());
     let opts = a.tuning.transfer_options(progress, &a.headers, sides)?;
@@ -514,65 +517,6 @@ pub(crate) fn source_client(
         overrides.region = s.source_region.clone();
     }
     client_for(&overrides, transport).map(Some)
-}
-
-impl crate::args::Tuning {
-    /// The transfer options these flags ask for, from and to S3 or not (`sides`); a part below
-    /// S3's minimum is refused, and so is an SSE-C copy source that is not one.
-    pub(crate) fn transfer_options(
-        &self,
-        progress: Option<Arc<slipstream_transfer::Progress>>,
-        headers: &crate::args::Headers,
-        (from_s3, to_s3): (bool, bool),
-    ) -> Result<TransferOptions, Failure> {
-        if self.part_size < MIN_PART_SIZE {
-            return Err(Failure::usage(
-                "--part-size must be at least 5MiB (S3's minimum part)",
-            ));
-        }
-        if headers.sse_c_copy_source.is_some() && !(from_s3 && to_s3) {
-            return Err(Failure::usage(
-                "--sse-c-copy-source is for copies from S3 to S3; the key of an object \
-                 downloaded is --sse-c-key",
-            ));
-        }
-        Ok(TransferOptions {
-            part_size: self.part_size,
-            concurrency: usize::from(self.concurrency),
-            multipart_threshold: self.part_size,
-            progress,
-            checksum: self.checksum_algorithm,
-            stall_timeout: self.stall_timeout,
-            shared_parts: None,
-            shared_bodies: None,
-            headers: headers.object_headers(),
-            source_customer_key: headers.reading_key(to_s3).cloned(),
-        })
-    }
-
-    /// Server-side copies: multipart above 5 GiB, parts as large as --part-size or 256 MiB;
-    /// metadata replaced and the storage class set when the flags say so.
-    pub(crate) fn copy_settings(&self, headers: &crate::args::Headers) -> CopySettings {
-        let object = headers.object_headers();
-        let defaults = CopySettings::default();
-        CopySettings {
-            part_size: self.part_size.max(defaults.part_size),
-            concurrency: usize::from(self.concurrency),
-            options: slipstream_client::CopyOptions {
-                replace_metadata: object.replacement(),
-                settings: object
-                    .settings()
-                    .into_iter()
-                    .map(|(n, v)| (n.to_owned(), v))
-                    .collect(),
-                storage_class: object.storage_class,
-                customer_key: object.customer_key,
-                ..defaults.options.clone()
-            },
-            source_customer_key: headers.sse_c_copy_source_key.clone(),
-            ..defaults
-        }
-    }
 }
 
 impl crate::args::Headers {

@@ -6,27 +6,13 @@ use clap::{Args, ValueEnum};
 
 /// `8MiB`, `512KiB`, `1GiB`, `1048576`.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let (digits, unit) = s
-        .find(|c: char| !c.is_ascii_digit())
-        .map_or((s, ""), |i| (&s[..i], &s[i..]));
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size such as 8MiB"))?;
-    let mult = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" | "kb" => 1 << 10,
-        "m" | "mib" | "mb" => 1 << 20,
-        "g" | "gib" | "gb" => 1 << 30,
-        "t" | "tib" | "tb" => 1 << 40,
-        _ => {
-            return Err(format!(
-                "{s:?}: unknown unit {unit:?} (use KiB, MiB, GiB or TiB)"
-            ))
-        }
-    };
-    n.checked_mul(mult)
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("{s:?} is out of range"))
+    match slipstream_client::parse_size(s) {
+        Some(0) => Err(format!("{s:?}: give a size above 0")),
+        Some(n) => Ok(n),
+        None => Err(format!(
+            "{s:?} is not a size such as 8MiB (bytes, or a whole number with KiB, MiB, GiB or TiB)"
+        )),
+    }
 }
 
 /// `--expires`, as botocore takes a timestamp: an HTTP date (`Tue, 01 Jan 2030 00:00:00

@@ -30,6 +30,7 @@ mod progress;
 mod remove;
 mod run;
 mod syncing;
+mod tuning;
 mod usage;
 mod verify_url;
 mod versions;

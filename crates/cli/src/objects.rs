@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use slipstream_client::{resolve, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client};
+use slipstream_client::{
+    resolve, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client, TransferSettings,
+};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
@@ -17,10 +19,25 @@ pub(crate) fn client(c: &Connection, t: &Transport) -> Result<Arc<S3Client>, Fai
     client_for(&c.overrides(), t)
 }
 
+/// The client, and the profile's transfer settings for the commands that move objects.
+pub(crate) fn transfer_client(
+    c: &Connection,
+    t: &Transport,
+) -> Result<(Arc<S3Client>, TransferSettings), Failure> {
+    connect(&c.overrides(), t)
+}
+
 pub(crate) fn client_for(
     overrides: &slipstream_client::Overrides,
     t: &Transport,
 ) -> Result<Arc<S3Client>, Failure> {
+    Ok(connect(overrides, t)?.0)
+}
+
+fn connect(
+    overrides: &slipstream_client::Overrides,
+    t: &Transport,
+) -> Result<(Arc<S3Client>, TransferSettings), Failure> {
     let resolved =
         resolve(&Env::from_process(), overrides).map_err(|e| Failure::usage(e.to_string()))?;
     let defaults = ClientOptions::default();
@@ -42,7 +59,7 @@ pub(crate) fn client_for(
         );
     }
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;
-    Ok(Arc::new(client))
+    Ok((Arc::new(client), resolved.transfer))
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {

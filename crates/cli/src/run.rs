@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, CommandFactory, FromArgMatches};
-use slipstream_client::S3Client;
+use slipstream_client::{S3Client, TransferSettings};
 use slipstream_s3::pattern::Filters;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
@@ -23,9 +23,12 @@ use crate::actions::{left_out, Printer};
 use crate::args::{Cli, Command, CpArgs};
 use crate::copying::{copy, reads_many, Plan};
 use crate::flags::{Connection, Transport};
-use crate::objects::{client, interruptible, runtime};
+use crate::objects::{interruptible, runtime, transfer_client};
 use crate::remove::{remove_targets, RmArgs};
 use crate::Failure;
+
+/// The most lines a run keeps in flight.
+const MAX_WORKERS: usize = 4096;
 
 pub const RUN_EXAMPLES: &str = "\
 Examples:
@@ -58,9 +61,9 @@ pub struct RunArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
-    /// Lines in flight at once, in no set order (default: chosen by the first line's server, as
-    /// --objects is).
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    /// Lines in flight at once, in no set order (default: the profile's
+    /// s3.max_concurrent_requests, else chosen by the first line's server, as --objects is).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS as i64))]
     pub workers: Option<u16>,
     /// Multipart parts in flight across every line (each part holds up to --part-size).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -80,9 +83,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::usage(format!("cannot read {}: {e}", p.display())))?,
         )),
     };
-    let client = client(&a.connection, &a.transport)?;
+    let (client, profile) = transfer_client(&a.connection, &a.transport)?;
     let started = Instant::now();
-    let tally = runtime()?.block_on(interruptible(run_lines(a, input, client)))??;
+    let tally = runtime()?.block_on(interruptible(run_lines(a, input, client, profile)))??;
     let (ran, failed) = (tally.ran.load(Ordering::Relaxed), tally.failed());
     if !a.quiet {
         eprintln!(
@@ -157,10 +160,15 @@ async fn run_lines(
     a: &RunArgs,
     input: Box<dyn BufRead + Send>,
     client: Arc<S3Client>,
+    profile: TransferSettings,
 ) -> Result<Arc<Tally>, Failure> {
     let (tx, mut rx) = mpsc::channel::<Line>(1024);
     let connection = a.connection.clone();
-    let reader = tokio::task::spawn_blocking(move || read_lines(input, &connection, &tx));
+    // The profile's s3.max_concurrent_requests stands for --workers, as for each line's flags.
+    let workers_wanted = a.workers.map(usize::from).or(profile
+        .max_concurrent_requests
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX).min(MAX_WORKERS)));
+    let reader = tokio::task::spawn_blocking(move || read_lines(input, &connection, &profile, &tx));
     let tally = Arc::new(Tally::default());
     // Multipart parts of every line share this budget, so memory stays at parts x part size
     // however many lines move large objects at once.
@@ -180,8 +188,8 @@ async fn run_lines(
         let workers = match &workers {
             Some(w) => Arc::clone(w),
             None => {
-                let n = match (a.workers, job.bucket()) {
-                    (Some(n), _) => usize::from(n),
+                let n = match (workers_wanted, job.bucket()) {
+                    (Some(n), _) => n,
                     (None, Some(bucket)) => {
                         slipstream_transfer::objects_in_flight(&client, &bucket, None, usize::MAX)
                             .await
@@ -240,6 +248,7 @@ fn joined(done: Result<(), tokio::task::JoinError>) -> Result<(), Failure> {
 fn read_lines(
     input: Box<dyn BufRead + Send>,
     connection: &Connection,
+    profile: &TransferSettings,
     tx: &mpsc::Sender<Line>,
 ) -> Result<(), Failure> {
     let mut command = Cli::command();
@@ -251,7 +260,7 @@ fn read_lines(
             continue;
         }
         let job = match std::str::from_utf8(&bytes) {
-            Ok(_) => parse(&mut command, trimmed, connection),
+            Ok(_) => parse(&mut command, trimmed, connection, profile),
             Err(_) => Err("the line is not valid UTF-8".to_owned()),
         };
         let line = Line {
@@ -268,7 +277,12 @@ fn read_lines(
 
 /// One line as `slipstream` would read it after its name; the run's connection stands in
 /// for the line's, which must not set its own.
-fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Result<Job, String> {
+fn parse(
+    command: &mut clap::Command,
+    line: &str,
+    connection: &Connection,
+    profile: &TransferSettings,
+) -> Result<Job, String> {
     let words = shlex::split(line).ok_or("unbalanced quotes or a trailing backslash")?;
     let matches = command
         .try_get_matches_from_mut(std::iter::once("slipstream".to_owned()).chain(words))
@@ -307,6 +321,7 @@ fn parse(command: &mut clap::Command, line: &str, connection: &Connection) -> Re
         Command::Cp(mut args) | Command::Mv(mut args) => {
             let moving = matches.subcommand_name() == Some("mv");
             args.connection = own(&args.connection, &args.transport)?;
+            args.tuning = args.tuning.with_profile(profile);
             if args.source.is_stdio() || args.destination.is_stdio() {
                 return Err("a line cannot read standard input or write standard output".into());
             }
@@ -394,7 +409,12 @@ mod tests {
             region_set: None,
             no_sign_request: false,
         };
-        parse(&mut Cli::command(), line, &connection)
+        parse(
+            &mut Cli::command(),
+            line,
+            &connection,
+            &TransferSettings::default(),
+        )
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::actions::{failures, left_out, Printer};
 use crate::args::{Headers, Tuning};
 use crate::flags::{Connection, Transport};
 use crate::location::Location;
-use crate::objects::{client, failed, interruptible, runtime, s3};
+use crate::objects::{failed, interruptible, runtime, s3, transfer_client};
 use crate::progress::Bar;
 use crate::Failure;
 
@@ -106,13 +106,14 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
             "sync needs an s3:// source or destination (or both)",
         ));
     }
-    let client = client(&a.connection, &a.transport)?;
+    let (client, profile) = transfer_client(&a.connection, &a.transport)?;
+    let tuning = a.tuning.with_profile(&profile);
     let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
     let sides = (
         matches!(from, Place::S3 { .. }),
         matches!(to, Place::S3 { .. }),
     );
-    let opts = a.tuning.transfer_options(progress, &a.headers, sides)?;
+    let opts = tuning.transfer_options(progress, &a.headers, sides)?;
     let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
     let p = Arc::clone(&printer);
     let options = SyncOptions {
@@ -125,9 +126,9 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
         },
         delete: a.delete,
         dryrun: a.dryrun,
-        objects: a.tuning.objects.map(usize::from),
+        objects: tuning.objects(),
         filters,
-        copy: a.tuning.copy_settings(&a.headers),
+        copy: tuning.copy_settings(&a.headers),
         source: crate::copying::source_client(&a.source_service, &a.connection, &a.transport)?,
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());

@@ -69,26 +69,13 @@ impl Bandwidth {
                 "{text:?} is not a rate such as 50MB/s, 800KB/s or a number of bytes per second"
             )
         };
-        let t = text.trim().to_ascii_lowercase();
-        let (digits, unit) = match t.strip_suffix("b/s") {
-            None => (t.as_str(), ""),
-            Some(head) => {
-                let split = head
-                    .find(|c: char| !c.is_ascii_digit())
-                    .unwrap_or(head.len());
-                (&head[..split], &head[split..])
-            }
+        let t = text.trim();
+        let n = match t.strip_suffix("/s").or(t.strip_suffix("/S")) {
+            Some(size) => crate::parse_size(size),
+            // Without a unit, only bytes: `50MB` is a size, not a rate.
+            None => t.parse().ok(),
         };
-        let n: u64 = digits.parse().map_err(|_| bad())?;
-        let unit: u64 = match unit {
-            "" => 1,
-            "k" | "ki" => 1 << 10,
-            "m" | "mi" => 1 << 20,
-            "g" | "gi" => 1 << 30,
-            "t" | "ti" => 1 << 40,
-            _ => return Err(bad()),
-        };
-        n.checked_mul(unit).filter(|n| *n > 0).ok_or_else(bad)
+        n.filter(|n| *n > 0).ok_or_else(bad)
     }
 
     /// A cap from a rate as [`Bandwidth::parse`] reads it, at least [`Bandwidth::MIN`]: what

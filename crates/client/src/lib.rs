@@ -39,6 +39,7 @@ mod payload;
 mod proxy;
 mod read_ahead;
 mod runtime_thread;
+mod size;
 pub mod tls;
 mod transport;
 mod warm;
@@ -47,7 +48,9 @@ pub use activity::Activity;
 pub use bandwidth::Bandwidth;
 pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use client::S3Client;
-pub use config::{resolve, resolve_with, ConfigError, Env, Overrides, Resolved, VariantChoices};
+pub use config::{
+    resolve, resolve_with, ConfigError, Env, Overrides, Resolved, TransferSettings, VariantChoices,
+};
 pub use copy::{copy_source, CopyOptions};
 pub use credentials::{
     request_signer, CredentialSource, Expiring, ProvideCredentials, RefreshingSigner,
@@ -62,6 +65,7 @@ pub use options::ClientOptions;
 pub use payload::{FileRange, Payload};
 pub use proxy::Proxies;
 pub use runtime_thread::spawn_runtime_thread;
+pub use size::parse_size;
 pub use slipstream_s3::copy::Copied;
 pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};
 pub use slipstream_s3::versions::{Version, VersionMarker, VersionPage};

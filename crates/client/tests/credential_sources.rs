@@ -113,6 +113,7 @@ fn client(source: CredentialSource) -> S3Client {
         proxies: None,
         max_attempts: None,
         max_bandwidth: None,
+        transfer: Default::default(),
     };
     S3Client::new(&config, ClientOptions::default()).unwrap()
 }

@@ -258,6 +258,7 @@ fn client_types_hide_credentials_and_tokens() {
             proxies: None,
             max_attempts: None,
             max_bandwidth: None,
+            transfer: Default::default(),
         };
         assert_redacted("Resolved", &config, &[SECRET, TOKEN, CONTAINER_TOKEN]);
         let client = S3Client::new(&config, ClientOptions::default()).unwrap();

@@ -415,7 +415,6 @@ fn pass_through(
 /// A connection that failed: why, and the request if hyper did not start sending it.
 type Failed = (String, Option<Request<UpBody>>);
 
-/// The origin closed the connection without answering.
 /// Whether a request carries an SSE-C key (for its object or a copy's source), in a header or,
 /// as a presigned URL may, in its query. On the plain-HTTP request path only: two header
 /// lookups by prebuilt name, and a scan of the query when it names a customer key at all.
@@ -449,6 +448,7 @@ fn insecure_customer_key() -> Answer {
     )
 }
 
+/// The origin closed the connection without answering.
 fn closed(message: &str) -> Answer {
     (
         StatusCode::BAD_GATEWAY,

@@ -19,7 +19,8 @@
 //!   botocore reads them (`proxy.rs`).
 //! - attempts per request: `AWS_MAX_ATTEMPTS`, the profile's `max_attempts` (the first attempt
 //!   counted, as botocore counts it); none leaves the client's own.
-//! - bandwidth: the profile's `s3.max_bandwidth`, as the AWS CLI's transfer commands read it.
+//! - bandwidth: the profile's `s3.max_bandwidth`, as the AWS CLI's transfer commands read it;
+//!   its other transfer settings (`transfer.rs`) for the caller's transfers.
 //! - AWS endpoint variants (`variants.rs`): FIPS (`AWS_USE_FIPS_ENDPOINT`, `use_fips_endpoint`,
 //!   or a `fips-` region), dual-stack, Transfer Acceleration, us-east-1's regional host.
 //!
@@ -40,10 +41,12 @@ mod chain;
 mod endpoint;
 mod env;
 mod files;
+mod transfer;
 mod variants;
 
 pub use env::Env;
 use files::{Files, Profile};
+pub use transfer::TransferSettings;
 pub use variants::VariantChoices;
 
 /// What the command line said; `None` means "look further down the chain".
@@ -98,6 +101,9 @@ pub struct Resolved {
     /// The profile's `s3.max_bandwidth`, for the caller's `ClientOptions::max_bandwidth` (a
     /// flag or argument of its own beats it).
     pub max_bandwidth: Option<crate::Bandwidth>,
+    /// The AWS CLI's transfer settings in the profile's `s3` section, for the caller's part
+    /// size, multipart threshold and requests in flight (flags of its own beat them).
+    pub transfer: TransferSettings,
 }
 
 impl Resolved {
@@ -183,6 +189,7 @@ pub fn resolve_with(
     let proxies = endpoint::proxies(cli, env);
     let max_attempts = endpoint::max_attempts(env, &profile)?;
     let max_bandwidth = endpoint::max_bandwidth(&profile)?;
+    let transfer = transfer::settings(&profile)?;
     let (credentials, credential_source) = match found {
         Some(found) => found,
         None => chain::remote(env, &profile, &region)?,
@@ -199,6 +206,7 @@ pub fn resolve_with(
         proxies,
         max_attempts,
         max_bandwidth,
+        transfer,
     })
 }
 
@@ -641,6 +649,43 @@ mod tests {
             ("AWS_ROLE_ARN", "x"),
         ]);
         assert_eq!(s.as_static().unwrap().access_key_id(), "A");
+    }
+
+    #[test]
+    fn the_aws_clis_transfer_settings_come_from_the_profiles_s3_section() {
+        let h = home(
+            CREDS,
+            "[default]\ns3 =\n  multipart_chunksize = 16MB\n  multipart_threshold = 64MiB\n  max_concurrent_requests = 20\n[profile dev]\nregion = eu-west-1\n",
+        );
+        let env = |profile: &str| Env::new(&[("AWS_PROFILE", profile)], Some(h.path().into()));
+        let r = resolve(&env("default"), &Overrides::default()).unwrap();
+        assert_eq!(
+            r.transfer,
+            TransferSettings {
+                multipart_chunksize: Some(16 << 20),
+                multipart_threshold: Some(64 << 20),
+                max_concurrent_requests: Some(20),
+            }
+        );
+        let r = resolve(&env("dev"), &Overrides::default()).unwrap();
+        assert_eq!(r.transfer, TransferSettings::default(), "another profile's");
+        // A value the AWS CLI refuses fails the chain, naming the setting and the file.
+        for bad in [
+            "multipart_chunksize = 8XB",
+            "multipart_threshold = 0",
+            "max_concurrent_requests = -1",
+            "max_concurrent_requests = 10.5",
+        ] {
+            let h = home(CREDS, &format!("[default]\ns3 =\n  {bad}\n"));
+            let e = resolve(&Env::new(&[], Some(h.path().into())), &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            let name = bad.split(' ').next().unwrap();
+            assert!(
+                e.contains(&format!("s3.{name}")) && e.contains("config"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -41,6 +41,7 @@ pub fn client_with(
         proxies: None,
         max_attempts: None,
         max_bandwidth: None,
+        transfer: Default::default(),
     };
     Arc::new(S3Client::new(&config, options).unwrap())
 }
