@@ -55,9 +55,11 @@ def listed(slipstream_bin, server, s3, tmp_path_factory):
     ["--summarize", "--recursive", "s3://{b}/dir/"],
     # Nothing there: the AWS CLI exits 1 silently (`ls s3://b/key` tests for an object).
     ["s3://{b}/nothing"], ["--recursive", "s3://{b}/nothing/"],
+    # Buckets chosen by ListBuckets' prefix and region.
+    ["--bucket-name-prefix", "ls-diff"], ["--bucket-name-prefix", "{b}", "--bucket-region", "{r}"],
 ])
 def test_ls_prints_what_aws_s3_ls_prints(slipstream_bin, server, listed, args):
-    args = [a.format(b=listed) for a in args]
+    args = [a.format(b=listed, r=server["region"]) for a in args]
     aws, ours = both(slipstream_bin, server, *args)
     assert ours.stdout.decode() == aws.stdout.decode(), (args, ours.stderr)
     assert ours.returncode == aws.returncode, (args, ours.stderr, aws.stderr)
@@ -116,6 +118,16 @@ def test_ls_json_says_what_s5cmd_json_ls_says(slipstream_bin, server, listed, ar
         return sorted(entries, key=lambda d: d["key"])
 
     assert lines(ours.stdout) == lines(theirs.stdout, sizes=True) != []
+
+
+def test_bucket_choices_name_no_path_and_a_region_elsewhere_lists_none(slipstream_bin, server, listed):
+    conn = ["--endpoint-url", server["endpoint"], "--path-style"]
+    mixed = run_cli(slipstream_bin, "ls", f"s3://{listed}/", "--bucket-name-prefix", "ls", *conn,
+                    env=cli_env(server), check=False)
+    assert mixed.returncode == 2 and b"give no s3:// path" in mixed.stderr, mixed.stderr
+    elsewhere = run_cli(slipstream_bin, "ls", "--bucket-name-prefix", listed, "--bucket-region", "eu-north-1",
+                        *conn, env=cli_env(server))
+    assert elsewhere.stdout == b"", elsewhere.stdout
 
 
 def test_ls_json_buckets_and_totals(slipstream_bin, server, listed):

@@ -68,6 +68,14 @@ def test_checksum_algorithm_is_sent_shown_and_checked(slipstream_bin, server, tm
     down = cli(slipstream_bin, server, "cp", f"s3://{bucket}/big.bin", str(tmp_path / "back"), "--json")
     assert json.loads(down.stdout)["checksum"] == "CRC64NVME", "the download checked it"
     assert (tmp_path / "back").read_bytes() == data
+    # The AWS CLI's --checksum-mode ENABLED is taken (downloads check either way); another
+    # value is refused as the AWS CLI refuses it.
+    down = cli(slipstream_bin, server, "cp", f"s3://{bucket}/big.bin", str(tmp_path / "again"), "--json",
+               "--checksum-mode", "ENABLED")
+    assert json.loads(down.stdout)["checksum"] == "CRC64NVME"
+    r = cli(slipstream_bin, server, "sync", f"s3://{bucket}/", str(tmp_path / "s"), "--checksum-mode", "OFF",
+            check=False)
+    assert r.returncode == 2 and b"ENABLED" in r.stderr
     # The default, CRC32C, leaves a multipart object a checksum of part checksums: none to check.
     cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/c.bin", "--part-size", "5MiB")
     head = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/c.bin").stdout)

@@ -182,10 +182,11 @@ impl Client {
 
     pub(crate) fn list_buckets_work(
         &self,
+        only: slipstream_client::BucketFilter,
     ) -> impl Future<Output = Result<Vec<slipstream_client::xml::Bucket>, ClientError>> + Send + 'static
     {
         let client = Arc::clone(&self.inner);
-        async move { client.list_buckets().await }
+        async move { client.list_buckets(&only).await }
     }
 
     /// One level of `prefix`, every page followed: its "directories" (keys cut after the
@@ -532,6 +533,9 @@ pub(crate) fn bucket_list<'py>(
         let d = PyDict::new(py);
         d.set_item("Name", &b.name)?;
         d.set_item("CreationDate", &b.created)?;
+        if let Some(region) = &b.region {
+            d.set_item("BucketRegion", region)?;
+        }
         list.append(d)?;
     }
     Ok(list)

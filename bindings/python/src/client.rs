@@ -774,18 +774,40 @@ impl Client {
     }
 
     /// `ListBuckets`: the buckets these credentials own, as boto3's `Buckets` list of dicts
-    /// (`Name`, `CreationDate`), every page of the answer followed.
-    fn list_buckets<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let buckets = self.wait(py, self.list_buckets_work())?;
+    /// (`Name`, `CreationDate`, and `BucketRegion` where the server says it), every page of the
+    /// answer followed; `prefix` and `bucket_region` choose among them as boto3's `Prefix` and
+    /// `BucketRegion` do.
+    #[pyo3(signature = (*, prefix = None, bucket_region = None))]
+    fn list_buckets<'py>(
+        &self,
+        py: Python<'py>,
+        prefix: Option<String>,
+        bucket_region: Option<String>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let only = slipstream_client::BucketFilter {
+            prefix,
+            region: bucket_region,
+        };
+        let buckets = self.wait(py, self.list_buckets_work(only))?;
         bucket_list(py, &buckets)
     }
 
     /// `list_buckets`, awaited.
-    fn list_buckets_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    #[pyo3(signature = (*, prefix = None, bucket_region = None))]
+    fn list_buckets_async<'py>(
+        &self,
+        py: Python<'py>,
+        prefix: Option<String>,
+        bucket_region: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let only = slipstream_client::BucketFilter {
+            prefix,
+            region: bucket_region,
+        };
         aio::spawn(
             py,
             &self.runtime,
-            self.list_buckets_work(),
+            self.list_buckets_work(only),
             |py, buckets| Ok(bucket_list(py, &buckets)?.into_any().unbind()),
         )
     }

@@ -62,6 +62,28 @@ def test_list_buckets_names_every_bucket_as_boto3_does(server, s3):
     assert asyncio.run(both()) == ours
 
 
+def test_list_buckets_chooses_by_prefix_and_region_as_boto3_does(server, s3):
+    import asyncio
+
+    c = make_client(server)
+    stem = f"pyb-{uuid.uuid4().hex[:10]}"
+    for name in [f"{stem}-a", f"{stem}-b", f"x{stem}"]:
+        s3.create_bucket(Bucket=name)
+    for kw, boto_kw in [({"prefix": stem}, {"Prefix": stem}),
+                        ({"prefix": stem, "bucket_region": server["region"]},
+                         {"Prefix": stem, "BucketRegion": server["region"]})]:
+        ours = c.list_buckets(**kw)
+        theirs = s3.list_buckets(**boto_kw)["Buckets"]
+        assert [b["Name"] for b in ours] == [b["Name"] for b in theirs] == [f"{stem}-a", f"{stem}-b"], kw
+        assert [b.get("BucketRegion") for b in ours] == [b.get("BucketRegion") for b in theirs]
+    assert c.list_buckets(prefix=stem, bucket_region="eu-north-1") == []
+
+    async def far():
+        return await c.list_buckets_async(prefix=f"x{stem}")
+
+    assert [b["Name"] for b in asyncio.run(far())] == [f"x{stem}"]
+
+
 def test_an_empty_key_is_refused_before_it_can_name_the_bucket(server, s3, tmp_path):
     # DELETE /bucket/ with no key deletes the bucket; GET lists it; PUT creates it.
     c = make_client(server)

@@ -202,6 +202,10 @@ pub struct Tuning {
     /// objects then keep a checksum of the whole object, which later downloads check) or CRC32.
     #[arg(long, default_value = "CRC32C")]
     pub checksum_algorithm: ChecksumAlgorithm,
+    /// The AWS CLI's `--checksum-mode ENABLED`, taken so that scripts passing it keep working:
+    /// downloads here always check an object's whole-object checksum when it has one.
+    #[arg(long, value_name = "MODE", value_parser = ["ENABLED"])]
+    pub checksum_mode: Option<String>,
     /// Parts in flight at once (per object with --recursive; default: the profile's
     /// s3.max_concurrent_requests, else 16); downloads from a nearby server (first answer
     /// within 20 ms) and file uploads to a far one (CreateMultipartUpload 20 ms or more) use

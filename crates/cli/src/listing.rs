@@ -47,6 +47,14 @@ pub struct LsArgs {
     /// its version ID last on the line (JSON: "version_id", "is_latest", "delete_marker").
     #[arg(long)]
     pub all_versions: bool,
+    /// With no s3:// path: only buckets whose names start with this (ListBuckets' `prefix`,
+    /// the AWS CLI's flag).
+    #[arg(long, value_name = "PREFIX")]
+    pub bucket_name_prefix: Option<String>,
+    /// With no s3:// path: only buckets in this region (ListBuckets' `bucket-region`, the AWS
+    /// CLI's flag).
+    #[arg(long, value_name = "REGION")]
+    pub bucket_region: Option<String>,
 }
 
 /// What a listing printed, for `--summarize` and the exit code.
@@ -63,6 +71,11 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
         None | Some("s3://") => None,
         Some(t) => Some(s3(t)?),
     };
+    if target.is_some() && (a.bucket_name_prefix.is_some() || a.bucket_region.is_some()) {
+        return Err(Failure::usage(
+            "--bucket-name-prefix and --bucket-region choose among the buckets: give no s3:// path",
+        ));
+    }
     if a.all_versions && target.is_none() {
         return Err(Failure::usage(
             "--all-versions lists the versions under s3://bucket[/prefix], not the buckets",
@@ -110,7 +123,11 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
             return Ok(());
         }
         let Some(target) = target else {
-            for b in client.list_buckets().await.map_err(failed)? {
+            let only = slipstream_client::BucketFilter {
+                prefix: a.bucket_name_prefix.clone(),
+                region: a.bucket_region.clone(),
+            };
+            for b in client.list_buckets(&only).await.map_err(failed)? {
                 line(match a.json {
                     true => {
                         serde_json::json!({ "name": b.name, "created_at": b.created }).to_string()

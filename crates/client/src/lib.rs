@@ -17,6 +17,7 @@
 
 mod activity;
 mod bandwidth;
+mod bucket_filter;
 pub mod checksum;
 mod client;
 pub mod config;
@@ -46,6 +47,7 @@ mod warm;
 
 pub use activity::Activity;
 pub use bandwidth::Bandwidth;
+pub use bucket_filter::BucketFilter;
 pub use checksum::{Checksum, ChecksumAlgorithm};
 pub use client::S3Client;
 pub use config::{

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::BucketFilter;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -600,24 +601,31 @@ impl S3Client {
         }
     }
 
-    /// `ListBuckets`: every bucket these credentials own, following the service's pages.
-    pub async fn list_buckets(&self) -> Result<Vec<xml::Bucket>, ClientError> {
+    /// `ListBuckets`: the buckets these credentials own that `only` admits, following the
+    /// service's pages.
+    pub async fn list_buckets(&self, only: &BucketFilter) -> Result<Vec<xml::Bucket>, ClientError> {
         let mut all = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let query = match &token {
-                Some(t) => format!("continuation-token={}", encode_query(t)),
-                None => String::new(),
-            };
+            let mut pairs = Vec::new();
+            if let Some(region) = &only.region {
+                pairs.push(("bucket-region", encode_query(region)));
+            }
+            if let Some(t) = &token {
+                pairs.push(("continuation-token", encode_query(t)));
+            }
+            if let Some(prefix) = &only.prefix {
+                pairs.push(("prefix", encode_query(prefix)));
+            }
             let call = Call {
-                query,
+                query: query_string(pairs),
                 service: true,
                 ..Call::new(Method::GET, "", None)
             };
             let (buckets, next) = self
                 .send_and_read(&call, |b| Ok(xml::bucket_list(b)?))
                 .await?;
-            all.extend(buckets);
+            all.extend(buckets.into_iter().filter(|b| only.admits(b)));
             match next {
                 // A server that hands back the token it was given would never end.
                 Some(t) if Some(&t) != token.as_ref() => token = Some(t),

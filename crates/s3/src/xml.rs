@@ -163,6 +163,8 @@ pub struct Bucket {
     pub name: String,
     /// `CreationDate`, as S3 wrote it (ISO 8601).
     pub created: String,
+    /// `BucketRegion`, where the server says (S3 does since 2024; older servers do not).
+    pub region: Option<String>,
 }
 
 /// One page of `ListBuckets`: the buckets, and the token of the next page (S3 pages its
@@ -182,6 +184,9 @@ pub fn bucket_list(body: &[u8]) -> Result<(Vec<Bucket>, Option<String>), Error> 
         match (path, buckets.last_mut()) {
             ("ListAllMyBucketsResult/Buckets/Bucket/Name", Some(b)) => b.name = text,
             ("ListAllMyBucketsResult/Buckets/Bucket/CreationDate", Some(b)) => b.created = text,
+            ("ListAllMyBucketsResult/Buckets/Bucket/BucketRegion", Some(b)) => {
+                b.region = Some(text)
+            }
             ("ListAllMyBucketsResult/ContinuationToken", _) => next = Some(text),
             _ => {}
         }
@@ -270,7 +275,7 @@ mod tests {
     fn reads_bucket_lists_and_their_next_page() {
         let (buckets, next) = bucket_list(br#"<?xml version="1.0" encoding="UTF-8"?>
             <ListAllMyBucketsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>o</ID></Owner>
-            <Buckets><Bucket><Name>a-b</Name><CreationDate>2026-11-22T10:00:00.000Z</CreationDate></Bucket>
+            <Buckets><Bucket><Name>a-b</Name><CreationDate>2026-11-22T10:00:00.000Z</CreationDate><BucketRegion>eu-west-1</BucketRegion></Bucket>
             <Bucket><Name>c</Name></Bucket></Buckets><ContinuationToken>t1</ContinuationToken>
             </ListAllMyBucketsResult>"#).unwrap();
         assert_eq!(
@@ -278,11 +283,13 @@ mod tests {
             [
                 Bucket {
                     name: "a-b".into(),
-                    created: "2026-11-22T10:00:00.000Z".into()
+                    created: "2026-11-22T10:00:00.000Z".into(),
+                    region: Some("eu-west-1".into()),
                 },
                 Bucket {
                     name: "c".into(),
-                    created: String::new()
+                    created: String::new(),
+                    region: None,
                 }
             ]
         );

@@ -435,8 +435,10 @@ class Client:
         "logs/2026/"}]``) and the objects directly under it as ``Contents``, every page
         followed. An empty ``delimiter`` raises ``ValueError``."""
         ...
-    def list_buckets(self) -> list["BucketEntry"]:
-        """``ListBuckets``: the buckets these credentials own, as boto3's ``Buckets`` list."""
+    def list_buckets(self, *, prefix: str | None = None, bucket_region: str | None = None) -> list["BucketEntry"]:
+        """``ListBuckets``: the buckets these credentials own, as boto3's ``Buckets`` list;
+        ``prefix`` and ``bucket_region`` choose among them as boto3's ``Prefix`` and
+        ``BucketRegion`` do (applied again to the answer, for servers that ignore them)."""
         ...
     def list_versions(self, bucket: str, prefix: str = "") -> "VersionListing":
         """Every version and delete marker under ``prefix``, as boto3's
@@ -533,7 +535,7 @@ class Client:
     def list_with_delimiter_async(
         self, bucket: str, prefix: str = "", delimiter: str = "/"
     ) -> Coroutine[Any, Any, "ListLevel"]: ...
-    def list_buckets_async(self) -> Coroutine[Any, Any, list["BucketEntry"]]: ...
+    def list_buckets_async(self, *, prefix: str | None = None, bucket_region: str | None = None) -> Coroutine[Any, Any, list["BucketEntry"]]: ...
     def list_versions_async(self, bucket: str, prefix: str = "") -> Coroutine[Any, Any, "VersionListing"]: ...
     def delete_async(self, bucket: str, key: str, *, version_id: Optional[str] = None) -> Coroutine[Any, Any, None]: ...
     def delete_many_async(
@@ -582,10 +584,14 @@ class ExtraArgs(TypedDict, total=False):
     """A query string: ``project=a&team=b%20c``."""
     WebsiteRedirectLocation: str
 
-class BucketEntry(TypedDict):
+class _BucketEntryRequired(TypedDict):
     Name: str
     CreationDate: str
     """As S3 wrote it (ISO 8601, UTC)."""
+
+class BucketEntry(_BucketEntryRequired, total=False):
+    BucketRegion: str
+    """Where the server says it (S3 does; older S3-compatible servers do not)."""
 
 class SyncAction(TypedDict, total=False):
     action: Literal["upload", "download", "copy", "delete"]
