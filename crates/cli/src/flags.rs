@@ -171,6 +171,12 @@ pub struct Transport {
     /// Credentials are still fetched over checked connections.
     #[arg(long)]
     pub no_verify_ssl: bool,
+    /// Print on standard error where requests go (the credentials' source, never their values;
+    /// region, endpoint) and one line per attempt of every request: method, URL, status or
+    /// error, time, and whether it will be tried again, as the AWS CLI's --debug helps find
+    /// why a command fails. No header is printed: no signature, token or SSE-C key.
+    #[arg(long)]
+    pub debug: bool,
 }
 
 /// What the AWS CLI's `--cli-connect-timeout` and `--cli-read-timeout` take: seconds, `0` for

@@ -48,6 +48,7 @@ fn connect(
         max_attempts: resolved.max_attempts.unwrap_or(defaults.max_attempts),
         max_bandwidth: t.max_bandwidth.clone().or(resolved.max_bandwidth.clone()),
         skip_certificate_check: t.no_verify_ssl,
+        trace: t.debug.then(debug_trace),
         ..defaults
     }
     .with_timeouts(t.cli_connect_timeout, t.cli_read_timeout);
@@ -58,8 +59,29 @@ fn connect(
              certificate safely)"
         );
     }
+    if t.debug {
+        eprintln!(
+            "slipstream: debug: credentials from {}; region {}; endpoint {}; addressing {:?}; \
+             up to {} attempts a request",
+            resolved.credential_source,
+            resolved.region,
+            resolved
+                .endpoint
+                .as_ref()
+                .map_or_else(|| "AWS's for the region".to_owned(), ToString::to_string),
+            format!("{:?}", resolved.addressing).to_lowercase(),
+            options.max_attempts,
+        );
+    }
     let client = S3Client::new(&resolved, options).map_err(|e| Failure::usage(e.to_string()))?;
     Ok((Arc::new(client), resolved.transfer))
+}
+
+/// `--debug`'s line per attempt, on standard error.
+fn debug_trace() -> slipstream_client::Trace {
+    slipstream_client::Trace(Arc::new(|attempt| {
+        eprintln!("slipstream: debug: {attempt}")
+    }))
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {

@@ -310,6 +310,7 @@ fn parse(
             || t.cli_connect_timeout.is_some()
             || t.cli_read_timeout.is_some()
             || t.no_verify_ssl
+            || t.debug
         {
             Err("connection flags (--endpoint-url, --profile, --region, --request-payer...) belong to `run`, not its lines".to_owned())
         } else {

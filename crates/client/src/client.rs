@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -218,31 +218,74 @@ impl S3Client {
         Ok((base, path))
     }
 
-    /// Sends `call`, retrying what may succeed on another attempt; returns the response of a
-    /// 2xx (or 304/206) answer, and S3's error otherwise.
-    pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
-        let target = if call.service {
+    /// Where `call` goes: the URL base and the path.
+    fn target_of(&self, call: &Call<'_>) -> Result<(UrlBase, String), ClientError> {
+        if call.service {
             let base = slipstream_s3::resolve_service(
                 &self.region,
                 self.endpoint.as_ref(),
                 self.variants,
             )?;
             let path = base.path_prefix.clone();
-            (base, path)
+            Ok((base, path))
         } else {
-            self.target(call.bucket, call.key)?
-        };
+            self.target(call.bucket, call.key)
+        }
+    }
+
+    /// Sends `call`, retrying what may succeed on another attempt; returns the response of a
+    /// 2xx (or 304/206) answer, and S3's error otherwise.
+    pub(crate) async fn send(&self, call: &Call<'_>) -> Result<Response<Incoming>, ClientError> {
+        let target = self.target_of(call)?;
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let started = self.options.trace.as_ref().map(|_| Instant::now());
             let result = self.attempt(call, &target).await;
-            match result {
+            let retry_in = match &result {
                 Err(e) if e.is_retryable() && attempt < self.options.max_attempts => {
-                    tokio::time::sleep(self.backoff(attempt)).await;
+                    Some(self.backoff(attempt))
                 }
-                other => return other,
+                _ => None,
+            };
+            if let Some(started) = started {
+                let outcome = result.as_ref().map(|r| r.status().as_u16());
+                self.report(call, &target, attempt, started, outcome, retry_in);
+            }
+            match retry_in {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return result,
             }
         }
+    }
+
+    /// Tells [`ClientOptions::trace`] how an attempt ended.
+    fn report(
+        &self,
+        call: &Call<'_>,
+        (base, path): &(UrlBase, String),
+        number: u32,
+        started: Instant,
+        outcome: Result<u16, &ClientError>,
+        retry_in: Option<Duration>,
+    ) {
+        let Some(trace) = &self.options.trace else {
+            return;
+        };
+        let mut url = format!("{}{path}", base.origin);
+        if !call.query.is_empty() {
+            url.push('?');
+            url.push_str(&call.query);
+        }
+        (trace.0)(&crate::trace::Attempt {
+            method: call.method.as_str(),
+            url: &url,
+            number,
+            of: self.options.max_attempts,
+            took: started.elapsed(),
+            outcome,
+            retry_in,
+        });
     }
 
     /// Sends `call` and reads its whole answer with `read`. An S3 error inside a 200 (which
@@ -257,6 +300,7 @@ impl S3Client {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let started = Instant::now();
             let r = self.send(call).await?;
             let body = crate::ops::body_bytes(r.into_body()).await?;
             let e = match xml::error(&body) {
@@ -267,10 +311,16 @@ impl S3Client {
                     message,
                 },
             };
-            if !e.is_retryable() || attempt >= self.options.max_attempts {
-                return Err(e);
+            let retry_in = (e.is_retryable() && attempt < self.options.max_attempts)
+                .then(|| self.backoff(attempt));
+            if self.options.trace.is_some() {
+                let target = self.target_of(call)?;
+                self.report(call, &target, attempt, started, Err(&e), retry_in);
             }
-            tokio::time::sleep(self.backoff(attempt)).await;
+            match retry_in {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Err(e),
+            }
         }
     }
 

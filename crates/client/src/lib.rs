@@ -42,6 +42,7 @@ mod read_ahead;
 mod runtime_thread;
 mod size;
 pub mod tls;
+mod trace;
 mod transport;
 mod warm;
 
@@ -73,3 +74,4 @@ pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};
 pub use slipstream_s3::versions::{Version, VersionMarker, VersionPage};
 /// S3's XML, read sans-IO by `slipstream-s3` (listings, errors, upload IDs).
 pub use slipstream_s3::xml;
+pub use trace::{Attempt, Trace};

@@ -43,6 +43,9 @@ pub struct ClientOptions {
     /// Check no server certificate (`--no-verify-ssl`, boto3's `verify=False`): for a test
     /// server with a self-signed one. A CA bundle is the safe way to trust such a server.
     pub skip_certificate_check: bool,
+    /// Called after every attempt of every request with its method, URL, outcome and time
+    /// (the CLI's `--debug`); never given a header. `None`: nothing is measured or reported.
+    pub trace: Option<crate::Trace>,
 }
 
 impl ClientOptions {
@@ -73,6 +76,7 @@ impl Default for ClientOptions {
             request_payer: false,
             max_bandwidth: None,
             skip_certificate_check: false,
+            trace: None,
         }
     }
 }
