@@ -19,6 +19,7 @@ def test_each_attempt_is_a_line_and_no_secret_is_printed(slipstream_bin, server,
     made = run_cli(slipstream_bin, "mb", f"s3://{bucket}", *at, "--debug", env=env)
     lines = made.stderr.decode().splitlines()
     assert lines[0].startswith("slipstream: debug: credentials from environment variables; region "), lines
+    assert lines[0].endswith(f"; endpoint {server['endpoint']}; addressing path; up to 5 attempts a request"), lines
     assert re.fullmatch(rf"slipstream: debug: PUT {server['endpoint']}/{bucket} -> 200 in [0-9.]+ ms "
                         r"\(attempt 1 of 5\)", lines[1]), lines
     src = tmp_path / "twelve"

@@ -61,7 +61,7 @@ fn connect(
     }
     if t.debug {
         eprintln!(
-            "slipstream: debug: credentials from {}; region {}; endpoint {}; addressing {:?}; \
+            "slipstream: debug: credentials from {}; region {}; endpoint {}; addressing {}; \
              up to {} attempts a request",
             resolved.credential_source,
             resolved.region,
