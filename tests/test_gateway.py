@@ -607,6 +607,12 @@ def test_an_sse_c_key_over_plain_http_is_refused_as_s3_refuses_it(slipstream_bin
                 call()
             error = refused.value.response["Error"]
             assert error["Code"] == "InvalidRequest" and "secure connection" in error["Message"], error
+        # A presigned URL may carry the key in its query, in any case.
+        import urllib.request
+        for name in ["x-amz-server-side-encryption-customer-key", "X-AMZ-SERVER-SIDE-ENCRYPTION-CUSTOMER-KEY"]:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"{plain.url}/{bucket}/plain?{name}=a2V5")
+            assert refused.value.code == 400 and b"secure connection" in refused.value.read(), name
         c.put_object(Bucket=bucket, Key="plain", Body=b"x")
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["plain"]
     with running(slipstream_bin, server["endpoint"], tmp_path, tls=[(pki["cert"], pki["key"])]) as tls:

@@ -234,6 +234,27 @@ def test_signed_payload_hashes_are_checked_before_an_object_exists(plain_edge, b
     assert sorted(keys_of(s3, bucket)) == ["hashed", "match-1000", f"match-{3 << 20}"]
 
 
+def test_an_sse_c_key_over_plain_http_is_refused_before_verifying(plain_edge, edge, pki, bucket, s3):
+    # A key sent in the clear is refused whoever signed it (S3's words), and never forwarded;
+    # over TLS the same request is verified and goes on.
+    import urllib.request
+
+    sse = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": b"0123456789abcdef0123456789abcdef"}
+    c = client(plain_edge.url, ADMIN)
+    assert error_code(lambda: c.put_object(Bucket=bucket, Key="ssec", Body=b"x", **sse)) == "InvalidRequest"
+    assert error_code(lambda: c.head_object(Bucket=bucket, Key="ssec", **sse)) == "400"  # a HEAD has no body
+    # A presigned URL may carry the key in its query (any case); refused before its signature
+    # is even looked at.
+    for name in ["x-amz-server-side-encryption-customer-key", "X-Amz-Server-Side-Encryption-Customer-Key",
+                 "x-amz-copy-source-server-side-encryption-customer-key"]:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{plain_edge.url}/{bucket}/ssec?X-Amz-Algorithm=AWS4-HMAC-SHA256&{name}=a2V5")
+        assert refused.value.code == 400 and b"secure connection" in refused.value.read(), name
+    assert "ssec" not in keys_of(s3, bucket)
+    client(edge.url, ADMIN, pki["ca"]).put_object(Bucket=bucket, Key="ssec", Body=b"x", **sse)
+    assert "ssec" in keys_of(s3, bucket)
+
+
 def test_presigned_urls_are_verified_at_the_edge(edge, server, pki, bucket, s3, slipstream_bin):
     env = dict(os.environ, HOME="/nonexistent", AWS_ACCESS_KEY_ID=ADMIN[0], AWS_SECRET_ACCESS_KEY=ADMIN[1], AWS_REGION=EDGE_REGION)
     env.pop("AWS_SESSION_TOKEN", None)

@@ -27,6 +27,7 @@
 mod access_log;
 pub mod authority_wire;
 mod body;
+mod customer_key;
 mod error;
 mod log_writer;
 mod metrics;

@@ -78,9 +78,6 @@ impl Proxy {
         };
         let host = client_host(&parts);
         let mut record = Record::start(&self.log, connection.peer, protocol, &parts, &host);
-        if !connection.tls && carries_customer_key(&parts) {
-            return Ok(self.refuse(insecure_customer_key(), record));
-        }
         let fresh = connection.fresh.swap(false, Ordering::Relaxed);
         let since = if fresh {
             connection.accepted
@@ -90,8 +87,12 @@ impl Proxy {
         let in_flight = self.pool.in_flight();
         let counted = Arc::clone(&record.bytes_in);
         let admitted = match &self.verify {
-            Some(verify) => verify.admit(parts, body, &host, counted).await,
-            None => Ok(pass_through(parts, body, host, counted)),
+            Some(verify) => {
+                verify
+                    .admit(parts, body, &host, counted, connection.tls)
+                    .await
+            }
+            None => pass_through(parts, body, host, counted, connection.tls),
         };
         let Admitted {
             request,
@@ -356,7 +357,20 @@ fn pass_through(
     body: Incoming,
     host: String,
     counted: Arc<std::sync::atomic::AtomicU64>,
-) -> Admitted {
+    tls: bool,
+) -> Result<Admitted, Answer> {
+    // One walk over the names: hop-by-hop headers to drop, an SSE-C key to refuse in the clear.
+    let (mut hop_by_hop, mut customer_key) = (false, false);
+    for name in parts.headers.keys() {
+        let name = name.as_str();
+        hop_by_hop |= HOP_BY_HOP.contains(&name);
+        customer_key |= crate::customer_key::is_key_header(name);
+    }
+    if !tls
+        && (customer_key || crate::customer_key::query_names_key(parts.uri.query().unwrap_or("")))
+    {
+        return Err(crate::customer_key::insecure());
+    }
     let path_and_query = parts
         .uri
         .path_and_query()
@@ -392,7 +406,9 @@ fn pass_through(
     let mut request = Request::new(upload);
     *request.method_mut() = parts.method;
     *request.headers_mut() = parts.headers;
-    strip_hop_by_hop(request.headers_mut());
+    if hop_by_hop {
+        strip_named_hop_by_hop(request.headers_mut());
+    }
     if let Some(gate) = &gate {
         let gate = gate.clone();
         hyper::ext::on_informational(&mut request, move |r| {
@@ -401,7 +417,7 @@ fn pass_through(
             }
         });
     }
-    Admitted {
+    Ok(Admitted {
         request,
         path_and_query,
         host,
@@ -409,44 +425,11 @@ fn pass_through(
         body_done,
         gate,
         failure: None,
-    }
+    })
 }
 
 /// A connection that failed: why, and the request if hyper did not start sending it.
 type Failed = (String, Option<Request<UpBody>>);
-
-/// Whether a request carries an SSE-C key (for its object or a copy's source), in a header or,
-/// as a presigned URL may, in its query. On the plain-HTTP request path only: two header
-/// lookups by prebuilt name, and a scan of the query when it names a customer key at all.
-fn carries_customer_key(parts: &hyper::http::request::Parts) -> bool {
-    const KEY: HeaderName = HeaderName::from_static("x-amz-server-side-encryption-customer-key");
-    const SOURCE_KEY: HeaderName =
-        HeaderName::from_static("x-amz-copy-source-server-side-encryption-customer-key");
-    if parts.headers.contains_key(KEY) || parts.headers.contains_key(SOURCE_KEY) {
-        return true;
-    }
-    let query = parts.uri.query().unwrap_or("");
-    query.contains("customer-key")
-        && query.split('&').any(|p| {
-            let name = p.split('=').next().unwrap_or("");
-            [KEY, SOURCE_KEY]
-                .iter()
-                .any(|k| name.eq_ignore_ascii_case(k.as_str()))
-        })
-}
-
-/// S3's answer to an SSE-C key sent over plain HTTP: the key is a secret the client keeps, and
-/// the edge refuses to be where it crossed a network in the clear (the origin, reached over
-/// TLS, would not know). S3's own words.
-fn insecure_customer_key() -> Answer {
-    (
-        StatusCode::BAD_REQUEST,
-        "InvalidRequest",
-        "Requests specifying Server Side Encryption with Customer provided keys must be made \
-         over a secure connection."
-            .into(),
-    )
-}
 
 /// The origin closed the connection without answering.
 fn closed(message: &str) -> Answer {
@@ -472,9 +455,13 @@ fn client_host(parts: &hyper::http::request::Parts) -> String {
 /// carry none, so one look at the names comes first: each `remove` by name parses and hashes
 /// it, and the eight of them were about 2,200 instructions a message, twice a request.
 pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    if !headers.keys().any(|n| HOP_BY_HOP.contains(&n.as_str())) {
-        return;
+    if headers.keys().any(|n| HOP_BY_HOP.contains(&n.as_str())) {
+        strip_named_hop_by_hop(headers);
     }
+}
+
+/// [`strip_hop_by_hop`] once a walk found one.
+fn strip_named_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(CONNECTION)
         .iter()

@@ -290,21 +290,40 @@ impl Verify {
         body: Incoming,
         client_host: &str,
         counted: Arc<AtomicU64>,
+        tls: bool,
     ) -> Result<Admitted, Answer> {
+        let query = parts.uri.query().unwrap_or("");
+        if !tls && crate::customer_key::query_names_key(query) {
+            return Err(crate::customer_key::insecure());
+        }
         if post::is_post_upload(&parts) {
+            if !tls
+                && parts
+                    .headers
+                    .keys()
+                    .any(|n| crate::customer_key::is_key_header(n.as_str()))
+            {
+                return Err(crate::customer_key::insecure());
+            }
             return self.admit_post(parts, body, client_host, counted).await;
         }
         let now = SigningTime::from_system_time(SystemTime::now())
             .map_err(|e| internal(e.to_string()))?;
         let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let mut header_list: Vec<(&str, &str)> = Vec::with_capacity(parts.headers.len() + 1);
+        let mut customer_key = false;
         for (name, value) in &parts.headers {
             let value = value.to_str().map_err(|_| {
                 refuse(VerifyError::InvalidRequest(format!(
                     "the header {name} is not visible ASCII"
                 )))
             })?;
+            customer_key |= crate::customer_key::is_key_header(name.as_str());
             header_list.push((name.as_str(), value));
+        }
+        // Before the keys are asked for: a key sent in the clear is refused whoever signed it.
+        if customer_key && !tls {
+            return Err(crate::customer_key::insecure());
         }
         if !parts.headers.contains_key(HOST) && !client_host.is_empty() {
             header_list.push(("host", client_host)); // HTTP/2's :authority, as signed
