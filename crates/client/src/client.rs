@@ -300,7 +300,7 @@ impl S3Client {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let started = Instant::now();
+            let started = self.options.trace.as_ref().map(|_| Instant::now());
             let r = self.send(call).await?;
             let body = crate::ops::body_bytes(r.into_body()).await?;
             let e = match xml::error(&body) {
@@ -313,7 +313,7 @@ impl S3Client {
             };
             let retry_in = (e.is_retryable() && attempt < self.options.max_attempts)
                 .then(|| self.backoff(attempt));
-            if self.options.trace.is_some() {
+            if let Some(started) = started {
                 let target = self.target_of(call)?;
                 self.report(call, &target, attempt, started, Err(&e), retry_in);
             }
