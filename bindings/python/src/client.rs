@@ -299,6 +299,10 @@ impl Client {
             ..defaults
         }
         .with_timeouts(connect_timeout, read_timeout);
+        let options = ClientOptions {
+            trace: crate::debug_log::trace(py, &config, options.max_attempts)?,
+            ..options
+        };
         let inner = S3Client::new(&config, options).map_err(to_py)?;
         let runtime = slipstream_transfer::io_runtime()
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O runtime: {e}")))?;

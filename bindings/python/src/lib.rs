@@ -18,6 +18,7 @@ mod arrow_ffi;
 mod async_reader;
 mod calls;
 mod client;
+mod debug_log;
 mod errors;
 mod exit;
 mod fileobj;

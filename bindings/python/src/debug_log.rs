@@ -1,0 +1,55 @@
+//! Every request attempt on the `slipstream` logger at DEBUG, as botocore logs its own on
+//! `botocore.*`: `logging.basicConfig(level=logging.DEBUG)` (or
+//! `logging.getLogger("slipstream").setLevel(logging.DEBUG)`) before a `Client` is made shows
+//! where its requests go and one record per attempt, the CLI's `--debug` lines. Whether the
+//! logger wants DEBUG is asked once, when the client is made: asking per attempt would take the
+//! GIL on every request of every client. Only methods and URLs are logged, never a header
+//! (slipstream_client's `trace.rs`).
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use slipstream_client::{Resolved, Trace};
+
+/// `logging.DEBUG`.
+const DEBUG: u8 = 10;
+
+/// The trace for a client of `config`, when the `slipstream` logger wants DEBUG records; the
+/// first record says where requests go (the credentials' source, never their values).
+pub(crate) fn trace(py: Python<'_>, config: &Resolved, attempts: u32) -> PyResult<Option<Trace>> {
+    let logger = py
+        .import("logging")?
+        .call_method1("getLogger", ("slipstream",))?;
+    if !logger
+        .call_method1("isEnabledFor", (DEBUG,))?
+        .extract::<bool>()?
+    {
+        return Ok(None);
+    }
+    let endpoint = config
+        .endpoint
+        .as_ref()
+        .map_or_else(|| "AWS's for the region".to_owned(), ToString::to_string);
+    logger.call_method1(
+        "debug",
+        (
+            "credentials from %s; region %s; endpoint %s; up to %d attempts a request",
+            &config.credential_source,
+            &config.region,
+            endpoint,
+            attempts,
+        ),
+    )?;
+    let logger = logger.unbind();
+    Ok(Some(Trace(Arc::new(move |attempt| {
+        let line = attempt.to_string();
+        // A handler's error is the handler's: the request goes on. After Python began to
+        // exit, nothing is logged (`exit.rs`).
+        let _ = crate::exit::attach(|py| {
+            logger
+                .bind(py)
+                .call_method1("debug", ("%s", line))
+                .map(drop)
+        });
+    }))))
+}
