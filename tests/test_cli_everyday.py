@@ -431,6 +431,15 @@ def test_unsigned_requests_carry_no_authorization(slipstream_bin, server, tmp_pa
     assert {"authorization", "x-amz-date"} <= signed
 
 
+def test_mb_tags_make_the_bucket_tagged_as_the_aws_cli_does(slipstream_bin, server, s3):
+    bucket = f"tagged-{uuid.uuid4().hex[:12]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}", "--tags", "team", "data + more", "--tags", "cost", "7")
+    tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket=bucket)["TagSet"]}
+    assert tags == {"team": "data + more", "cost": "7"}
+    r = cli(slipstream_bin, server, "mb", f"s3://{bucket}-2", "--tags", "lonely", check=False)
+    assert r.returncode == 2 and b"VALUE" in r.stderr, r.stderr
+
+
 def test_mb_outside_us_east_1_names_its_region(slipstream_bin, server, tmp_path):
     """As the AWS CLI's mb: a bucket made for another region than us-east-1 carries its
     LocationConstraint (S3's regional endpoints refuse one without), us-east-1's none; a

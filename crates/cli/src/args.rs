@@ -59,7 +59,7 @@ pub enum Command {
     /// as JSON; of s3://bucket, that the bucket exists and may be used.
     Head(ReadArgs),
     /// Make a bucket.
-    Mb(ObjectArgs),
+    Mb(MbArgs),
     /// Measure latency (percentiles, time to first byte) and throughput of S3 requests.
     #[command(after_help = crate::bench_args::BENCH_EXAMPLES)]
     Bench(crate::bench_args::BenchArgs),
@@ -340,6 +340,17 @@ pub struct ObjectArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
+}
+
+/// `mb`: a bucket, in the client's region, with tags if given.
+#[derive(Args, Debug)]
+pub struct MbArgs {
+    #[command(flatten)]
+    pub bucket: ObjectArgs,
+    /// A tag for the bucket, `--tags KEY VALUE` (repeat for more), sent with CreateBucket as
+    /// the AWS CLI's flag sends them.
+    #[arg(long, num_args = 2, value_names = ["KEY", "VALUE"], action = clap::ArgAction::Append)]
+    pub tags: Vec<String>,
 }
 
 /// `cat` and `head`: one object, or one version of it.

@@ -11,7 +11,7 @@ use slipstream_client::{
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
-use crate::args::{ObjectArgs, ReadArgs};
+use crate::args::{MbArgs, ReadArgs};
 use crate::flags::{Connection, Transport};
 use crate::Failure;
 
@@ -258,13 +258,19 @@ fn object_json(target: &S3Uri, info: &ObjectInfo) -> serde_json::Value {
 }
 
 /// `slipstream mb`.
-pub fn mb(a: &ObjectArgs) -> Result<(), Failure> {
+pub fn mb(m: &MbArgs) -> Result<(), Failure> {
+    let a = &m.bucket;
     let target = s3(&a.target)?;
     if !target.key.is_empty() {
         return Err(Failure::usage("mb takes s3://bucket, without a key"));
     }
+    let tags: Vec<(String, String)> = m
+        .tags
+        .chunks(2)
+        .map(|kv| (kv[0].clone(), kv[1].clone()))
+        .collect();
     let client = client(&a.connection, &a.transport)?;
     runtime()?
-        .block_on(client.create_bucket(&target.bucket))
+        .block_on(client.create_bucket_tagged(&target.bucket, &tags))
         .map_err(failed)
 }

@@ -638,7 +638,17 @@ impl S3Client {
     /// `CreateBucketConfiguration` (S3's regional endpoints refuse a bucket without one,
     /// `IllegalLocationConstraintException`), as the AWS CLI's `mb` sends it.
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), ClientError> {
-        let body = location_constraint(self.region());
+        self.create_bucket_tagged(bucket, &[]).await
+    }
+
+    /// [`S3Client::create_bucket`] with `tags` (key, value) in its configuration, as the AWS
+    /// CLI's `mb --tags` sends them: the bucket is made tagged, with no moment untagged.
+    pub async fn create_bucket_tagged(
+        &self,
+        bucket: &str,
+        tags: &[(String, String)],
+    ) -> Result<(), ClientError> {
+        let body = bucket_configuration(self.region(), tags);
         self.send(&Call {
             body: Bytes::from(body).into(),
             ..Call::new(Method::PUT, bucket, None)
@@ -655,17 +665,36 @@ fn query_string(mut pairs: Vec<(&str, String)>) -> String {
     pairs.join("&")
 }
 
-/// The body of a `CreateBucket` for `region`: none for us-east-1 (S3's default, which refuses
-/// it named), else its `LocationConstraint`.
-fn location_constraint(region: &str) -> String {
-    match region {
-        "us-east-1" | "" => String::new(),
-        region => format!(
-            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
-             <LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
-            xml::escape(region)
-        ),
+/// The body of a `CreateBucket` for `region` with `tags`: none for us-east-1 (S3's default,
+/// which refuses it named) without tags, else a `CreateBucketConfiguration` with the
+/// `LocationConstraint` (outside us-east-1) and the `Tags`.
+fn bucket_configuration(region: &str, tags: &[(String, String)]) -> String {
+    let location = !matches!(region, "us-east-1" | "");
+    if !location && tags.is_empty() {
+        return String::new();
     }
+    let mut body = String::from(
+        "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">",
+    );
+    if location {
+        body.push_str(&format!(
+            "<LocationConstraint>{}</LocationConstraint>",
+            xml::escape(region)
+        ));
+    }
+    if !tags.is_empty() {
+        body.push_str("<Tags>");
+        for (key, value) in tags {
+            body.push_str(&format!(
+                "<Tag><Key>{}</Key><Value>{}</Value></Tag>",
+                xml::escape(key),
+                xml::escape(value)
+            ));
+        }
+        body.push_str("</Tags>");
+    }
+    body.push_str("</CreateBucketConfiguration>");
+    body
 }
 
 /// Where a `ListObjectsV2` page starts and how long it may be; `Default`: the first page of
@@ -749,12 +778,19 @@ mod tests {
     }
 
     #[test]
-    fn buckets_outside_us_east_1_name_their_region() {
-        assert_eq!(location_constraint("us-east-1"), "");
+    fn buckets_outside_us_east_1_name_their_region_and_tags_ride_along() {
+        assert_eq!(bucket_configuration("us-east-1", &[]), "");
         assert_eq!(
-            location_constraint("eu-west-1"),
+            bucket_configuration("eu-west-1", &[]),
             "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
              <LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>"
+        );
+        let tags = [("team".to_owned(), "a&b <c>".to_owned())];
+        assert_eq!(
+            bucket_configuration("us-east-1", &tags),
+            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
+             <Tags><Tag><Key>team</Key><Value>a&amp;b &lt;c&gt;</Value></Tag></Tags>\
+             </CreateBucketConfiguration>"
         );
     }
 
