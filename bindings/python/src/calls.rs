@@ -376,8 +376,9 @@ impl Client {
 
 /// The `ExtraArgs` names of boto3's uploads this client sends, for the error that lists them.
 const EXTRA_ARGS: &str = "ACL, CacheControl, ContentDisposition, ContentEncoding, \
-    ContentLanguage, ContentType, Expires, Metadata, ServerSideEncryption, SSECustomerAlgorithm, \
-    SSECustomerKey, SSECustomerKeyMD5, SSEKMSKeyId, StorageClass, Tagging, WebsiteRedirectLocation";
+    ContentLanguage, ContentType, Expires, GrantFullControl, GrantRead, GrantReadACP, \
+    GrantWriteACP, Metadata, ServerSideEncryption, SSECustomerAlgorithm, SSECustomerKey, \
+    SSECustomerKeyMD5, SSEKMSKeyId, StorageClass, Tagging, WebsiteRedirectLocation";
 
 /// boto3's `ExtraArgs` of an upload as the headers it sends (names in [`EXTRA_ARGS`]; `Metadata`
 /// a dict sent as `x-amz-meta-*`, `Expires` a `datetime` or an HTTP date, `Tagging` a query
@@ -396,6 +397,10 @@ pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<Obje
             "ContentLanguage" => &mut headers.content_language,
             "WebsiteRedirectLocation" => &mut headers.website_redirect,
             "ACL" => &mut headers.acl,
+            "GrantRead" => &mut headers.grants.read,
+            "GrantReadACP" => &mut headers.grants.read_acp,
+            "GrantWriteACP" => &mut headers.grants.write_acp,
+            "GrantFullControl" => &mut headers.grants.full_control,
             "ServerSideEncryption" => &mut headers.server_side_encryption,
             "SSEKMSKeyId" => &mut headers.sse_kms_key_id,
             "Tagging" => &mut headers.tagging,

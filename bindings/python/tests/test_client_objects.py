@@ -178,8 +178,12 @@ def test_uploads_carry_boto3s_extra_args(server, s3, tmp_path):
     asyncio.run(main())
     assert s3.head_object(Bucket=bucket, Key="a.txt")["Metadata"] == {"via": "async"}
     assert s3.head_object(Bucket=bucket, Key="b.html")["ContentType"] == "text/html"
-    with pytest.raises(ValueError, match='"GrantRead" is not one of ACL, CacheControl'):
-        c.put_bytes(bucket, "k", b"x", extra_args={"GrantRead": "id=x"})
+    with pytest.raises(ValueError, match='"GrantWrite" is not one of ACL, CacheControl'):
+        c.put_bytes(bucket, "k", b"x", extra_args={"GrantWrite": "id=x"})
+    # boto3's grants, as versitygw takes them signed.
+    everyone = 'uri="http://acs.amazonaws.com/groups/global/AllUsers"'
+    c.put_bytes(bucket, "granted", b"g", extra_args={"GrantRead": everyone, "GrantFullControl": 'id="o"'})
+    assert s3.get_object(Bucket=bucket, Key="granted")["Body"].read() == b"g"
     with pytest.raises(TypeError):
         c.put_bytes(bucket, "k", b"x", extra_args={"Metadata": "not a dict"})
     with pytest.raises(TypeError, match="Expires"):

@@ -268,6 +268,11 @@ pub struct Headers {
     /// Canned ACL of the objects written.
     #[arg(long, value_name = "ACL", value_parser = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control"])]
     pub acl: Option<String>,
+    /// Grants on the objects written, as the AWS CLI's: PERMISSION=GRANTEE (read, readacl,
+    /// writeacl or full; uri=..., id=... or emailaddress=..., several comma-separated), e.g.
+    /// read=uri=http://acs.amazonaws.com/groups/global/AllUsers full=id=CANONICAL_ID.
+    #[arg(long, value_name = "PERMISSION=GRANTEE", num_args = 1.., value_parser = crate::grants::parse_grant)]
+    pub grants: Vec<crate::grants::Grant>,
     /// Server-side encryption of the objects written.
     #[arg(long, value_name = "ALGORITHM", value_parser = ["AES256", "aws:kms", "aws:kms:dsse"], conflicts_with = "sse_c")]
     pub sse: Option<String>,

@@ -544,6 +544,8 @@ impl crate::args::Headers {
             expires: self.expires.clone(),
             website_redirect: self.website_redirect.clone(),
             acl: self.acl.clone(),
+            // Checked in `Tuning::transfer_options`, which every command calls first.
+            grants: crate::grants::grants(&self.grants).unwrap_or_default(),
             server_side_encryption: self.sse.clone(),
             sse_kms_key_id: self.sse_kms_key_id.clone(),
             tagging: None,

@@ -19,6 +19,7 @@ mod filters;
 mod flags;
 mod gateway;
 mod gateway_keys;
+mod grants;
 mod listing;
 mod location;
 mod made_dirs;

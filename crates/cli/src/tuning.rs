@@ -62,7 +62,8 @@ impl Tuning {
     }
 
     /// The transfer options these flags ask for, from and to S3 or not (`sides`); a part below
-    /// S3's minimum is refused, and so is an SSE-C copy source that is not one.
+    /// S3's minimum is refused, and so are a permission granted twice and an SSE-C copy source
+    /// that is not one.
     pub(crate) fn transfer_options(
         &self,
         progress: Option<Arc<slipstream_transfer::Progress>>,
@@ -75,6 +76,7 @@ impl Tuning {
                 "--part-size must be at least 5MiB (S3's minimum part)",
             ));
         }
+        crate::grants::grants(&headers.grants).map_err(Failure::usage)?;
         if headers.sse_c_copy_source.is_some() && !(from_s3 && to_s3) {
             return Err(Failure::usage(
                 "--sse-c-copy-source is for copies from S3 to S3; the key of an object \

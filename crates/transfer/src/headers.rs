@@ -38,6 +38,11 @@ pub struct ObjectHeaders {
     pub website_redirect: Option<String>,
     /// `x-amz-acl`, a canned ACL (`private`, `public-read`, `bucket-owner-full-control`...).
     pub acl: Option<String>,
+    /// `x-amz-grant-read`, `-read-acp`, `-write-acp` and `-full-control`: grantees given those
+    /// permissions (`uri=http://acs.amazonaws.com/groups/global/AllUsers`, `id=...`,
+    /// `emailAddress=...`, comma-separated), as the AWS CLI's `--grants` and boto3's
+    /// `GrantRead`... send them.
+    pub grants: Grants,
     /// `x-amz-server-side-encryption` (`AES256`, `aws:kms`, `aws:kms:dsse`).
     pub server_side_encryption: Option<String>,
     /// `x-amz-server-side-encryption-aws-kms-key-id`, with `aws:kms`.
@@ -51,6 +56,19 @@ pub struct ObjectHeaders {
     /// The customer key the objects are encrypted with (SSE-C: `--sse-c-key`, boto3's
     /// `SSECustomerKey`). Sent with the upload's every request, parts and completion too.
     pub customer_key: Option<CustomerKey>,
+}
+
+/// Explicit ACL grants of the objects written, each a grantee list as S3 takes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grants {
+    /// `x-amz-grant-read`: who may read the object.
+    pub read: Option<String>,
+    /// `x-amz-grant-read-acp`: who may read its ACL.
+    pub read_acp: Option<String>,
+    /// `x-amz-grant-write-acp`: who may change its ACL.
+    pub write_acp: Option<String>,
+    /// `x-amz-grant-full-control`: all of the above.
+    pub full_control: Option<String>,
 }
 
 /// `x-amz-metadata-directive`, as the AWS CLI's `--metadata-directive` names it.
@@ -81,7 +99,7 @@ impl ObjectHeaders {
     }
 
     /// The settings a new object takes whether it is uploaded or copied (a copy's metadata
-    /// directive does not touch them): ACL, server-side encryption, tags. The storage class is
+    /// directive does not touch them): ACL and grants, server-side encryption, tags. The storage class is
     /// apart, as `CopyOptions` carries it.
     pub fn settings(&self) -> Vec<(&'static str, String)> {
         [
@@ -92,6 +110,10 @@ impl ObjectHeaders {
                 &self.sse_kms_key_id,
             ),
             ("x-amz-tagging", &self.tagging),
+            ("x-amz-grant-read", &self.grants.read),
+            ("x-amz-grant-read-acp", &self.grants.read_acp),
+            ("x-amz-grant-write-acp", &self.grants.write_acp),
+            ("x-amz-grant-full-control", &self.grants.full_control),
         ]
         .into_iter()
         .filter_map(|(n, v)| v.clone().map(|v| (n, v)))
@@ -131,6 +153,7 @@ impl ObjectHeaders {
         let mut out = Self {
             storage_class: self.storage_class.clone(),
             acl: self.acl.clone(),
+            grants: self.grants.clone(),
             server_side_encryption: self.server_side_encryption.clone(),
             sse_kms_key_id: self.sse_kms_key_id.clone(),
             tagging: self.tagging.clone(),
@@ -239,6 +262,11 @@ mod tests {
             guess_content_type: true,
             storage_class: Some("STANDARD_IA".into()),
             acl: Some("private".into()),
+            grants: Grants {
+                read: Some("uri=http://acs.amazonaws.com/groups/global/AllUsers".into()),
+                full_control: Some("id=owner1, id=owner2".into()),
+                ..Grants::default()
+            },
             ..ObjectHeaders::default()
         };
         let copied: Vec<(String, String)> = [
@@ -259,6 +287,11 @@ mod tests {
                 ("x-amz-meta-owner", "ada"),
                 ("x-amz-storage-class", "STANDARD_IA"),
                 ("x-amz-acl", "private"),
+                (
+                    "x-amz-grant-read",
+                    "uri=http://acs.amazonaws.com/groups/global/AllUsers"
+                ),
+                ("x-amz-grant-full-control", "id=owner1, id=owner2"),
             ]
             .map(|(n, v)| (n.to_owned(), v.to_owned()))
         );

@@ -55,7 +55,7 @@ pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource,
 pub use delete::{delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
-pub use headers::{MetadataDirective, ObjectHeaders};
+pub use headers::{Grants, MetadataDirective, ObjectHeaders};
 pub use many::{
     download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, Many,
     ManyOptions, ObjectDone, ObjectFailed, FAR_OBJECTS, FAR_UPLOAD_OBJECTS, LARGE_OBJECT,

@@ -571,6 +571,12 @@ class ExtraArgs(TypedDict, total=False):
     Metadata: dict[str, str]
     StorageClass: str
     ACL: str
+    GrantRead: str
+    """Grantees, as S3 takes them: ``uri="http://acs.amazonaws.com/groups/global/AllUsers"``,
+    ``id="..."``, ``emailAddress="..."``, comma-separated (so are the three below)."""
+    GrantReadACP: str
+    GrantWriteACP: str
+    GrantFullControl: str
     ServerSideEncryption: str
     SSECustomerAlgorithm: Literal["AES256"]
     """SSE-C, with ``SSECustomerKey``: the object is encrypted with a key you keep; every read
