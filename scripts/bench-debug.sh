@@ -22,44 +22,21 @@ WORK=$(mktemp -d -p /dev/shm)
 trap 'rm -rf "$WORK"' EXIT
 BUCKET=debug-bench-$RANDOM$RANDOM
 "$BIN" mb "s3://$BUCKET" "${AT[@]:0:3}" >/dev/null
-head -c $(( SIZE_MIB << 20 )) /dev/urandom > "$WORK/big"
-mkdir -p "$WORK/small"
-for i in $(seq 1 "$FILES"); do head -c 16384 /dev/urandom > "$WORK/small/f$i"; done
+. scripts/bench-lib.sh
+make_workloads "$WORK" "$SIZE_MIB" "$FILES"
 
-# once MODE WORKLOAD WAY: seconds taken.
+# once MODE WORKLOAD WAY: seconds taken; the lines --debug wrote kept in LINES.
 once() {
-  local mode=$1 load=$2 way=$3 t0 t1 src dst flags=()
+  local mode=$1 load=$2 way=$3 flags=()
   [ "$mode" = debug ] && flags=(--debug)
-  rm -rf "$WORK/down"
-  case "$load/$way" in
-    big/up) src=$WORK/big dst=s3://$BUCKET/$mode/big ;;
-    big/down) src=s3://$BUCKET/$mode/big dst=$WORK/down ;;
-    small/up) src=$WORK/small dst=s3://$BUCKET/$mode/small/ ;;
-    small/down) src=s3://$BUCKET/$mode/small/ dst=$WORK/down/ ;;
-  esac
-  local recursive=()
-  [ "$load" = small ] && recursive=(--recursive)
-  t0=$(date +%s.%N)
-  "$BIN" cp "${recursive[@]}" "$src" "$dst" "${AT[@]}" "${flags[@]}" 2>"$WORK/stderr"
-  t1=$(date +%s.%N)
+  workload_paths "$WORK" "$BUCKET" "$mode" "$load" "$way"
+  timed_copy "$WORK" "$load" "$way" "$BIN" cp "${RECURSIVE[@]}" "$SRC" "$DST" "${AT[@]}" "${flags[@]}" 2>"$WORK/stderr" || return 1
   LINES[$load/$way/$mode]=$(wc -l < "$WORK/stderr")
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 
 declare -A TIMES LINES
-for round in $(seq 1 "$ROUNDS"); do
-  for load in small big; do
-    for way in up down; do
-      for mode in plain debug; do
-        once "$mode" "$load" "$way" > "$WORK/t"
-        TIMES[$load/$way/$mode]+="$(cat "$WORK/t") "
-      done
-    done
-  done
-  echo "round $round done" >&2
-done
+alternate "$ROUNDS" "plain debug" once || exit 1
 
-. scripts/bench-lib.sh
 echo "| workload | way | without --debug (s) | with --debug (s) | with / without | lines written |"
 echo "|---|---|---:|---:|---:|---:|"
 for load in small big; do

@@ -3,3 +3,66 @@
 # median: the median of the numbers on standard input (separated by spaces or lines; the upper
 # middle one of an even count).
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# The copy workloads of bench-sse-c.sh, bench-profile.sh and bench-debug.sh: one large object
+# and a directory of small files, each uploaded and downloaded by several contenders in turn.
+
+# make_workloads DIR SIZE_MIB FILES: DIR/big (SIZE_MIB MiB) and DIR/small/ (FILES files of
+# 16 KiB), random bytes.
+make_workloads() {
+  head -c $(( $2 << 20 )) /dev/urandom > "$1/big"
+  mkdir -p "$1/small"
+  for i in $(seq 1 "$3"); do head -c 16384 /dev/urandom > "$1/small/f$i"; done
+}
+
+# workload_paths DIR BUCKET NAME LOAD WAY: sets SRC and DST for one copy (LOAD big or small, WAY
+# up or down; NAME keeps each contender's objects apart, DIR/down is where downloads land) and
+# RECURSIVE (--recursive for the directory).
+workload_paths() {
+  case "$4/$5" in
+    big/up) SRC=$1/big DST=s3://$2/$3/big ;;
+    big/down) SRC=s3://$2/$3/big DST=$1/down ;;
+    small/up) SRC=$1/small DST=s3://$2/$3/small/ ;;
+    small/down) SRC=s3://$2/$3/small/ DST=$1/down/ ;;
+  esac
+  RECURSIVE=()
+  if [ "$4" = small ]; then RECURSIVE=(--recursive); fi
+}
+
+# timed_copy DIR LOAD WAY COMMAND...: runs COMMAND (a copy of workload_paths' SRC to DST) and
+# prints the seconds it took; a download is compared with its source first, and a difference
+# fails it, as the command failing does.
+timed_copy() {
+  local dir=$1 load=$2 way=$3 t0 t1
+  shift 3
+  rm -rf "$dir/down"
+  t0=$(date +%s.%N)
+  "$@" || return 1
+  t1=$(date +%s.%N)
+  if [ "$way" = down ]; then
+    if [ "$load" = big ]; then cmp -s "$dir/big" "$dir/down"; else diff -rq "$dir/small" "$dir/down" >/dev/null; fi \
+      || { echo "the $load download differs from the source: $*" >&2; return 1; }
+  fi
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+}
+
+# alternate ROUNDS "CONTENDERS" ONCE: ROUNDS rounds of every load, way and contender in turn,
+# each `ONCE CONTENDER LOAD WAY` printing its seconds; they gather in the caller's associative
+# array TIMES[LOAD/WAY/CONTENDER], space-separated. Stops at the first that fails.
+alternate() {
+  local round load way who out
+  out=$(mktemp)
+  for round in $(seq 1 "$1"); do
+    for load in big small; do
+      for way in up down; do
+        for who in $2; do
+          # Not in a subshell: ONCE may keep what it saw in the caller's variables.
+          "$3" "$who" "$load" "$way" > "$out" || { rm -f "$out"; return 1; }
+          TIMES[$load/$way/$who]+="$(cat "$out") "
+        done
+      done
+    done
+    echo "round $round done" >&2
+  done
+  rm -f "$out"
+}

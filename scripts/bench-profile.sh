@@ -34,51 +34,23 @@ printf '[default]\n' > "$WORK/empty"
 unset AWS_PROFILE AWS_DEFAULT_PROFILE
 BUCKET=profile-bench-$RANDOM$RANDOM
 AWS_CONFIG_FILE=$WORK/empty "$BIN" mb "s3://$BUCKET" --endpoint-url "$END" --path-style >/dev/null
-head -c $(( SIZE_MIB << 20 )) /dev/urandom > "$WORK/big"
-mkdir -p "$WORK/small"
-for i in $(seq 1 "$FILES"); do head -c 16384 /dev/urandom > "$WORK/small/f$i"; done
+. scripts/bench-lib.sh
+make_workloads "$WORK" "$SIZE_MIB" "$FILES"
 
 # once TOOL WORKLOAD WAY: seconds taken (the download checked against the source).
 once() {
-  local tool=$1 load=$2 way=$3 t0 t1 src dst config=$WORK/tuned
+  local tool=$1 load=$2 way=$3 config=$WORK/tuned
   [ "$tool" = slipstream-own ] && config=$WORK/empty
-  rm -rf "$WORK/down"
-  case "$load/$way" in
-    big/up) src=$WORK/big dst=s3://$BUCKET/$tool/big ;;
-    big/down) src=s3://$BUCKET/$tool/big dst=$WORK/down ;;
-    small/up) src=$WORK/small dst=s3://$BUCKET/$tool/small/ ;;
-    small/down) src=s3://$BUCKET/$tool/small/ dst=$WORK/down/ ;;
-  esac
-  local recursive=()
-  [ "$load" = small ] && recursive=(--recursive)
-  t0=$(date +%s.%N)
+  workload_paths "$WORK" "$BUCKET" "$tool" "$load" "$way"
   case $tool in
-    slipstream*) AWS_CONFIG_FILE=$config "$BIN" cp "${recursive[@]}" "$src" "$dst" --endpoint-url "$END" --path-style --quiet ;;
-    aws) AWS_CONFIG_FILE=$config "$AWS" s3 cp "${recursive[@]}" "$src" "$dst" --endpoint-url "$END" --only-show-errors ;;
-  esac || return 1
-  t1=$(date +%s.%N)
-  if [ "$way" = down ]; then
-    if [ "$load" = big ]; then cmp -s "$WORK/big" "$WORK/down"; else diff -rq "$WORK/small" "$WORK/down" >/dev/null; fi \
-      || { echo "bench-profile: $tool's $load download differs from the source" >&2; return 1; }
-  fi
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+    slipstream*) timed_copy "$WORK" "$load" "$way" env AWS_CONFIG_FILE="$config" "$BIN" cp "${RECURSIVE[@]}" "$SRC" "$DST" --endpoint-url "$END" --path-style --quiet ;;
+    aws) timed_copy "$WORK" "$load" "$way" env AWS_CONFIG_FILE="$config" "$AWS" s3 cp "${RECURSIVE[@]}" "$SRC" "$DST" --endpoint-url "$END" --only-show-errors ;;
+  esac
 }
 
-TOOLS="slipstream slipstream-own aws"
 declare -A TIMES
-for round in $(seq 1 "$ROUNDS"); do
-  for load in big small; do
-    for way in up down; do
-      for tool in $TOOLS; do
-        t=$(once "$tool" "$load" "$way") || exit 1
-        TIMES[$load/$way/$tool]+="$t "
-      done
-    done
-  done
-  echo "round $round done" >&2
-done
+alternate "$ROUNDS" "slipstream slipstream-own aws" once || exit 1
 
-. scripts/bench-lib.sh
 echo "profile: multipart_chunksize = multipart_threshold = $CHUNK, max_concurrent_requests = $REQUESTS"
 echo "| workload | way | AWS CLI, profile (s) | slipstream, profile (s) | slipstream, own choices (s) | profile: slipstream / AWS CLI speed | slipstream: profile / own time |"
 echo "|---|---|---:|---:|---:|---:|---:|"

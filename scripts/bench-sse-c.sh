@@ -26,53 +26,25 @@ WORK=$(mktemp -d -p /dev/shm)
 trap 'rm -rf "$WORK"' EXIT
 BUCKET=ssec-bench-$RANDOM$RANDOM
 "$BIN" mb "s3://$BUCKET" --endpoint-url "$END" >/dev/null
-head -c $(( SIZE_MIB << 20 )) /dev/urandom > "$WORK/big"
-mkdir -p "$WORK/small"
-for i in $(seq 1 "$FILES"); do head -c 16384 /dev/urandom > "$WORK/small/f$i"; done
+. scripts/bench-lib.sh
+make_workloads "$WORK" "$SIZE_MIB" "$FILES"
 
 # once TOOL WORKLOAD WAY: seconds taken (the download checked against the source).
 once() {
-  local tool=$1 load=$2 way=$3 t0 t1 key=() src dst
-  rm -rf "$WORK/down"
+  local tool=$1 load=$2 way=$3 key=()
   case $tool in
     slipstream-sse-c | aws-sse-c) key=(--sse-c AES256 --sse-c-key "$KEY") ;;
   esac
-  case "$load/$way" in
-    big/up) src=$WORK/big dst=s3://$BUCKET/$tool/big ;;
-    big/down) src=s3://$BUCKET/$tool/big dst=$WORK/down ;;
-    small/up) src=$WORK/small dst=s3://$BUCKET/$tool/small/ ;;
-    small/down) src=s3://$BUCKET/$tool/small/ dst=$WORK/down/ ;;
-  esac
-  local recursive=()
-  [ "$load" = small ] && recursive=(--recursive)
-  t0=$(date +%s.%N)
+  workload_paths "$WORK" "$BUCKET" "$tool" "$load" "$way"
   case $tool in
-    slipstream*) "$BIN" cp "${recursive[@]}" "$src" "$dst" --endpoint-url "$END" --quiet "${key[@]}" ;;
-    aws*) "$AWS" s3 cp "${recursive[@]}" "$src" "$dst" --endpoint-url "$END" --only-show-errors "${key[@]}" ;;
-  esac || return 1
-  t1=$(date +%s.%N)
-  if [ "$way" = down ]; then
-    if [ "$load" = big ]; then cmp -s "$WORK/big" "$WORK/down"; else diff -rq "$WORK/small" "$WORK/down" >/dev/null; fi \
-      || { echo "bench-sse-c: $tool's $load download differs from the source" >&2; return 1; }
-  fi
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+    slipstream*) timed_copy "$WORK" "$load" "$way" "$BIN" cp "${RECURSIVE[@]}" "$SRC" "$DST" --endpoint-url "$END" --quiet "${key[@]}" ;;
+    aws*) timed_copy "$WORK" "$load" "$way" "$AWS" s3 cp "${RECURSIVE[@]}" "$SRC" "$DST" --endpoint-url "$END" --only-show-errors "${key[@]}" ;;
+  esac
 }
 
-TOOLS="slipstream slipstream-sse-c aws-sse-c"
 declare -A TIMES
-for round in $(seq 1 "$ROUNDS"); do
-  for load in big small; do
-    for way in up down; do
-      for tool in $TOOLS; do
-        t=$(once "$tool" "$load" "$way") || exit 1
-        TIMES[$load/$way/$tool]+="$t "
-      done
-    done
-  done
-  echo "round $round done" >&2
-done
+alternate "$ROUNDS" "slipstream slipstream-sse-c aws-sse-c" once || exit 1
 
-. scripts/bench-lib.sh
 echo "| workload | way | slipstream, no key (s) | slipstream SSE-C (s) | AWS CLI SSE-C (s) | SSE-C: slipstream / AWS CLI speed | SSE-C's cost to slipstream |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for load in big small; do

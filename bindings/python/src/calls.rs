@@ -180,12 +180,16 @@ impl Client {
         async move { client.head_object(&bucket, key.as_key()).await }
     }
 
+    /// `ListBuckets` of the buckets named with `prefix`, in `region` (boto3's `Prefix` and
+    /// `BucketRegion`).
     pub(crate) fn list_buckets_work(
         &self,
-        only: slipstream_client::BucketFilter,
+        prefix: Option<String>,
+        region: Option<String>,
     ) -> impl Future<Output = Result<Vec<slipstream_client::xml::Bucket>, ClientError>> + Send + 'static
     {
         let client = Arc::clone(&self.inner);
+        let only = slipstream_client::BucketFilter { prefix, region };
         async move { client.list_buckets(&only).await }
     }
 

@@ -788,11 +788,7 @@ impl Client {
         prefix: Option<String>,
         bucket_region: Option<String>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let only = slipstream_client::BucketFilter {
-            prefix,
-            region: bucket_region,
-        };
-        let buckets = self.wait(py, self.list_buckets_work(only))?;
+        let buckets = self.wait(py, self.list_buckets_work(prefix, bucket_region))?;
         bucket_list(py, &buckets)
     }
 
@@ -804,14 +800,10 @@ impl Client {
         prefix: Option<String>,
         bucket_region: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let only = slipstream_client::BucketFilter {
-            prefix,
-            region: bucket_region,
-        };
         aio::spawn(
             py,
             &self.runtime,
-            self.list_buckets_work(only),
+            self.list_buckets_work(prefix, bucket_region),
             |py, buckets| Ok(bucket_list(py, &buckets)?.into_any().unbind()),
         )
     }
