@@ -270,7 +270,7 @@ pub struct Headers {
     pub acl: Option<String>,
     /// Grants on the objects written, as the AWS CLI's: PERMISSION=GRANTEE (read, readacl,
     /// writeacl or full; uri=..., id=... or emailaddress=..., several comma-separated), e.g.
-    /// read=uri=http://acs.amazonaws.com/groups/global/AllUsers full=id=CANONICAL_ID.
+    /// `read=uri=http://acs.amazonaws.com/groups/global/AllUsers full=id=CANONICAL_ID`.
     #[arg(long, value_name = "PERMISSION=GRANTEE", num_args = 1.., value_parser = crate::grants::parse_grant)]
     pub grants: Vec<crate::grants::Grant>,
     /// Server-side encryption of the objects written.
