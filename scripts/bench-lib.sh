@@ -4,7 +4,7 @@
 # middle one of an even count).
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# The copy workloads of bench-sse-c.sh, bench-profile.sh and bench-debug.sh: one large object
+# The copy workloads of bench-sse-c.sh, bench-profile.sh and bench-flag.sh: one large object
 # and a directory of small files, each uploaded and downloaded by several contenders in turn.
 
 # make_workloads DIR SIZE_MIB FILES: DIR/big (SIZE_MIB MiB) and DIR/small/ (FILES files of

@@ -371,6 +371,8 @@ impl Client {
             links: Links::follow(a.follow_symlinks),
             // The first error raises, as boto3's calls raise.
             on_failure: None,
+            case_conflict: Default::default(),
+            on_case_conflict: None,
         };
         let (client, opts) = (Arc::clone(&self.inner), self.transfer_options(a.progress));
         let work = async move { sync(client, &from, &to, &options, opts).await };

@@ -103,6 +103,26 @@ pub fn failures(failed: usize, moved: usize) -> Result<(), Failure> {
     }
 }
 
+/// What a download of many objects prints of each case conflict it warns of or skips, in
+/// the AWS CLI's words.
+pub fn case_conflicts() -> slipstream_transfer::CaseConflictSeen {
+    Arc::new(|source, dest, done| {
+        let dest = dest.display();
+        match done {
+            slipstream_transfer::CaseConflict::Skip => eprintln!(
+                "warning: Skipping {source} -> {dest} because a file whose name differs only \
+                 by case either exists or is being downloaded."
+            ),
+            _ => eprintln!(
+                "warning: Downloading {source} -> {dest} despite a file whose name differs \
+                 only by case either existing or being downloaded. This behavior is not \
+                 defined on case-insensitive filesystems and may result in overwriting \
+                 existing files."
+            ),
+        }
+    })
+}
+
 /// The entries an upload or sync left out because they are not files (FIFOs, sockets,
 /// devices): a warning line each, as the AWS CLI prints, and the command's failure (exit 1), as
 /// s5cmd fails for them, so a script does not take the copy for complete.

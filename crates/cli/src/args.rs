@@ -150,6 +150,11 @@ pub struct CpArgs {
     /// as s5cmd); with mv its source stays too.
     #[arg(long, short = 'n')]
     pub no_clobber: bool,
+    /// Downloads of many objects (--recursive, a wildcard) whose file names differ only by
+    /// case, which a case-insensitive file system (macOS's, Windows') writes to one file:
+    /// ignore (the default, as the AWS CLI's), warn, skip the later, or error before any byte.
+    #[arg(long, value_enum, default_value = "ignore", value_name = "WHAT")]
+    pub case_conflict: CaseConflictArg,
     /// Copy this version of the s3:// source object (as s5cmd's --version-id), not the
     /// current one: an older version, or the data behind a delete marker. Copied onto its own
     /// key, it becomes the current version again.
@@ -345,6 +350,27 @@ pub struct ObjectArgs {
     pub connection: Connection,
     #[command(flatten)]
     pub transport: Transport,
+}
+
+/// `--case-conflict`'s values, the AWS CLI's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum CaseConflictArg {
+    #[default]
+    Ignore,
+    Warn,
+    Skip,
+    Error,
+}
+
+impl From<CaseConflictArg> for slipstream_transfer::CaseConflict {
+    fn from(a: CaseConflictArg) -> Self {
+        match a {
+            CaseConflictArg::Ignore => Self::Ignore,
+            CaseConflictArg::Warn => Self::Warn,
+            CaseConflictArg::Skip => Self::Skip,
+            CaseConflictArg::Error => Self::Error,
+        }
+    }
 }
 
 /// `mb`: a bucket, in the client's region, with tags if given.

@@ -37,6 +37,8 @@ pub(crate) async fn cp_many(
             let mut many = ManyOptions::new(a.tuning.objects());
             many.no_clobber = a.no_clobber;
             many.on_failure = Some(plan.printer.failures(action("download")));
+            many.case_conflict = a.case_conflict.into();
+            many.on_case_conflict = Some(crate::actions::case_conflicts());
             many.filters = plan.filters.clone();
             let deleting = plan.moving.then(|| mv_deleter(&client, &src.bucket));
             let (p, bucket, tx) = (

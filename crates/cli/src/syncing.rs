@@ -77,6 +77,11 @@ pub struct SyncArgs {
     /// Follow symbolic links (the default; the last of the two flags wins, as in the AWS CLI).
     #[arg(long, overrides_with = "no_follow_symlinks")]
     pub follow_symlinks: bool,
+    /// Downloads whose file names differ only by case, which a case-insensitive file system
+    /// (macOS's, Windows') writes to one file: ignore (the default, as the AWS CLI's), warn,
+    /// skip the later, or error.
+    #[arg(long, value_enum, default_value = "ignore", value_name = "WHAT")]
+    pub case_conflict: crate::args::CaseConflictArg,
     /// One JSON object per line instead of the AWS CLI's lines.
     #[arg(long)]
     pub json: bool,
@@ -139,6 +144,8 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
             (_, Place::Local(_)) => "download",
             _ => "copy",
         })),
+        case_conflict: a.case_conflict.into(),
+        on_case_conflict: Some(crate::actions::case_conflicts()),
     };
     let started = Instant::now();
     let done = runtime()?.block_on(interruptible(async {

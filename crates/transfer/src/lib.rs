@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use slipstream_client::{ChecksumAlgorithm, CustomerKey};
 
+mod case_conflict;
 mod cleanup;
 mod copy;
 mod cut;
@@ -50,6 +51,7 @@ mod version_listing;
 mod versions;
 mod walk;
 
+pub use case_conflict::{CaseConflict, CaseConflictSeen};
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
 pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource, MAX_COPY_OBJECT};
 pub use delete::{delete_listed, DeleteReport, Deleted};

@@ -332,6 +332,12 @@ pub struct ManyOptions {
     /// first error ends the transfer. An error not of one object (a stall, the listing, the
     /// local disk) ends it either way.
     pub on_failure: Option<ObjectFailed>,
+    /// A download of a prefix: what to do about an object whose local name differs only by
+    /// case from another's (the AWS CLI's `--case-conflict`; see `case_conflict.rs`), told to
+    /// `on_case_conflict` under `Warn` and `Skip`.
+    pub case_conflict: crate::CaseConflict,
+    /// See `case_conflict`.
+    pub on_case_conflict: Option<crate::CaseConflictSeen>,
 }
 
 impl std::fmt::Debug for ManyOptions {
@@ -355,6 +361,8 @@ impl ManyOptions {
             no_clobber: false,
             links: Links::Follow,
             on_failure: None,
+            case_conflict: crate::CaseConflict::Ignore,
+            on_case_conflict: None,
         }
     }
 
@@ -466,13 +474,19 @@ pub async fn download_prefix(
     };
     open_ahead(&client, bucket, objects, listed.len());
     let opts = with_part_budget(opts);
-    // Check every name before moving a byte.
-    let jobs: Vec<(String, PathBuf, u64)> = listed
-        .iter()
-        .map(|o| Ok((o.key.clone(), local_path(dir, &prefix, &o.key)?, o.size)))
-        .collect::<Result<_, TransferError>>()?;
+    // Check every name before moving a byte: none may leave the directory, and (when asked)
+    // none may differ only by case from another's.
+    let claims =
+        crate::case_conflict::Claims::new(many.case_conflict, many.on_case_conflict.clone());
+    let mut jobs: Vec<(String, PathBuf, u64)> = Vec::with_capacity(listed.len());
+    for o in &listed {
+        let path = local_path(dir, &prefix, &o.key)?;
+        if !claims.watching() || claims.admit(&format!("s3://{bucket}/{}", o.key), &path)? {
+            jobs.push((o.key.clone(), path, o.size));
+        }
+    }
     if let Some(p) = &opts.progress {
-        p.fix_total(bytes);
+        p.fix_total(jobs.iter().map(|(_, _, size)| size).sum());
     }
     let (bucket, jobs) = (bucket.to_owned(), Arc::new(jobs));
     let each = many.clone();

@@ -190,6 +190,11 @@ pub struct SyncOptions {
     /// [`crate::ManyOptions::on_failure`]); counted in `moved.failed`. `None`: the first
     /// error ends the sync.
     pub on_failure: Option<ObjectFailed>,
+    /// To a local directory: what to do about an object whose file name differs only by case
+    /// from another's (see [`crate::ManyOptions::case_conflict`]).
+    pub case_conflict: crate::CaseConflict,
+    /// See `case_conflict`.
+    pub on_case_conflict: Option<crate::CaseConflictSeen>,
 }
 
 impl std::fmt::Debug for SyncOptions {
@@ -348,6 +353,14 @@ pub async fn sync(
         done: Synced::default(),
         deleter: None,
     };
+    // Only a download's names can differ only by case on a case-insensitive disk.
+    let claims = crate::case_conflict::Claims::new(
+        match direction {
+            Direction::Download => options.case_conflict,
+            _ => crate::CaseConflict::Ignore,
+        },
+        options.on_case_conflict.clone(),
+    );
     let mut flight = Flight::new(objects);
     let (mut moved, mut deleted) = (Many::default(), 0);
     let mut settle = |done: Option<(Act, u64)>| match done {
@@ -369,10 +382,29 @@ pub async fn sync(
         };
         let task = match step {
             Step::Both(src, dst) if !differs(direction, options.compare, &src, &dst) => {
+                taken_locally(&claims, to, &src.name);
                 run.done.unchanged += 1;
                 continue;
             }
-            Step::New(src) | Step::Both(src, _) => run.transfer(src),
+            Step::Both(src, _) => {
+                taken_locally(&claims, to, &src.name);
+                run.transfer(src)
+            }
+            Step::New(src) if claims.watching() => {
+                let dest = match to {
+                    Place::Local(dir) => local_path(dir, "", &src.name),
+                    _ => Err(TransferError::Invalid("a case conflict on S3".into())),
+                };
+                match dest.and_then(|dest| claims.admit(&from.show(&src.name), &dest)) {
+                    Ok(true) => run.transfer(src),
+                    Ok(false) => continue,
+                    Err(e) => {
+                        flight.fail(e);
+                        break;
+                    }
+                }
+            }
+            Step::New(src) => run.transfer(src),
             Step::Extra(dst) if options.delete => match run.delete(dst).await {
                 Ok(task) => task,
                 Err(e) => {
@@ -401,6 +433,15 @@ pub async fn sync(
         done.moved.not_files = not_files;
     }
     Ok(done)
+}
+
+/// Notes that the file `name` of a local destination stays the sync's (see `case_conflict.rs`).
+fn taken_locally(claims: &crate::case_conflict::Claims, to: &Place, name: &str) {
+    if let (true, Place::Local(dir)) = (claims.watching(), to) {
+        if let Ok(path) = local_path(dir, "", name) {
+            claims.take(&path);
+        }
+    }
 }
 
 /// An entry's transfer or delete: what it did, or `None` for a transfer that failed and was
