@@ -46,16 +46,20 @@ timed_copy() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 
-# alternate ROUNDS "CONTENDERS" ONCE: ROUNDS rounds of every load, way and contender in turn,
-# each `ONCE CONTENDER LOAD WAY` printing its seconds; they gather in the caller's associative
-# array TIMES[LOAD/WAY/CONTENDER], space-separated. Stops at the first that fails.
+# alternate ROUNDS "CONTENDERS" ONCE: ROUNDS rounds of every load, way and contender in turn
+# (the contenders' order reversed every other round, so that going first or second, on a
+# machine still busy with the last run, favours none), each `ONCE CONTENDER LOAD WAY` printing
+# its seconds; they gather in the caller's associative array TIMES[LOAD/WAY/CONTENDER],
+# space-separated. Stops at the first that fails.
 alternate() {
-  local round load way who out
+  local round load way who out order
   out=$(mktemp)
   for round in $(seq 1 "$1"); do
+    order=$2
+    if [ $(( round % 2 )) = 0 ]; then order=$(echo "$2" | tr ' ' '\n' | tac | tr '\n' ' '); fi
     for load in big small; do
       for way in up down; do
-        for who in $2; do
+        for who in $order; do
           # Not in a subshell: ONCE may keep what it saw in the caller's variables.
           "$3" "$who" "$load" "$way" > "$out" || { rm -f "$out"; return 1; }
           TIMES[$load/$way/$who]+="$(cat "$out") "
