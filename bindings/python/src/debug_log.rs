@@ -26,20 +26,11 @@ pub(crate) fn trace(py: Python<'_>, config: &Resolved, attempts: u32) -> PyResul
     {
         return Ok(None);
     }
-    let endpoint = config
-        .endpoint
-        .as_ref()
-        .map_or_else(|| "AWS's for the region".to_owned(), ToString::to_string);
-    logger.call_method1(
-        "debug",
-        (
-            "credentials from %s; region %s; endpoint %s; up to %d attempts a request",
-            &config.credential_source,
-            &config.region,
-            endpoint,
-            attempts,
-        ),
-    )?;
+    let first = format!(
+        "{}; up to {attempts} attempts a request",
+        config.described()
+    );
+    logger.call_method1("debug", ("%s", first))?;
     let logger = logger.unbind();
     Ok(Some(Trace(Arc::new(move |attempt| {
         let line = attempt.to_string();

@@ -61,14 +61,8 @@ fn connect(
     }
     if t.debug {
         eprintln!(
-            "slipstream: debug: credentials from {}; region {}; endpoint {}; addressing {}; \
-             up to {} attempts a request",
-            resolved.credential_source,
-            resolved.region,
-            resolved
-                .endpoint
-                .as_ref()
-                .map_or_else(|| "AWS's for the region".to_owned(), ToString::to_string),
+            "slipstream: debug: {}; addressing {}; up to {} attempts a request",
+            resolved.described(),
             format!("{:?}", resolved.addressing).to_lowercase(),
             options.max_attempts,
         );

@@ -3,7 +3,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::BucketFilter;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -15,7 +14,7 @@ use crate::checksum::{Checksum, ChecksumAlgorithm};
 use crate::client::Call;
 use crate::object::ObjectStream;
 use crate::xml::{self, ListPage};
-use crate::{ClientError, CustomerKey, FileRange, ObjectKey, Payload, S3Client};
+use crate::{BucketFilter, ClientError, CustomerKey, FileRange, ObjectKey, Payload, S3Client};
 use slipstream_s3::versions::{version_page, VersionMarker, VersionPage};
 
 /// What `HeadObject` says about an object.

@@ -12,28 +12,20 @@ use crate::proxy::Answer;
 const KEY: &str = "x-amz-server-side-encryption-customer-key";
 const SOURCE_KEY: &str = "x-amz-copy-source-server-side-encryption-customer-key";
 
-/// Whether a (lowercase, as hyper keeps them) header name is one that carries a customer key;
+/// Whether a header or query parameter name is one that carries a customer key, in any case;
 /// the length is compared first, so other names cost one comparison.
-pub(crate) fn is_key_header(name: &str) -> bool {
+pub(crate) fn names_key(name: &str) -> bool {
     match name.len() {
-        41 => name == KEY,
-        53 => name == SOURCE_KEY,
+        41 => name.eq_ignore_ascii_case(KEY),
+        53 => name.eq_ignore_ascii_case(SOURCE_KEY),
         _ => false,
     }
 }
 
-/// Whether a query names a customer key (as a presigned URL may carry one), in any case: each
-/// parameter's name is compared by length first, so a presigned URL's eight cost eight
-/// comparisons of lengths.
+/// Whether a query names a customer key (as a presigned URL may carry one): for a request the
+/// edge does not otherwise split the query of (pass-through, a POST upload).
 pub(crate) fn query_names_key(query: &str) -> bool {
-    query.split('&').any(|p| {
-        let name = p.split('=').next().unwrap_or("");
-        match name.len() {
-            41 => name.eq_ignore_ascii_case(KEY),
-            53 => name.eq_ignore_ascii_case(SOURCE_KEY),
-            _ => false,
-        }
-    })
+    slipstream_sign::canonical::split_query(query).any(|(name, _)| names_key(name))
 }
 
 /// S3's answer to an SSE-C key sent over plain HTTP, in its own words.
@@ -54,14 +46,14 @@ mod tests {
     #[test]
     fn the_two_key_headers_and_query_names_are_found_and_nothing_else() {
         assert_eq!((KEY.len(), SOURCE_KEY.len()), (41, 53));
-        assert!(is_key_header(KEY) && is_key_header(SOURCE_KEY));
+        assert!(names_key(KEY) && names_key(SOURCE_KEY));
         for other in [
             "x-amz-server-side-encryption-customer-algorithm",
             "x-amz-server-side-encryption-customer-key-md5",
             "x-amz-server-side-encryption-customer-kez",
             "host",
         ] {
-            assert!(!is_key_header(other), "{other}");
+            assert!(!names_key(other), "{other}");
         }
         assert!(query_names_key(
             "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Server-Side-Encryption-Customer-Key=abc"

@@ -364,7 +364,7 @@ fn pass_through(
     for name in parts.headers.keys() {
         let name = name.as_str();
         hop_by_hop |= HOP_BY_HOP.contains(&name);
-        customer_key |= crate::customer_key::is_key_header(name);
+        customer_key |= crate::customer_key::names_key(name);
     }
     if !tls
         && (customer_key || crate::customer_key::query_names_key(parts.uri.query().unwrap_or("")))

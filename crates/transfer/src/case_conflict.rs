@@ -71,9 +71,14 @@ impl Claims {
         }
     }
 
-    /// Whether `source` is to be downloaded to `dest`: `Ok(false)` to leave it (`Skip`), an
-    /// error under `Error`, the conflict reported under `Warn` and `Skip`.
-    pub(crate) fn admit(&self, source: &str, dest: &Path) -> Result<bool, TransferError> {
+    /// Whether the object `source` names (`s3://b/k`, made only when a conflict is reported)
+    /// is to be downloaded to `dest`: `Ok(false)` to leave it (`Skip`), an error under
+    /// `Error`, the conflict reported under `Warn` and `Skip`; always `Ok(true)` under `Ignore`.
+    pub(crate) fn admit(
+        &self,
+        source: impl FnOnce() -> String,
+        dest: &Path,
+    ) -> Result<bool, TransferError> {
         if self.mode == CaseConflict::Ignore {
             return Ok(true);
         }
@@ -84,6 +89,7 @@ impl Claims {
         if !taken_before && !self.there_in_another_case(dest) {
             return Ok(true);
         }
+        let source = source();
         if self.mode == CaseConflict::Error {
             return Err(TransferError::Invalid(format!(
                 "Failed to download {source} -> {}: a file whose name differs only by case \
@@ -92,7 +98,7 @@ impl Claims {
             )));
         }
         if let Some(seen) = &self.seen {
-            seen(source, dest, self.mode);
+            seen(&source, dest, self.mode);
         }
         Ok(self.mode == CaseConflict::Warn)
     }
@@ -135,20 +141,26 @@ mod tests {
             Arc::new(move |s, d, m| h.lock().unwrap().push((s.to_owned(), d.to_path_buf(), m)));
         let claims = |mode| Claims::new(mode, Some(Arc::clone(&seen)));
         let ignore = claims(CaseConflict::Ignore);
-        assert!(ignore.admit("s3://b/A.txt", &upper).unwrap());
-        assert!(ignore.admit("s3://b/a.txt", &lower).unwrap());
+        assert!(ignore.admit(|| "s3://b/A.txt".into(), &upper).unwrap());
+        assert!(ignore.admit(|| "s3://b/a.txt".into(), &lower).unwrap());
         let warn = claims(CaseConflict::Warn);
-        assert!(warn.admit("s3://b/A.txt", &upper).unwrap());
+        assert!(warn.admit(|| "s3://b/A.txt".into(), &upper).unwrap());
         assert!(
-            warn.admit("s3://b/a.txt", &lower).unwrap(),
+            warn.admit(|| "s3://b/a.txt".into(), &lower).unwrap(),
             "downloaded anyway"
         );
         let skip = claims(CaseConflict::Skip);
-        assert!(skip.admit("s3://b/A.txt", &upper).unwrap());
-        assert!(!skip.admit("s3://b/a.txt", &lower).unwrap(), "left");
+        assert!(skip.admit(|| "s3://b/A.txt".into(), &upper).unwrap());
+        assert!(
+            !skip.admit(|| "s3://b/a.txt".into(), &lower).unwrap(),
+            "left"
+        );
         let error = claims(CaseConflict::Error);
-        assert!(error.admit("s3://b/A.txt", &upper).unwrap());
-        let e = error.admit("s3://b/a.txt", &lower).unwrap_err().to_string();
+        assert!(error.admit(|| "s3://b/A.txt".into(), &upper).unwrap());
+        let e = error
+            .admit(|| "s3://b/a.txt".into(), &lower)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("s3://b/a.txt") && e.contains("differs only by case"),
             "{e}"
@@ -163,7 +175,7 @@ mod tests {
         // A file the command keeps (a sync's unchanged one) counts as taken.
         let kept = claims(CaseConflict::Skip);
         kept.take(&upper);
-        assert!(!kept.admit("s3://b/a.txt", &lower).unwrap());
+        assert!(!kept.admit(|| "s3://b/a.txt".into(), &lower).unwrap());
     }
 
     #[test]
@@ -172,7 +184,7 @@ mod tests {
         let path = dir.path().join("Report.csv");
         std::fs::write(&path, b"x").unwrap();
         let claims = Claims::new(CaseConflict::Error, None);
-        assert!(claims.admit("s3://b/Report.csv", &path).unwrap());
+        assert!(claims.admit(|| "s3://b/Report.csv".into(), &path).unwrap());
         assert!(!claims.there_in_another_case(&dir.path().join("missing")));
     }
 }

@@ -481,7 +481,7 @@ pub async fn download_prefix(
     let mut jobs: Vec<(String, PathBuf, u64)> = Vec::with_capacity(listed.len());
     for o in &listed {
         let path = local_path(dir, &prefix, &o.key)?;
-        if !claims.watching() || claims.admit(&format!("s3://{bucket}/{}", o.key), &path)? {
+        if claims.admit(|| format!("s3://{bucket}/{}", o.key), &path)? {
             jobs.push((o.key.clone(), path, o.size));
         }
     }

@@ -353,10 +353,10 @@ pub async fn sync(
         done: Synced::default(),
         deleter: None,
     };
-    // Only a download's names can differ only by case on a case-insensitive disk.
+    // Only files written (a download's) can differ only by case on a case-insensitive disk.
     let claims = crate::case_conflict::Claims::new(
-        match direction {
-            Direction::Download => options.case_conflict,
+        match to {
+            Place::Local(_) => options.case_conflict,
             _ => crate::CaseConflict::Ignore,
         },
         options.on_case_conflict.clone(),
@@ -381,30 +381,35 @@ pub async fn sync(
             }
         };
         let task = match step {
-            Step::Both(src, dst) if !differs(direction, options.compare, &src, &dst) => {
-                taken_locally(&claims, to, &src.name);
-                run.done.unchanged += 1;
-                continue;
-            }
-            Step::Both(src, _) => {
-                taken_locally(&claims, to, &src.name);
+            Step::Both(src, dst) => {
+                if let Some(file) = claims
+                    .watching()
+                    .then(|| local_file(to, &src.name))
+                    .flatten()
+                {
+                    claims.take(&file);
+                }
+                if !differs(direction, options.compare, &src, &dst) {
+                    run.done.unchanged += 1;
+                    continue;
+                }
                 run.transfer(src)
             }
-            Step::New(src) if claims.watching() => {
-                let dest = match to {
-                    Place::Local(dir) => local_path(dir, "", &src.name),
-                    _ => Err(TransferError::Invalid("a case conflict on S3".into())),
-                };
-                match dest.and_then(|dest| claims.admit(&from.show(&src.name), &dest)) {
+            Step::New(src) => match claims
+                .watching()
+                .then(|| local_file(to, &src.name))
+                .flatten()
+            {
+                Some(file) => match claims.admit(|| from.show(&src.name), &file) {
                     Ok(true) => run.transfer(src),
                     Ok(false) => continue,
                     Err(e) => {
                         flight.fail(e);
                         break;
                     }
-                }
-            }
-            Step::New(src) => run.transfer(src),
+                },
+                None => run.transfer(src),
+            },
             Step::Extra(dst) if options.delete => match run.delete(dst).await {
                 Ok(task) => task,
                 Err(e) => {
@@ -435,12 +440,12 @@ pub async fn sync(
     Ok(done)
 }
 
-/// Notes that the file `name` of a local destination stays the sync's (see `case_conflict.rs`).
-fn taken_locally(claims: &crate::case_conflict::Claims, to: &Place, name: &str) {
-    if let (true, Place::Local(dir)) = (claims.watching(), to) {
-        if let Ok(path) = local_path(dir, "", name) {
-            claims.take(&path);
-        }
+/// The file entry `name` is at when the destination is a directory (for `case_conflict.rs`;
+/// a name that would leave the directory is refused later, where it is written).
+fn local_file(to: &Place, name: &str) -> Option<PathBuf> {
+    match to {
+        Place::Local(dir) => local_path(dir, "", name).ok(),
+        Place::S3 { .. } => None,
     }
 }
 

@@ -107,6 +107,19 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// Where requests go, for a debug line: the credentials' source (never their values), the
+    /// region and the endpoint.
+    pub fn described(&self) -> String {
+        let endpoint = self
+            .endpoint
+            .as_ref()
+            .map_or_else(|| "AWS's for the region".to_owned(), ToString::to_string);
+        format!(
+            "credentials from {}; region {}; endpoint {endpoint}",
+            self.credential_source, self.region
+        )
+    }
+
     /// The URL base for objects of `bucket` where this configuration sends them: its region,
     /// endpoint, addressing style and endpoint variants (what presigners are made for).
     pub fn url_base(&self, bucket: &str) -> Result<slipstream_sign::UrlBase, slipstream_s3::Error> {

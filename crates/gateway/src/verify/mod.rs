@@ -292,17 +292,16 @@ impl Verify {
         counted: Arc<AtomicU64>,
         tls: bool,
     ) -> Result<Admitted, Answer> {
-        let query = parts.uri.query().unwrap_or("");
-        if !tls && crate::customer_key::query_names_key(query) {
-            return Err(crate::customer_key::insecure());
-        }
         if post::is_post_upload(&parts) {
-            if !tls
-                && parts
+            let names_key = || {
+                let query = parts.uri.query().unwrap_or("");
+                parts
                     .headers
                     .keys()
-                    .any(|n| crate::customer_key::is_key_header(n.as_str()))
-            {
+                    .any(|n| crate::customer_key::names_key(n.as_str()))
+                    || crate::customer_key::query_names_key(query)
+            };
+            if !tls && names_key() {
                 return Err(crate::customer_key::insecure());
             }
             return self.admit_post(parts, body, client_host, counted).await;
@@ -318,11 +317,22 @@ impl Verify {
                     "the header {name} is not visible ASCII"
                 )))
             })?;
-            customer_key |= crate::customer_key::is_key_header(name.as_str());
+            customer_key |= crate::customer_key::names_key(name.as_str());
             header_list.push((name.as_str(), value));
         }
+        // The query is split once, for this check, the verifier, and the operation and token
+        // below. Sized for a presigned URL's eight parameters and a few more: collecting the
+        // filtered split alone would allocate and then grow.
+        let (path, query) = cut(target, b'?').unwrap_or((target, ""));
+        let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(12);
+        pairs.extend(slipstream_sign::canonical::split_query(query));
         // Before the keys are asked for: a key sent in the clear is refused whoever signed it.
-        if customer_key && !tls {
+        if !tls
+            && (customer_key
+                || pairs
+                    .iter()
+                    .any(|(name, _)| crate::customer_key::names_key(name)))
+        {
             return Err(crate::customer_key::insecure());
         }
         if !parts.headers.contains_key(HOST) && !client_host.is_empty() {
@@ -335,12 +345,6 @@ impl Verify {
             headers: &header_list,
             body_sha256: None,
         };
-        // The query is split once, for the verifier and for the operation and token below.
-        let (path, query) = cut(target, b'?').unwrap_or((target, ""));
-        // Sized for a presigned URL's eight parameters and a few more: collecting the filtered
-        // split alone would allocate and then grow.
-        let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(12);
-        pairs.extend(slipstream_sign::canonical::split_query(query));
         let verified = self
             .verifier
             .verify_split(&incoming, (path, &pairs), &keys, now)
