@@ -89,8 +89,15 @@ def test_failures_leave_nothing_and_say_why(slipstream_bin, server, tmp_path):
     cli(slipstream_bin, server, "mb", f"s3://{bucket}")
     dest = tmp_path / "missing.bin"
     r = cli(slipstream_bin, server, "cp", f"s3://{bucket}/missing.bin", str(dest), check=False)
-    assert r.returncode == 1 and b"NoSuchKey" in r.stderr
+    # Which object, and where it was going, as the AWS CLI names them: S3's message does not.
+    assert r.returncode == 1 and r.stderr.decode().strip() == (
+        f"slipstream: download failed: s3://{bucket}/missing.bin to {dest}: "
+        "NoSuchKey: The specified key does not exist. (HTTP 404)")
     assert list(tmp_path.iterdir()) == []
+    r = cli(slipstream_bin, server, "cp", __file__, "s3://no-such-bucket-here/", check=False)
+    assert r.returncode == 1 and (
+        f"upload failed: {__file__} to s3://no-such-bucket-here/test_cli_objects.py: NoSuchBucket".encode()
+        in r.stderr)
     r = cli(slipstream_bin, server, "cp", "nope", f"s3://{bucket}/k", "--part-size", "1MiB", check=False)
     assert r.returncode == 2 and b"5MiB" in r.stderr
     r = cli(slipstream_bin, server, "cp", str(tmp_path / "absent"), f"s3://{bucket}/k", check=False)

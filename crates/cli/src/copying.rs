@@ -11,7 +11,7 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySource, MetadataDirective, TransferOptions, MAX_PARTS,
+    upload_from_reader, CopySource, MetadataDirective, TransferError, TransferOptions, MAX_PARTS,
 };
 
 use crate::actions::{failures, left_out, Printer};
@@ -41,6 +41,25 @@ pub(crate) struct Plan<'a> {
     /// The source reads as many objects: --recursive, or a wildcard in an s3:// source.
     pub(crate) many: bool,
     pub(crate) printer: Arc<Printer>,
+}
+
+impl Plan<'_> {
+    /// One object's transfer failed: an error of S3's names both ends, as the AWS CLI's
+    /// `download failed: s3://b/k to dir/k: ...` does, since S3's message ("The specified key
+    /// does not exist") does not say which object, and a `run` file or script has many. A
+    /// file's error names its file already.
+    fn failed<'a>(
+        &self,
+        what: &'a str,
+        from: &'a dyn std::fmt::Display,
+        to: &'a dyn std::fmt::Display,
+    ) -> impl FnOnce(TransferError) -> Failure + 'a {
+        let what = if self.moving { "move" } else { what };
+        move |e| match e.lacks_object_name() {
+            true => failed(format!("{what} failed: {from} to {to}: {e}")),
+            false => failed(e),
+        }
+    }
 }
 
 /// Whether the source reads as many objects (--recursive, or a wildcard in an s3:// source),
@@ -277,7 +296,7 @@ pub(crate) async fn copy(
             let key = source_key(a, &src);
             let done = download_to_writer(client, &src.bucket, key, &mut stdout, opts)
                 .await
-                .map_err(failed)?;
+                .map_err(plan.failed("download", &src, &"-"))?;
             moved("download", done.size, None, done.checksum_verified, None)
         }
         (false, true) if a.source.is_stdio() => {
@@ -299,7 +318,7 @@ pub(crate) async fn copy(
             };
             let done = upload_from_reader(client, &mut stdin, &dst.bucket, &dst.key, opts)
                 .await
-                .map_err(failed)?;
+                .map_err(plan.failed("upload", &"-", &dst))?;
             moved("upload", done.size, Some(done.parts), sent, Some(&dst))
         }
         (true, false) => {
@@ -319,7 +338,7 @@ pub(crate) async fn copy(
             let key = source_key(a, &src);
             let done = download_to_file(Arc::clone(&client), &src.bucket, key, &dest, opts)
                 .await
-                .map_err(failed)?;
+                .map_err(plan.failed("download", &src, &dest.display()))?;
             if let Some(m) = made {
                 m.keep();
             }
@@ -373,7 +392,7 @@ pub(crate) async fn copy(
             }
             let done = upload_file(client, path, &target.bucket, &target.key, opts)
                 .await
-                .map_err(failed)?;
+                .map_err(plan.failed("upload", &a.source, &target))?;
             if plan.moving {
                 std::fs::remove_file(path).map_err(|e| {
                     failed(format!(
@@ -414,7 +433,7 @@ pub(crate) async fn copy(
                     opts,
                 )
                 .await
-                .map_err(failed)?;
+                .map_err(plan.failed("copy", &src, &dst))?;
                 remove_source(plan, &source, &src).await?;
                 return Ok(moved("copy", done.size, Some(done.parts), sent, Some(&dst)));
             }
@@ -432,7 +451,7 @@ pub(crate) async fn copy(
                 &a.tuning.copy_settings(&a.headers),
             )
             .await
-            .map_err(failed)?;
+            .map_err(plan.failed("copy", &src, &dst))?;
             remove_source(plan, &client, &src).await?;
             moved("copy", done.size, Some(done.parts), None, Some(&dst))
         }

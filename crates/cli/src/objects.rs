@@ -11,6 +11,7 @@ use slipstream_client::{
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
 
+use crate::actions::Printer;
 use crate::args::{MbArgs, ReadArgs};
 use crate::flags::{Connection, Transport};
 use crate::Failure;
@@ -164,7 +165,8 @@ pub fn cat(r: &ReadArgs) -> Result<(), Failure> {
             .with_customer_key(r.sse_c.sse_c_key.as_ref());
         match download_to_writer(client, &src.bucket, key, &mut stdout, opts).await {
             Err(TransferError::Io(e)) => Err(Failure::from_write(&e)),
-            other => other.map(drop).map_err(failed),
+            // Named, as S3's own message does not say which object it could not read.
+            other => other.map(drop).map_err(|e| failed(format!("{src}: {e}"))),
         }
     }))?
 }
@@ -266,5 +268,9 @@ pub fn mb(m: &MbArgs) -> Result<(), Failure> {
     let client = client(&a.connection, &a.transport)?;
     runtime()?
         .block_on(client.create_bucket_tagged(&target.bucket, &tags))
-        .map_err(failed)
+        .map_err(failed)?;
+    // The AWS CLI's line (the bucket's bare name), so a script that reads it reads ours.
+    let printer = Printer::new(false, false, false);
+    printer.done("make_bucket", &target.bucket, None);
+    printer.finish()
 }

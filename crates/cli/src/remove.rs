@@ -287,7 +287,8 @@ pub fn rb(a: &RbArgs) -> Result<(), Failure> {
                 )),
                 _ => failed(e),
             })?;
-        printer.done("remove_bucket", &format!("s3://{}", target.bucket), None);
+        // The AWS CLI names the bucket bare here, as it does after make_bucket.
+        printer.done("remove_bucket", &target.bucket, None);
         Ok(())
     }))??;
     printer.finish()

@@ -85,15 +85,25 @@ impl TransferError {
     /// name their file or key already, or that concern no one object (a stall: nothing moved
     /// on any connection), are kept as they are.
     pub(crate) fn of_object(self, name: impl FnOnce() -> String) -> Self {
-        match self {
-            TransferError::Client(_)
-            | TransferError::ChecksumMismatch { .. }
-            | TransferError::BadResponse(_) => TransferError::Object {
+        match self.lacks_object_name() {
+            true => TransferError::Object {
                 name: name(),
                 error: Box::new(self),
             },
-            other => other,
+            false => self,
         }
+    }
+
+    /// Whether this error's message leaves out which object it is about: S3's errors ("The
+    /// specified key does not exist") and bad data do; a file's error names its file, and a
+    /// stall concerns no one object. A caller that knows the object names it then.
+    pub fn lacks_object_name(&self) -> bool {
+        matches!(
+            self,
+            TransferError::Client(_)
+                | TransferError::ChecksumMismatch { .. }
+                | TransferError::BadResponse(_)
+        )
     }
 
     /// This error with the local file or directory it was about: a bare file system error
