@@ -25,6 +25,7 @@ use slipstream_transfer::{
 };
 
 use crate::aio;
+use crate::buckets::tag_pairs;
 use crate::calls::{
     body, bucket_list, customer_key, deletions, head_dict, memory_size, object_headers, refused,
     SyncArgs, Whole,
@@ -839,6 +840,49 @@ impl Client {
             self.delete_work(bucket, ObjectKey::new(key, version_id)),
             |py, ()| Ok(py.None()),
         )
+    }
+
+    /// `CreateBucket` (the CLI's `mb`), in the client's region, tagged with `tags` from the
+    /// start (the AWS CLI's `mb --tags`).
+    #[pyo3(signature = (bucket, *, tags = None))]
+    fn create_bucket(
+        &self,
+        py: Python<'_>,
+        bucket: &str,
+        tags: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let work = self.create_bucket_work(bucket, tag_pairs(tags.as_ref())?);
+        self.wait(py, work)
+    }
+
+    /// `create_bucket`, awaited.
+    #[pyo3(signature = (bucket, *, tags = None))]
+    fn create_bucket_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        tags: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.create_bucket_work(bucket, tag_pairs(tags.as_ref())?);
+        aio::spawn(py, &self.runtime, work, |py, ()| Ok(py.None()))
+    }
+
+    /// `DeleteBucket` (the CLI's `rb`); `force` deletes every object first (`rb --force`).
+    #[pyo3(signature = (bucket, *, force = false))]
+    fn delete_bucket(&self, py: Python<'_>, bucket: &str, force: bool) -> PyResult<()> {
+        self.wait(py, self.delete_bucket_work(bucket, force))
+    }
+
+    /// `delete_bucket`, awaited.
+    #[pyo3(signature = (bucket, *, force = false))]
+    fn delete_bucket_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        force: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.delete_bucket_work(bucket, force);
+        aio::spawn(py, &self.runtime, work, |py, ()| Ok(py.None()))
     }
 
     /// Deletes `keys` in `DeleteObjects` batches of 1,000, 8 in flight; returns the keys S3

@@ -16,6 +16,7 @@ mod aio;
 mod arrow;
 mod arrow_ffi;
 mod async_reader;
+mod buckets;
 mod calls;
 mod client;
 mod debug_log;

@@ -326,3 +326,63 @@ def test_list_with_delimiter_answers_as_boto3_does(server, s3):
     assert asyncio.run(both()) == level
     with pytest.raises(ValueError, match="delimiter"):
         c.list_with_delimiter(bucket, "", delimiter="")
+
+
+def test_create_and_delete_buckets_as_boto3_and_the_cli_do(server, s3):
+    import asyncio
+
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    c.create_bucket(bucket, tags={"team": "data + more", "cost": "7"})
+    tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket=bucket)["TagSet"]}
+    assert tags == {"team": "data + more", "cost": "7"}
+    with pytest.raises(slipstream.S3Error) as made:
+        c.create_bucket(bucket)
+    assert made.value.code == "BucketAlreadyOwnedByYou" and made.value.status == 409
+
+    for i in range(1500):  # two DeleteObjects batches' worth, listed over two pages
+        s3.put_object(Bucket=bucket, Key=f"k/{i:04}", Body=b"x")
+    with pytest.raises(slipstream.S3Error) as full:
+        c.delete_bucket(bucket)
+    assert full.value.code == "BucketNotEmpty" and "force=True" in str(full.value)
+    assert len(list(c.list(bucket))) == 1500, "nothing deleted without force"
+    c.delete_bucket(bucket, force=True)
+    assert bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    with pytest.raises(slipstream.S3Error) as gone:
+        c.delete_bucket(bucket)
+    assert gone.value.code == "NoSuchBucket"
+
+    async def both():
+        await c.create_bucket_async(bucket)
+        await c.put_bytes_async(bucket, "one", b"1")
+        await c.delete_bucket_async(bucket, force=True)
+
+    asyncio.run(both())
+    assert bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+
+
+def test_delete_bucket_force_keeps_a_bucket_whose_object_is_refused(server, s3):
+    c = make_client(server)
+    bucket = f"locked-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    for key in ["free", "held"]:
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    s3.put_object_legal_hold(Bucket=bucket, Key="held", LegalHold={"Status": "ON"})
+    with pytest.raises(slipstream.S3Error) as kept:
+        c.delete_bucket(bucket, force=True)
+    assert kept.value.code == "BucketNotEmpty"
+    assert "1 object(s) could not be deleted (the first, held: AccessDenied" in str(kept.value)
+    assert [o["Key"] for o in c.list(bucket)] == ["held"]
+    s3.put_object_legal_hold(Bucket=bucket, Key="held", LegalHold={"Status": "OFF"})
+    c.delete_bucket(bucket, force=True)
+
+
+def test_delete_bucket_force_says_what_a_versioned_bucket_still_holds(versioned_server, versioned_bucket):
+    c = make_client(versioned_server)
+    c.put_bytes(versioned_bucket, "k", b"one")
+    with pytest.raises(slipstream.S3Error) as left:
+        c.delete_bucket(versioned_bucket, force=True)
+    assert left.value.code == "BucketNotEmpty" and "list_versions" in str(left.value)
+    v = c.list_versions(versioned_bucket)
+    assert c.delete_many(versioned_bucket, v["Versions"] + v["DeleteMarkers"]) == []
+    c.delete_bucket(versioned_bucket)

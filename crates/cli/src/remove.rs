@@ -9,7 +9,7 @@ use slipstream_client::{ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
-    delete_listed, list_selected, list_spread, DeleteReport, Selection, Spread,
+    delete_all, delete_listed, list_selected, list_spread, DeleteReport, Selection, Spread,
 };
 
 use crate::actions::Printer;
@@ -246,21 +246,12 @@ pub fn rb(a: &RbArgs) -> Result<(), Failure> {
     let printer = Arc::new(Printer::new(false, false, false));
     runtime()?.block_on(interruptible(async {
         if a.force {
-            let everything = Selection::Prefix(String::new());
-            let listed = list_spread(
-                Arc::clone(&client),
-                &target.bucket,
-                everything,
-                Filters::new(),
-                4,
-                Spread::WhenFar,
-            );
             let (p, bucket) = (Arc::clone(&printer), target.bucket.clone());
             let report: DeleteReport = Arc::new(move |r| match r {
                 Ok(key) => p.done("delete", &format!("s3://{bucket}/{key}"), None),
                 Err(e) => p.failed("delete", &format!("s3://{bucket}/{}", e.key), &e.message),
             });
-            let done = delete_listed(Arc::clone(&client), &target.bucket, listed, 8, report)
+            let done = delete_all(Arc::clone(&client), &target.bucket, report)
                 .await
                 .map_err(failed)?;
             if !done.failed.is_empty() {

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use slipstream_client::xml::Object;
 use slipstream_client::{ClientError, DeleteError, S3Client, MAX_DELETE_KEYS};
 use slipstream_s3::delete::fits_in_xml;
+use slipstream_s3::pattern::Filters;
 use tokio::sync::mpsc;
 
 use crate::flight::Flight;
+use crate::{list_spread, Selection, Spread};
 use crate::TransferError;
 
 /// What a many-object delete did.
@@ -24,6 +26,27 @@ pub struct Deleted {
 
 /// Called for each key as its batch returns: `Ok(key)` deleted, `Err` not.
 pub type DeleteReport = Arc<dyn Fn(Result<&str, &DeleteError>) + Send + Sync>;
+
+/// Deletes every object of `bucket` (their current versions: older versions and delete
+/// markers stay), listing spread when the service is far, 8 batches in flight: what `rb
+/// --force` and the Python `delete_bucket(force=True)` do before deleting the bucket, as the
+/// AWS CLI's `rb --force` does.
+pub async fn delete_all(
+    client: Arc<S3Client>,
+    bucket: &str,
+    report: DeleteReport,
+) -> Result<Deleted, TransferError> {
+    let everything = Selection::Prefix(String::new());
+    let listed = list_spread(
+        Arc::clone(&client),
+        bucket,
+        everything,
+        Filters::new(),
+        4,
+        Spread::WhenFar,
+    );
+    delete_listed(client, bucket, listed, 8, report).await
+}
 
 /// Deletes what `listed` yields from `bucket`, `in_flight` batches at a time. Per-key failures
 /// are collected in [`Deleted::failed`]; a listing error or a batch refused as a whole (after

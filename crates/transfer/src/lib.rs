@@ -54,7 +54,7 @@ mod walk;
 pub use case_conflict::{CaseConflict, CaseConflictSeen};
 pub use cleanup::{finish_cleanups, finish_cleanups_within, CLEANUP_WAIT};
 pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource, MAX_COPY_OBJECT};
-pub use delete::{delete_listed, DeleteReport, Deleted};
+pub use delete::{delete_all, delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
 pub use headers::{Grants, MetadataDirective, ObjectHeaders};

@@ -1,0 +1,89 @@
+//! `Client.create_bucket` and `delete_bucket` (the CLI's `mb` and `rb`), the work of both of
+//! their forms: what boto3's `create_bucket` and `delete_bucket` do, with `delete_bucket`'s
+//! `force` emptying the bucket first as the AWS CLI's `rb --force` does.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use slipstream_client::ClientError;
+use slipstream_transfer::{delete_all, DeleteReport, TransferError};
+
+use crate::client::Client;
+
+/// `tags` (a dict) as (key, value) pairs, in the dict's order.
+pub(crate) fn tag_pairs(tags: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, String)>> {
+    let Some(tags) = tags else {
+        return Ok(Vec::new());
+    };
+    tags.iter()
+        .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
+        .collect()
+}
+
+impl Client {
+    /// `CreateBucket` in the client's region (its `LocationConstraint` outside us-east-1),
+    /// tagged with `tags` from the start.
+    pub(crate) fn create_bucket_work(
+        &self,
+        bucket: &str,
+        tags: Vec<(String, String)>,
+    ) -> impl Future<Output = Result<(), ClientError>> + Send + 'static {
+        let (client, bucket) = (Arc::clone(&self.inner), bucket.to_owned());
+        async move { client.create_bucket_tagged(&bucket, &tags).await }
+    }
+
+    /// `DeleteBucket`, after deleting every object when `force`. An object S3 refuses to
+    /// delete keeps the bucket: the error is S3's `BucketNotEmpty` (409), naming how many were
+    /// refused and the first of them with S3's reason.
+    pub(crate) fn delete_bucket_work(
+        &self,
+        bucket: &str,
+        force: bool,
+    ) -> impl Future<Output = Result<(), TransferError>> + Send + 'static {
+        let (client, bucket) = (Arc::clone(&self.inner), bucket.to_owned());
+        async move {
+            if force {
+                let quiet: DeleteReport = Arc::new(|_| {});
+                let done = delete_all(Arc::clone(&client), &bucket, quiet).await?;
+                if let Some(first) = done.failed.first() {
+                    return Err(TransferError::Client(ClientError::S3 {
+                        status: 409,
+                        code: "BucketNotEmpty".into(),
+                        message: format!(
+                            "{} object(s) could not be deleted (the first, {}: {}: {}), so the \
+                             bucket stays",
+                            done.failed.len(),
+                            first.key,
+                            first.code,
+                            first.message
+                        ),
+                    }));
+                }
+            }
+            client.delete_bucket(&bucket).await.map_err(|e| match e {
+                ClientError::S3 {
+                    status,
+                    code,
+                    message,
+                } if code == "BucketNotEmpty" => TransferError::Client(ClientError::S3 {
+                    message: format!("{message} ({})", not_empty_hint(force)),
+                    status,
+                    code,
+                }),
+                e => TransferError::Client(e),
+            })
+        }
+    }
+}
+
+/// What to do about `BucketNotEmpty`: delete the objects, or (left after `force`, which deletes
+/// only current versions) the versions and delete markers of a bucket that is or was versioned.
+fn not_empty_hint(force: bool) -> &'static str {
+    match force {
+        false => "delete_bucket(bucket, force=True) deletes its objects first",
+        true => "what is left is versions or delete markers: with v = list_versions(bucket), \
+                 delete_many(bucket, v[\"Versions\"] + v[\"DeleteMarkers\"]) removes them for good",
+    }
+}
