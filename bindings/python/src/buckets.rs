@@ -83,7 +83,9 @@ impl Client {
 fn not_empty_hint(force: bool) -> &'static str {
     match force {
         false => "delete_bucket(bucket, force=True) deletes its objects first",
-        true => "what is left is versions or delete markers: with v = list_versions(bucket), \
-                 delete_many(bucket, v[\"Versions\"] + v[\"DeleteMarkers\"]) removes them for good",
+        true => {
+            "what is left is versions or delete markers: with v = list_versions(bucket), \
+                 delete_many(bucket, v[\"Versions\"] + v[\"DeleteMarkers\"]) removes them for good"
+        }
     }
 }

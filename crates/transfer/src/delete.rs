@@ -12,8 +12,8 @@ use slipstream_s3::pattern::Filters;
 use tokio::sync::mpsc;
 
 use crate::flight::Flight;
-use crate::{list_spread, Selection, Spread};
 use crate::TransferError;
+use crate::{list_spread, Selection, Spread};
 
 /// What a many-object delete did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
