@@ -148,6 +148,30 @@ def test_sync_down_sets_the_objects_times_and_follows_the_aws_cli_rules(slipstre
     assert lines == [] and "nothing to do" in err
 
 
+def test_cp_gives_downloads_their_objects_times_so_a_sync_after_it_does_nothing(slipstream_bin, server, s3, bucket, tmp_path):
+    """As the AWS CLI's cp and mv: a downloaded file's modification time is its object's (the
+    listing's, to the millisecond, for many; Last-Modified, to the second, for one), so a sync
+    after a cp moves nothing in either direction, ours or the AWS CLI's."""
+    for name, body in TREE.items():
+        s3.put_object(Bucket=bucket, Key=f"src/{name}", Body=body)
+    run = lambda *a: subprocess.run([slipstream_bin, *a, "--endpoint-url", server["endpoint"], "--path-style", "-q"],
+                                    cwd=tmp_path, env=cli_env(server), check=True, timeout=120)
+    run("cp", "--recursive", f"s3://{bucket}/src/", "many")
+    run("cp", f"s3://{bucket}/src/same.txt", "one.txt")
+    s3.put_object(Bucket=bucket, Key="moved.txt", Body=b"moved")
+    moved_at = s3.head_object(Bucket=bucket, Key="moved.txt")["LastModified"].timestamp()
+    run("mv", f"s3://{bucket}/moved.txt", "moved.txt")
+    listed = keys(s3, bucket, "src/")
+    for name in TREE:
+        assert os.stat(tmp_path / "many" / name).st_mtime == listed[name]["LastModified"].timestamp(), name
+    assert os.stat(tmp_path / "one.txt").st_mtime == int(listed["same.txt"]["LastModified"].timestamp())
+    assert os.stat(tmp_path / "moved.txt").st_mtime == moved_at
+    for args in [(f"s3://{bucket}/src/", "many"), ("many", f"s3://{bucket}/src/")]:
+        lines, err, _ = sync(slipstream_bin, server, tmp_path, *args, "--dryrun")
+        assert lines == [] and "nothing to do" in err, (args, lines)
+        assert aws_sync_plan(server, tmp_path, *args) == set(), args
+
+
 def test_sync_between_prefixes_runs_on_the_server(slipstream_bin, server, s3, bucket, tmp_path):
     for name, body in TREE.items():
         s3.put_object(Bucket=bucket, Key=f"a/{name}", Body=body)

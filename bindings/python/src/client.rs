@@ -321,6 +321,9 @@ impl Client {
                 shared_bodies: None,
                 headers: Default::default(),
                 source_customer_key: None,
+                // As boto3's download_file: the file has the time of its download (sync
+                // gives it the object's, as the AWS CLI's does).
+                keep_modified_time: false,
             },
             presigners: Default::default(),
         })

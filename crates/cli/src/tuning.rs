@@ -94,6 +94,8 @@ impl Tuning {
             shared_bodies: None,
             headers: headers.object_headers(),
             source_customer_key: headers.reading_key(to_s3).cloned(),
+            // As the AWS CLI's cp and mv: a later sync then finds file and object equal.
+            keep_modified_time: true,
         })
     }
 

@@ -10,6 +10,7 @@ use futures_util::FutureExt;
 use slipstream_client::{ChecksumAlgorithm, ObjectKey, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
+use crate::file_time::{object_time, set_modified};
 use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, part_permit};
 use crate::source::{check_checksum, next_chunk, short, start, whole_first_len, Source};
@@ -44,16 +45,25 @@ pub async fn download_to_file<'k>(
     download_listed(client, bucket, key.into(), dest, None, opts).await
 }
 
-/// [`download_to_file`] of an object a listing just said has `listed` bytes: a small one then
-/// comes whole from one GET, where an object of unknown size needs a HeadObject beside its
-/// first ranged GET for its checksum (AWS S3 sends none on ranged answers). Over a long link
-/// that halves the requests and connections of a prefix of small objects.
+/// What a listing just said of an object: its size and (when it parsed) its time, nanoseconds
+/// since 1970.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Listed {
+    pub(crate) size: u64,
+    pub(crate) modified: Option<i64>,
+}
+
+/// [`download_to_file`] of an object a listing just described: a small one then comes whole
+/// from one GET, where an object of unknown size needs a HeadObject beside its first ranged GET
+/// for its checksum (AWS S3 sends none on ranged answers). Over a long link that halves the
+/// requests and connections of a prefix of small objects. The file takes the listing's time,
+/// to the millisecond, when `opts.keep_modified_time` asks for the object's.
 pub(crate) async fn download_listed(
     client: Arc<S3Client>,
     bucket: &str,
     key: ObjectKey<'_>,
     dest: &Path,
-    listed: Option<u64>,
+    listed: Option<Listed>,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
@@ -68,7 +78,7 @@ async fn to_file(
     bucket: &str,
     key: ObjectKey<'_>,
     dest: &Path,
-    listed: Option<u64>,
+    listed: Option<Listed>,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
     let asked = Instant::now();
@@ -77,7 +87,7 @@ async fn to_file(
         bucket,
         key,
         whole_first_len(opts.part_size),
-        listed,
+        listed.map(|l| l.size),
     )
     .await?;
     let (part_size, concurrency) = file_cut(asked.elapsed(), &opts);
@@ -106,6 +116,12 @@ async fn to_file(
         let parts = crcs.iter().zip(&source.ranges);
         parts.fold(0, |acc, (crc, (s, e))| alg.combine(acc, *crc, e - s))
     })?;
+    if opts.keep_modified_time {
+        let listed_time = listed.and_then(|l| l.modified);
+        if let Some(time) = object_time(listed_time, &info.last_modified) {
+            set_modified(&tmp, time)?;
+        }
+    }
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever
     // shows complete data; surviving power loss as well would slow every download.
     std::fs::rename(&tmp, dest)?;

@@ -29,6 +29,7 @@ mod cut;
 mod delete;
 mod download;
 mod error;
+mod file_time;
 mod flight;
 mod headers;
 mod many;
@@ -163,6 +164,11 @@ pub struct TransferOptions {
     /// this machine reads; a single download takes it in its
     /// [`ObjectKey`](slipstream_client::ObjectKey).
     pub source_customer_key: Option<CustomerKey>,
+    /// Give a file a download writes its object's time (`LastModified`) as its modification
+    /// time, as the AWS CLI's `cp` and `sync` do, so that a later sync in either direction
+    /// finds the two equal (`file_time.rs`); `false` leaves the time of the download, as
+    /// boto3's `download_file` does. `sync` sets it whatever this says.
+    pub keep_modified_time: bool,
 }
 
 impl TransferOptions {
@@ -193,6 +199,7 @@ impl Default for TransferOptions {
             shared_bodies: None,
             headers: ObjectHeaders::default(),
             source_customer_key: None,
+            keep_modified_time: false,
         }
     }
 }

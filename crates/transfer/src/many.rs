@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use slipstream_client::{CustomerKey, ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
+use slipstream_s3::time::parse_timestamp;
 
 use crate::cut::{far_network, LONG_PATH};
-use crate::download::download_listed;
+use crate::download::{download_listed, Listed};
 use crate::error::at;
 use crate::pool::for_each_part;
 use crate::select::Selection;
@@ -478,15 +479,20 @@ pub async fn download_prefix(
     // none may differ only by case from another's.
     let claims =
         crate::case_conflict::Claims::new(many.case_conflict, many.on_case_conflict.clone());
-    let mut jobs: Vec<(String, PathBuf, u64)> = Vec::with_capacity(listed.len());
+    let mut jobs: Vec<(String, PathBuf, Listed)> = Vec::with_capacity(listed.len());
     for o in &listed {
         let path = local_path(dir, &prefix, &o.key)?;
         if claims.admit(|| format!("s3://{bucket}/{}", o.key), &path)? {
-            jobs.push((o.key.clone(), path, o.size));
+            let modified = parse_timestamp(&o.last_modified);
+            let about = Listed {
+                size: o.size,
+                modified,
+            };
+            jobs.push((o.key.clone(), path, about));
         }
     }
     if let Some(p) = &opts.progress {
-        p.fix_total(jobs.iter().map(|(_, _, size)| size).sum());
+        p.fix_total(jobs.iter().map(|(_, _, listed)| listed.size).sum());
     }
     let (bucket, jobs) = (bucket.to_owned(), Arc::new(jobs));
     let each = many.clone();

@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use slipstream_client::xml::Object;
 use slipstream_client::{DeleteError, ObjectKey, S3Client};
@@ -18,7 +17,7 @@ use slipstream_s3::pattern::Filters;
 use tokio::sync::mpsc;
 
 use crate::copy::{copy_object, CopySettings, CopySource};
-use crate::download::download_listed;
+use crate::download::{download_listed, Listed};
 use crate::error::at;
 use crate::flight::Flight;
 use crate::many::{
@@ -629,11 +628,15 @@ async fn move_entry(
             let key = format!("{prefix}{}", src.name);
             let read = opts.source_customer_key.clone();
             let object = ObjectKey::from(&key).with_customer_key(read.as_ref());
-            download_listed(client, bucket, object, &path, Some(src.size), opts).await?;
-            if let Some(time) = src.modified.and_then(system_time) {
-                let file = std::fs::File::options().write(true).open(&path);
-                file.and_then(|f| f.set_modified(time)).map_err(at(&path))?;
-            }
+            let listed = Listed {
+                size: src.size,
+                modified: src.modified,
+            };
+            let opts = TransferOptions {
+                keep_modified_time: true,
+                ..opts
+            };
+            download_listed(client, bucket, object, &path, Some(listed), opts).await?;
         }
         (
             Place::S3 {
@@ -663,15 +666,6 @@ async fn move_entry(
         (Place::Local(_), Place::Local(_)) => {}
     }
     Ok(())
-}
-
-fn system_time(nanos: i64) -> Option<SystemTime> {
-    let magnitude = Duration::from_nanos(nanos.unsigned_abs());
-    if nanos >= 0 {
-        UNIX_EPOCH.checked_add(magnitude)
-    } else {
-        UNIX_EPOCH.checked_sub(magnitude)
-    }
 }
 
 #[cfg(test)]
@@ -722,14 +716,5 @@ mod tests {
         };
         assert!(differs(Upload, SizeAndTime, &unknown, &old));
         assert!(!differs(Upload, SizeOnly, &unknown, &old));
-    }
-
-    #[test]
-    fn times_round_trip_through_system_time() {
-        use crate::sides::nanos_since_epoch;
-        for nanos in [0, 1, 1_795_600_800_123_000_000, -5_000_000_001] {
-            let t = system_time(nanos).unwrap();
-            assert_eq!(nanos_since_epoch(t), Some(nanos));
-        }
     }
 }
