@@ -150,6 +150,15 @@ pub struct CpArgs {
     /// as s5cmd); with mv its source stays too.
     #[arg(long, short = 'n')]
     pub no_clobber: bool,
+    /// Write over a destination that exists only if its size differs from the source's
+    /// (s5cmd's flag; one stat or HeadObject per destination). With --if-source-newer: if
+    /// either holds.
+    #[arg(long, short = 's')]
+    pub if_size_differ: bool,
+    /// Write over a destination that exists only if the source is newer: a file's
+    /// modification time against an object's LastModified, or two objects' (s5cmd's flag).
+    #[arg(long, short = 'u')]
+    pub if_source_newer: bool,
     /// Downloads of many objects (--recursive, a wildcard) whose file names differ only by
     /// case, which a case-insensitive file system (macOS's, Windows') writes to one file:
     /// ignore (the default, as the AWS CLI's), warn, skip the later, or error before any byte.
@@ -179,6 +188,17 @@ pub struct CpArgs {
     /// Print nothing but errors (also --only-show-errors, the AWS CLI's name for it).
     #[arg(long, short, visible_alias = "only-show-errors")]
     pub quiet: bool,
+}
+
+impl CpArgs {
+    /// Which destinations that exist the copy leaves alone.
+    pub fn overwrite(&self) -> slipstream_transfer::Overwrite {
+        slipstream_transfer::Overwrite {
+            no_clobber: self.no_clobber,
+            if_size_differ: self.if_size_differ,
+            if_source_newer: self.if_source_newer,
+        }
+    }
 }
 
 /// Where an s3:// source lives when it is not the destination's service or account: then

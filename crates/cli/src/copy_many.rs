@@ -35,7 +35,7 @@ pub(crate) async fn cp_many(
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let dir = a.destination.path();
             let mut many = ManyOptions::new(a.tuning.objects());
-            many.no_clobber = a.no_clobber;
+            many.overwrite = a.overwrite();
             many.on_failure = Some(plan.printer.failures(action("download")));
             many.case_conflict = a.case_conflict.into();
             many.on_case_conflict = Some(crate::actions::case_conflicts());
@@ -83,7 +83,7 @@ pub(crate) async fn cp_many(
                 prefix.push('/');
             }
             let mut many = ManyOptions::new(a.tuning.objects());
-            many.no_clobber = a.no_clobber;
+            many.overwrite = a.overwrite();
             many.on_failure = Some(plan.printer.failures(action("upload")));
             many.filters = plan.filters.clone();
             many.links =
@@ -167,7 +167,7 @@ pub(crate) async fn cp_many(
                 .await;
             }
             let mut many = ManyOptions::new(a.tuning.objects());
-            many.no_clobber = a.no_clobber;
+            many.overwrite = a.overwrite();
             many.on_failure = Some(plan.printer.failures(action("copy")));
             let deleting = plan.moving.then(|| mv_deleter(&lister, &src.bucket));
             let (p, sb, db, tx) = (

@@ -11,7 +11,8 @@ use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
     copy_object, copy_through, download_to_file, download_to_writer, upload_file,
-    upload_from_reader, CopySource, MetadataDirective, TransferError, TransferOptions, MAX_PARTS,
+    upload_from_reader, CopySource, MetadataDirective, Stat, TransferError, TransferOptions,
+    MAX_PARTS,
 };
 
 use crate::actions::{failures, left_out, Printer};
@@ -158,14 +159,12 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     } else if a.source.is_stdio() || a.destination.is_stdio() {
         // Data through a pipe: nothing else printed, as the AWS CLI prints nothing there.
     } else if !a.quiet && what == "skip" {
-        eprintln!(
-            "skip: {} -> {to}: the destination exists (--no-clobber)",
-            a.source
-        );
+        let why = kept_because(&a.overwrite());
+        eprintln!("skip: {} -> {to}: {why}", a.source);
     } else if !a.quiet {
         let kept = match skipped {
             0 => String::new(),
-            n => format!("; {n} skipped: the destination exists (--no-clobber)"),
+            n => format!("; {n} skipped: {}", kept_because(&a.overwrite())),
         };
         eprintln!(
             "{what}: {} -> {to} ({bytes} bytes in {seconds:.2} s, {mb_per_s:.1} MB/s{kept})",
@@ -174,6 +173,18 @@ fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
     }
     failures(failed, objects.unwrap_or(0))?;
     left_out(&not_files)
+}
+
+/// Why a copy left a destination alone, in the words of the flag that did.
+fn kept_because(o: &slipstream_transfer::Overwrite) -> &'static str {
+    match (o.if_size_differ, o.if_source_newer) {
+        (true, true) => {
+            "the destination has the same size and is as new (--if-size-differ --if-source-newer)"
+        }
+        (true, false) => "the destination has the same size (--if-size-differ)",
+        (false, true) => "the destination is as new (--if-source-newer)",
+        (false, false) => "the destination exists (--no-clobber)",
+    }
 }
 
 /// What one `cp` moved, for its summary line.
@@ -185,7 +196,7 @@ pub(crate) struct Moved {
     /// What checked the data: the object's whole checksum on a download (none if it has
     /// none), the algorithm S3 checked every part with on an upload.
     checksum: Option<ChecksumAlgorithm>,
-    /// Objects --no-clobber left alone.
+    /// Objects --no-clobber, --if-size-differ or --if-source-newer left alone.
     skipped: usize,
     /// Objects that failed while the others moved (each named as it failed).
     failed: usize,
@@ -197,7 +208,7 @@ pub(crate) struct Moved {
 }
 
 impl Moved {
-    /// Nothing moved: --no-clobber found the destination.
+    /// Nothing moved: --no-clobber (or a condition) left the destination.
     fn skip(to: String) -> Self {
         Self {
             what: "skip",
@@ -258,9 +269,15 @@ pub(crate) async fn copy(
         not_files: Vec::new(),
         to: to.map(|t| t.to_string()),
     };
-    if plan.moving && (a.source.is_stdio() || a.destination.is_stdio()) {
+    let stdio = a.source.is_stdio() || a.destination.is_stdio();
+    if plan.moving && stdio {
         return Err(Failure::usage(
             "mv moves files and objects, not standard input or output",
+        ));
+    }
+    if a.overwrite().compares() && stdio {
+        return Err(Failure::usage(
+            "--if-size-differ and --if-source-newer compare files and objects, not standard input or output",
         ));
     }
     if plan.many {
@@ -304,7 +321,7 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("upload", &dst));
             }
-            if a.no_clobber && exists(plan, &client, &dst).await? {
+            if kept_object(plan, &client, Stat::UNKNOWN, &dst).await? {
                 return Ok(Moved::skip(dst.to_string()));
             }
             let mut stdin = tokio::io::stdin();
@@ -327,8 +344,11 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("download", &dest.display()));
             }
-            if a.no_clobber && dest.exists() {
-                return Ok(Moved::skip(dest.display().to_string()));
+            if let Some(source) = source_stat(plan, &client, &src).await? {
+                let kept = a.overwrite().keeps_file(source, &dest).await;
+                if kept.map_err(failed)? {
+                    return Ok(Moved::skip(dest.display().to_string()));
+                }
             }
             // As the AWS CLI and s5cmd do: `cp s3://b/k new/dir/k` makes new/dir.
             let made = match dest.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -387,7 +407,12 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("upload", &target));
             }
-            if a.no_clobber && exists(plan, &client, &target).await? {
+            let source = match a.overwrite().compares() {
+                true => Stat::of_file(path).await.map_err(failed)?,
+                false => None,
+            };
+            let source = source.unwrap_or(Stat::UNKNOWN);
+            if kept_object(plan, &client, source, &target).await? {
                 return Ok(Moved::skip(target.to_string()));
             }
             let done = upload_file(client, path, &target.bucket, &target.key, opts)
@@ -421,8 +446,11 @@ pub(crate) async fn copy(
             if a.dryrun {
                 return Ok(dry("copy", &dst));
             }
-            if a.no_clobber && exists(plan, &client, &dst).await? {
-                return Ok(Moved::skip(dst.to_string()));
+            let reads = elsewhere.as_ref().unwrap_or(&client);
+            if let Some(source) = source_stat(plan, reads, &src).await? {
+                if kept_object(plan, &client, source, &dst).await? {
+                    return Ok(Moved::skip(dst.to_string()));
+                }
             }
             if let Some(source) = elsewhere {
                 let done = copy_through(
@@ -478,12 +506,34 @@ pub(crate) fn in_place(plan: &Plan, source: &impl std::fmt::Display) -> Result<(
     Ok(())
 }
 
-/// Whether the object exists, for --no-clobber (headed with the key it would be written with).
-async fn exists(plan: &Plan<'_>, client: &S3Client, target: &S3Uri) -> Result<bool, Failure> {
-    let key =
-        ObjectKey::from(&target.key).with_customer_key(plan.a.headers.sse_c.sse_c_key.as_ref());
-    client
-        .object_exists(&target.bucket, key)
+/// Whether --no-clobber, --if-size-differ or --if-source-newer leave the object at `target`
+/// as it is, against `source` (headed with the key it would be written with).
+async fn kept_object(
+    plan: &Plan<'_>,
+    client: &S3Client,
+    source: Stat,
+    target: &S3Uri,
+) -> Result<bool, Failure> {
+    let made_key = plan.a.headers.sse_c.sse_c_key.as_ref();
+    let to = (target.bucket.as_str(), target.key.as_str());
+    let overwrite = plan.a.overwrite();
+    let kept = overwrite.keeps_object(source, client, to, made_key);
+    kept.await.map_err(failed)
+}
+
+/// The s3:// source's size and time, headed (the version, with its customer key) only when
+/// --if-size-differ or --if-source-newer compares them (`UNKNOWN` otherwise); `None` for a
+/// missing source, left for the copy itself to report as its own error.
+async fn source_stat(
+    plan: &Plan<'_>,
+    client: &S3Client,
+    src: &S3Uri,
+) -> Result<Option<Stat>, Failure> {
+    if !plan.a.overwrite().compares() {
+        return Ok(Some(Stat::UNKNOWN));
+    }
+    let key = source_key(plan.a, src);
+    Stat::of_object(client, &src.bucket, key)
         .await
         .map_err(failed)
 }

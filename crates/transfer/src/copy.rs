@@ -22,7 +22,7 @@ use crate::cleanup::multipart_upload;
 use crate::many::objects_in_flight;
 use crate::pool::for_each_part;
 use crate::select::Selection;
-use crate::{parts, Many, ManyOptions, TransferError, MAX_PARTS, MIN_PART_SIZE};
+use crate::{parts, Many, ManyOptions, Stat, TransferError, MAX_PARTS, MIN_PART_SIZE};
 
 /// The largest object one `CopyObject` copies.
 pub const MAX_COPY_OBJECT: u64 = 5 << 30;
@@ -228,6 +228,7 @@ pub async fn copy_listed(
 ) -> Result<Many, TransferError> {
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
     for_each_listed(listed, in_flight, |o| {
+        let listed = Stat::listed(o.size, &o.last_modified);
         let source = CopySource {
             bucket: src_bucket.to_owned(),
             key: o.key.clone(),
@@ -251,7 +252,8 @@ pub async fn copy_listed(
                     )
                 };
                 let made_key = settings.options.customer_key.as_ref();
-                let kept = many.keeps_object(&client, &bucket, &key, made_key).await;
+                let to = (bucket.as_str(), key.as_str());
+                let kept = many.keeps_object(listed, &client, to, made_key).await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }

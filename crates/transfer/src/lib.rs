@@ -35,6 +35,7 @@ mod headers;
 mod many;
 mod memory;
 mod offset_writer;
+mod overwrite;
 mod pool;
 mod range_frames;
 mod ranges;
@@ -65,6 +66,7 @@ pub use many::{
     LOCAL_ANSWER, MID_OBJECTS, NEAR_LARGE_OBJECTS, NEAR_OBJECTS,
 };
 pub use memory::{download_to_memory, MemoryDownload};
+pub use overwrite::{Overwrite, Stat};
 pub use ranges::{list_ranges, worth_cutting};
 pub use runtime::{blocking_threads, io_runtime};
 pub use select::{list_selected, Selection};

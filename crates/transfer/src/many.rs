@@ -18,7 +18,7 @@ use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::walk::{walk_files, Links, Walked};
 use crate::TransferError;
-use crate::{upload_file, TransferOptions, MIN_PART_SIZE};
+use crate::{upload_file, Overwrite, Stat, TransferOptions, MIN_PART_SIZE};
 
 /// What a many-object transfer moved.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -322,9 +322,10 @@ pub struct ManyOptions {
     pub filters: Filters,
     /// Called as each object completes.
     pub on_object: Option<ObjectDone>,
-    /// Leave alone every object whose destination exists (a file, or an object: one
-    /// `HeadObject` each, as s5cmd's `--no-clobber` checks); `on_object` is not called for it.
-    pub no_clobber: bool,
+    /// Which destinations that exist to leave alone (s5cmd's `--no-clobber`,
+    /// `--if-size-differ`, `--if-source-newer`: a file's `stat`, or one `HeadObject` each, only
+    /// when one is set); `on_object` is not called for them.
+    pub overwrite: Overwrite,
     /// What an upload of a directory does with symbolic links in it (default: follows them).
     pub links: Links,
     /// Go on past an object that fails on its own (S3 refused it, its data was bad: a
@@ -346,7 +347,7 @@ impl std::fmt::Debug for ManyOptions {
         f.debug_struct("ManyOptions")
             .field("objects", &self.objects)
             .field("filters", &self.filters)
-            .field("no_clobber", &self.no_clobber)
+            .field("overwrite", &self.overwrite)
             .field("links", &self.links)
             .finish_non_exhaustive()
     }
@@ -359,7 +360,7 @@ impl ManyOptions {
             objects,
             filters: Filters::new(),
             on_object: None,
-            no_clobber: false,
+            overwrite: Overwrite::default(),
             links: Links::Follow,
             on_failure: None,
             case_conflict: crate::CaseConflict::Ignore,
@@ -380,21 +381,19 @@ impl ManyOptions {
         }
     }
 
-    /// Whether `--no-clobber` keeps the object at `bucket`/`key` from being written.
+    /// Whether [`ManyOptions::overwrite`] keeps the object at `bucket`/`key` from being
+    /// written over with `source`.
     pub(crate) async fn keeps_object(
         &self,
+        source: Stat,
         client: &S3Client,
-        bucket: &str,
-        key: &str,
+        (bucket, key): (&str, &str),
         customer_key: Option<&CustomerKey>,
     ) -> Result<bool, TransferError> {
-        let key = ObjectKey::from(key).with_customer_key(customer_key);
-        Ok(self.no_clobber && client.object_exists(bucket, key).await?)
-    }
-
-    /// Whether `--no-clobber` keeps the file at `path` from being written.
-    pub(crate) async fn keeps_file(&self, path: &Path) -> Result<bool, TransferError> {
-        Ok(self.no_clobber && tokio::fs::try_exists(path).await.map_err(at(path))?)
+        let to = (bucket, key);
+        self.overwrite
+            .keeps_object(source, client, to, customer_key)
+            .await
     }
 
     pub(crate) fn report(&self, source: &str, destination: &str, size: u64) {
@@ -507,7 +506,11 @@ pub async fn download_prefix(
         async move {
             let (key, path, listed) = &jobs[i];
             let moved = async {
-                if each.keeps_file(path).await? {
+                let source = Stat {
+                    size: listed.size,
+                    modified: listed.modified,
+                };
+                if each.overwrite.keeps_file(source, path).await? {
                     return Ok(None);
                 }
                 if let Some(parent) = path.parent() {
@@ -571,7 +574,13 @@ pub async fn upload_directory(
             let moved = async {
                 let named = || format!("s3://{bucket}/{key}");
                 let made_key = opts.headers.customer_key.as_ref();
-                let kept = each.keeps_object(&client, &bucket, &key, made_key).await;
+                // The file is looked at only when a condition needs it.
+                let source = match each.overwrite.asks() {
+                    true => Stat::of_file(path).await?.unwrap_or(Stat::UNKNOWN),
+                    false => Stat::UNKNOWN,
+                };
+                let to = (bucket.as_str(), key.as_str());
+                let kept = each.keeps_object(source, &client, to, made_key).await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }

@@ -23,7 +23,9 @@ use crate::memory::MemoryDownload;
 use crate::select::Selection;
 use crate::stall;
 use crate::stream::{download_to_writer_seen, single_put_below};
-use crate::{upload_from_reader, Many, ManyOptions, TransferError, TransferOptions, Uploaded};
+use crate::{
+    upload_from_reader, Many, ManyOptions, Stat, TransferError, TransferOptions, Uploaded,
+};
 
 /// The pipe between the download and the upload: one part, at most 8 MiB (the download's
 /// parts wait in its own reorder buffer, not here).
@@ -188,7 +190,9 @@ pub async fn copy_listed_through(
             let moved = async {
                 let named = || format!("s3://{src_bucket}/{} -> s3://{bucket}/{key}", o.key);
                 let made_key = opts.headers.customer_key.as_ref();
-                let kept = many.keeps_object(&client, &bucket, &key, made_key).await;
+                let listed = Stat::listed(o.size, &o.last_modified);
+                let to = (bucket.as_str(), key.as_str());
+                let kept = many.keeps_object(listed, &client, to, made_key).await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }
