@@ -159,6 +159,11 @@ pub struct CpArgs {
     /// modification time against an object's LastModified, or two objects' (s5cmd's flag).
     #[arg(long, short = 'u')]
     pub if_source_newer: bool,
+    /// Many objects or files: each under its last name alone in the destination
+    /// (`logs/2026-01/a.gz` to `dir/a.gz`), as s5cmd's --flatten; a second source with a name
+    /// already taken is refused, named, and the others go on.
+    #[arg(long, short = 'f')]
+    pub flatten: bool,
     /// Downloads of many objects (--recursive, a wildcard) whose file names differ only by
     /// case, which a case-insensitive file system (macOS's, Windows') writes to one file:
     /// ignore (the default, as the AWS CLI's), warn, skip the later, or error before any byte.

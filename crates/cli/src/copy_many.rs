@@ -8,8 +8,9 @@ use std::sync::Arc;
 use slipstream_client::xml::Object;
 use slipstream_client::S3Client;
 use slipstream_transfer::{
-    copy_listed, copy_listed_through, delete_listed, download_prefix, list_selected, list_spread,
-    upload_directory, walk_files, ManyOptions, Selection, Spread, TransferError, TransferOptions,
+    copy_listed, copy_listed_through, delete_listed, download_prefix, last_name, list_selected,
+    list_spread, upload_directory, walk_files, ManyOptions, Selection, Spread, TransferError,
+    TransferOptions,
 };
 
 use crate::copying::{in_place, source_client, Plan};
@@ -36,6 +37,7 @@ pub(crate) async fn cp_many(
             let dir = a.destination.path();
             let mut many = ManyOptions::new(a.tuning.objects());
             many.overwrite = a.overwrite();
+            many.flatten = a.flatten;
             many.on_failure = Some(plan.printer.failures(action("download")));
             many.case_conflict = a.case_conflict.into();
             many.on_case_conflict = Some(crate::actions::case_conflicts());
@@ -84,6 +86,7 @@ pub(crate) async fn cp_many(
             }
             let mut many = ManyOptions::new(a.tuning.objects());
             many.overwrite = a.overwrite();
+            many.flatten = a.flatten;
             many.on_failure = Some(plan.printer.failures(action("upload")));
             many.filters = plan.filters.clone();
             many.links =
@@ -91,7 +94,7 @@ pub(crate) async fn cp_many(
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
             let removal_failed = Arc::new(std::sync::Mutex::new(None));
             let r = Arc::clone(&removal_failed);
-            let (root, below) = (dir.to_path_buf(), prefix.clone());
+            let (root, below, flatten) = (dir.to_path_buf(), prefix.clone(), a.flatten);
             many.on_object = Some(Arc::new(move |path, key, _| {
                 p.done(
                     action("upload"),
@@ -101,7 +104,12 @@ pub(crate) async fn cp_many(
                 if moving {
                     // The file as the walk found it, its directory's bytes kept (`path` is
                     // text for the line printed: a directory named in Latin-1 would not match).
-                    let file = root.join(key.strip_prefix(below.as_str()).unwrap_or(key));
+                    // Flattened, the key no longer says where the file was: its path as text
+                    // then (exact for UTF-8 names; another fails to be removed, and says so).
+                    let file = match flatten {
+                        true => std::path::PathBuf::from(path),
+                        false => root.join(key.strip_prefix(below.as_str()).unwrap_or(key)),
+                    };
                     if let Err(e) = std::fs::remove_file(file) {
                         if let Ok(mut r) = r.lock() {
                             r.get_or_insert(format!(
@@ -114,6 +122,7 @@ pub(crate) async fn cp_many(
             if a.dryrun {
                 let walked = walk_files(dir, &plan.filters, many.links).map_err(failed)?;
                 for (path, rel) in walked.files {
+                    let rel = if a.flatten { last_name(&rel) } else { &rel };
                     plan.printer.done(
                         action("upload"),
                         &path.display().to_string(),
@@ -147,6 +156,13 @@ pub(crate) async fn cp_many(
                 prefix.push('/');
             }
             let same = reader.is_none() && src.bucket == dst.bucket;
+            if same && a.flatten && prefix.starts_with(selection.base()) {
+                return Err(Failure::usage(format!(
+                    "--flatten onto s3://{}/{}, the source or inside it, would copy objects over \
+                     its own objects",
+                    dst.bucket, prefix
+                )));
+            }
             if same && prefix == selection.base() {
                 // Every object onto itself: what the copies write are the keys listed.
                 in_place(plan, &format!("s3://{}/{}", dst.bucket, prefix))?;
@@ -168,6 +184,7 @@ pub(crate) async fn cp_many(
             }
             let mut many = ManyOptions::new(a.tuning.objects());
             many.overwrite = a.overwrite();
+            many.flatten = a.flatten;
             many.on_failure = Some(plan.printer.failures(action("copy")));
             let deleting = plan.moving.then(|| mv_deleter(&lister, &src.bucket));
             let (p, sb, db, tx) = (
@@ -234,7 +251,11 @@ async fn dry_run(
     );
     while let Some(page) = listed.recv().await {
         for o in page.map_err(failed)? {
-            let to = destination(selection.relative(&o.key));
+            let relative = selection.relative(&o.key);
+            let to = match plan.a.flatten {
+                true => destination(last_name(relative)),
+                false => destination(relative),
+            };
             plan.printer
                 .done(action, &format!("s3://{bucket}/{}", o.key), Some(&to));
             would.objects += 1;

@@ -227,6 +227,7 @@ pub async fn copy_listed(
     settings: &CopySettings,
 ) -> Result<Many, TransferError> {
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
+    let flat = many.flat_names();
     for_each_listed(listed, in_flight, |o| {
         let listed = Stat::listed(o.size, &o.last_modified);
         let source = CopySource {
@@ -236,12 +237,16 @@ pub async fn copy_listed(
             listed: Some((o.size, o.etag)),
             customer_key: settings.source_customer_key.clone(),
         };
-        let key = format!("{prefix}{}", selection.relative(&o.key));
-        let (client, bucket, settings, many) = (
+        let key = format!(
+            "{prefix}{}",
+            many.destination_name(selection.relative(&o.key))
+        );
+        let (client, bucket, settings, many, flat) = (
             Arc::clone(client),
             bucket.to_owned(),
             settings.clone(),
             many.clone(),
+            flat.clone(),
         );
         async move {
             let moved = async {
@@ -251,6 +256,10 @@ pub async fn copy_listed(
                         source.bucket, source.key
                     )
                 };
+                if let Some(flat) = &flat {
+                    let from = format!("s3://{}/{}", source.bucket, source.key);
+                    flat.claim(&format!("s3://{bucket}/{key}"), &from)?;
+                }
                 let made_key = settings.options.customer_key.as_ref();
                 let to = (bucket.as_str(), key.as_str());
                 let kept = many.keeps_object(listed, &client, to, made_key).await;

@@ -30,6 +30,7 @@ mod delete;
 mod download;
 mod error;
 mod file_time;
+mod flat_names;
 mod flight;
 mod headers;
 mod many;
@@ -59,6 +60,7 @@ pub use copy::{copy_listed, copy_object, CopiedObject, CopySettings, CopySource,
 pub use delete::{delete_all, delete_listed, DeleteReport, Deleted};
 pub use download::{download_to_file, Downloaded};
 pub use error::TransferError;
+pub use flat_names::last_name;
 pub use headers::{Grants, MetadataDirective, ObjectHeaders};
 pub use many::{
     download_prefix, objects_in_flight, upload_directory, upload_objects_in_flight, Many,

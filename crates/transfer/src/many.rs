@@ -14,6 +14,7 @@ use slipstream_s3::time::parse_timestamp;
 use crate::cut::{far_network, LONG_PATH};
 use crate::download::{download_listed, Listed};
 use crate::error::at;
+use crate::flat_names::{last_name, FlatNames};
 use crate::pool::for_each_part;
 use crate::select::Selection;
 use crate::walk::{walk_files, Links, Walked};
@@ -27,7 +28,7 @@ pub struct Many {
     pub objects: usize,
     /// Bytes moved.
     pub bytes: u64,
-    /// Objects left alone because their destination existed (`ManyOptions::no_clobber`).
+    /// Objects left alone because their destination existed (`ManyOptions::overwrite`).
     pub skipped: usize,
     /// Entries below an uploaded directory that are not files (FIFOs, sockets, devices): left
     /// out, as s5cmd and the AWS CLI leave them, and named so the caller can say so.
@@ -42,7 +43,7 @@ pub struct Many {
 pub(crate) enum Ended {
     /// Moved, with its bytes.
     Moved(u64),
-    /// Left alone (`--no-clobber`).
+    /// Left alone (`ManyOptions::overwrite`).
     Skipped,
     /// Failed, reported, and the others went on.
     Failed,
@@ -340,6 +341,9 @@ pub struct ManyOptions {
     pub case_conflict: crate::CaseConflict,
     /// See `case_conflict`.
     pub on_case_conflict: Option<crate::CaseConflictSeen>,
+    /// Every object under its last name alone, in one directory or prefix (s5cmd's
+    /// `--flatten`; see `flat_names.rs`).
+    pub flatten: bool,
 }
 
 impl std::fmt::Debug for ManyOptions {
@@ -349,6 +353,7 @@ impl std::fmt::Debug for ManyOptions {
             .field("filters", &self.filters)
             .field("overwrite", &self.overwrite)
             .field("links", &self.links)
+            .field("flatten", &self.flatten)
             .finish_non_exhaustive()
     }
 }
@@ -365,7 +370,22 @@ impl ManyOptions {
             on_failure: None,
             case_conflict: crate::CaseConflict::Ignore,
             on_case_conflict: None,
+            flatten: false,
         }
+    }
+
+    /// The name an object or file goes under, given its name relative to the source: that
+    /// name, or with `flatten` its last segment.
+    pub fn destination_name<'k>(&self, relative: &'k str) -> &'k str {
+        match self.flatten {
+            true => last_name(relative),
+            false => relative,
+        }
+    }
+
+    /// The names a flattened copy gives out (`None` when it keeps the structure).
+    pub(crate) fn flat_names(&self) -> Option<Arc<FlatNames>> {
+        self.flatten.then(Default::default)
     }
 
     /// How one object's work ended: an error of that object alone goes to `on_failure` when
@@ -479,8 +499,26 @@ pub async fn download_prefix(
     let claims =
         crate::case_conflict::Claims::new(many.case_conflict, many.on_case_conflict.clone());
     let mut jobs: Vec<(String, PathBuf, Listed)> = Vec::with_capacity(listed.len());
+    // Flattened names taken twice: the later object refused (reported now, counted at the end).
+    let (flat, mut refused) = (many.flat_names(), Vec::new());
     for o in &listed {
-        let path = local_path(dir, &prefix, &o.key)?;
+        let path = match &flat {
+            Some(_) => {
+                let relative = o.key.strip_prefix(prefix.as_str()).unwrap_or(&o.key);
+                local_path(dir, "", last_name(relative))?
+            }
+            None => local_path(dir, &prefix, &o.key)?,
+        };
+        if let Some(flat) = &flat {
+            let (to, from) = (
+                path.display().to_string(),
+                format!("s3://{bucket}/{}", o.key),
+            );
+            if let Err(e) = flat.claim(&to, &from) {
+                refused.push(many.ended(Err(e))?);
+                continue;
+            }
+        }
         if claims.admit(|| format!("s3://{bucket}/{}", o.key), &path)? {
             let modified = parse_timestamp(&o.last_modified);
             let about = Listed {
@@ -532,7 +570,7 @@ pub async fn download_prefix(
         }
     })
     .await?;
-    Ok(Many::of(&sizes))
+    Ok(Many::of(&[sizes, refused].concat()))
 }
 
 /// Uploads every regular file below `dir` that the filters take (on its path relative to
@@ -545,7 +583,23 @@ pub async fn upload_directory(
     many: &ManyOptions,
     opts: TransferOptions,
 ) -> Result<Many, TransferError> {
-    let Walked { files, not_files } = walk_files(dir, &many.filters, many.links)?;
+    let Walked {
+        mut files,
+        not_files,
+    } = walk_files(dir, &many.filters, many.links)?;
+    // Flattened names taken twice: the later file refused (reported now, counted at the end).
+    let mut refused = Vec::new();
+    if let Some(flat) = many.flat_names() {
+        let mut kept = Vec::with_capacity(files.len());
+        for (path, name) in files {
+            let to = format!("s3://{bucket}/{prefix}{}", last_name(&name));
+            match flat.claim(&to, &path.display().to_string()) {
+                Ok(()) => kept.push((path, name)),
+                Err(e) => refused.push(many.ended(Err(e))?),
+            }
+        }
+        files = kept;
+    }
     let mut bytes = 0;
     for (path, _) in &files {
         bytes += std::fs::metadata(path).map_err(at(path))?.len();
@@ -568,7 +622,7 @@ pub async fn upload_directory(
             opts.clone(),
             each.clone(),
         );
-        let key = format!("{prefix}{}", files[i].1);
+        let key = format!("{prefix}{}", each.destination_name(&files[i].1));
         async move {
             let path = &files[i].0;
             let moved = async {
@@ -597,7 +651,7 @@ pub async fn upload_directory(
     .await?;
     Ok(Many {
         not_files,
-        ..Many::of(&sizes)
+        ..Many::of(&[sizes, refused].concat())
     })
 }
 

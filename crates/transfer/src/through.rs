@@ -177,18 +177,27 @@ pub async fn copy_listed_through(
     let ends = ((&**source, src_bucket), (&**client, bucket));
     let in_flight = objects_in_flight_between(ends.0, ends.1, many.objects).await?;
     let opts = with_part_budget(opts);
+    let flat = many.flat_names();
     for_each_listed(listed, in_flight, |o| {
-        let key = format!("{prefix}{}", selection.relative(&o.key));
-        let (source, client, many, opts) = (
+        let key = format!(
+            "{prefix}{}",
+            many.destination_name(selection.relative(&o.key))
+        );
+        let (source, client, many, opts, flat) = (
             Arc::clone(source),
             Arc::clone(client),
             many.clone(),
             opts.clone(),
+            flat.clone(),
         );
         let (src_bucket, bucket) = (src_bucket.to_owned(), bucket.to_owned());
         async move {
             let moved = async {
                 let named = || format!("s3://{src_bucket}/{} -> s3://{bucket}/{key}", o.key);
+                if let Some(flat) = &flat {
+                    let from = format!("s3://{src_bucket}/{}", o.key);
+                    flat.claim(&format!("s3://{bucket}/{key}"), &from)?;
+                }
                 let made_key = opts.headers.customer_key.as_ref();
                 let listed = Stat::listed(o.size, &o.last_modified);
                 let to = (bucket.as_str(), key.as_str());
