@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use slipstream_client::{CustomerKey, ObjectKey, S3Client};
+use slipstream_client::{ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::time::parse_timestamp;
 
@@ -401,21 +401,6 @@ impl ManyOptions {
         }
     }
 
-    /// Whether [`ManyOptions::overwrite`] keeps the object at `bucket`/`key` from being
-    /// written over with `source`.
-    pub(crate) async fn keeps_object(
-        &self,
-        source: Stat,
-        client: &S3Client,
-        (bucket, key): (&str, &str),
-        customer_key: Option<&CustomerKey>,
-    ) -> Result<bool, TransferError> {
-        let to = (bucket, key);
-        self.overwrite
-            .keeps_object(source, client, to, customer_key)
-            .await
-    }
-
     pub(crate) fn report(&self, source: &str, destination: &str, size: u64) {
         if let Some(f) = &self.on_object {
             f(source, destination, size);
@@ -634,7 +619,7 @@ pub async fn upload_directory(
                     false => Stat::UNKNOWN,
                 };
                 let to = (bucket.as_str(), key.as_str());
-                let kept = each.keeps_object(source, &client, to, made_key).await;
+                let kept = each.overwrite.keeps_object(source, &client, to, made_key).await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }
