@@ -262,7 +262,10 @@ pub async fn copy_listed(
                 }
                 let made_key = settings.options.customer_key.as_ref();
                 let to = (bucket.as_str(), key.as_str());
-                let kept = many.overwrite.keeps_object(listed, &client, to, made_key).await;
+                let kept = many
+                    .overwrite
+                    .keeps_object(listed, &client, to, made_key)
+                    .await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }

@@ -619,7 +619,10 @@ pub async fn upload_directory(
                     false => Stat::UNKNOWN,
                 };
                 let to = (bucket.as_str(), key.as_str());
-                let kept = each.overwrite.keeps_object(source, &client, to, made_key).await;
+                let kept = each
+                    .overwrite
+                    .keeps_object(source, &client, to, made_key)
+                    .await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }

@@ -201,7 +201,10 @@ pub async fn copy_listed_through(
                 let made_key = opts.headers.customer_key.as_ref();
                 let listed = Stat::listed(o.size, &o.last_modified);
                 let to = (bucket.as_str(), key.as_str());
-                let kept = many.overwrite.keeps_object(listed, &client, to, made_key).await;
+                let kept = many
+                    .overwrite
+                    .keeps_object(listed, &client, to, made_key)
+                    .await;
                 if kept.map_err(|e| e.of_object(named))? {
                     return Ok(None);
                 }
