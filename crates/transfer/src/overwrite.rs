@@ -12,6 +12,9 @@ use crate::error::at;
 use crate::sides::nanos_since_epoch;
 use crate::TransferError;
 
+/// Nanoseconds in a second: times are compared in whole seconds.
+const NANOS: i64 = 1_000_000_000;
+
 /// Which destinations that exist a copy leaves alone (`Default`: none).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Overwrite {
@@ -94,8 +97,11 @@ impl Overwrite {
     /// Whether to leave the destination (`None`: there is none, so nothing to leave). With
     /// `--if-size-differ` or `--if-source-newer` the destination is written when any of the
     /// conditions given holds (s5cmd lets the last one checked decide, so there `-s -u` means
-    /// `-u` alone); `--no-clobber` alone leaves it whatever it holds. A time that is unknown
-    /// on either side counts as newer: the copy is made rather than skipped on a guess.
+    /// `-u` alone); `--no-clobber` alone leaves it whatever it holds. Times are compared to
+    /// the second, S3's `Last-Modified` precision: a file written at 10:00:00.4 and uploaded
+    /// at 10:00:00.9 has an object of 10:00:00, and compared to the nanosecond (as s5cmd
+    /// compares) it would look newer and be uploaded again by every `-u`. A time that is
+    /// unknown on either side counts as newer: the copy is made rather than skipped on a guess.
     pub fn keeps(&self, source: Stat, destination: Option<Stat>) -> bool {
         let Some(dest) = destination else {
             return false;
@@ -106,7 +112,7 @@ impl Overwrite {
         let size_differs = self.if_size_differ && source.size != dest.size;
         let newer = self.if_source_newer
             && match (source.modified, dest.modified) {
-                (Some(s), Some(d)) => s > d,
+                (Some(s), Some(d)) => s.div_euclid(NANOS) > d.div_euclid(NANOS),
                 _ => true,
             };
         !(size_differs || newer)
@@ -164,7 +170,7 @@ mod tests {
 
     #[test]
     fn each_condition_keeps_what_it_should() {
-        let (old, new) = (Some(100), Some(200));
+        let (old, new) = (Some(100 * NANOS), Some(200 * NANOS));
         let dest = Some(stat(10, old));
         let always = Overwrite::default();
         assert!(!always.asks() && !always.keeps(stat(10, old), dest));
@@ -191,9 +197,27 @@ mod tests {
             newer.keeps(stat(99, old), dest),
             "as new: kept, whatever the size"
         );
-        assert!(newer.keeps(stat(10, Some(50)), dest), "older: kept");
+        assert!(newer.keeps(stat(10, Some(50 * NANOS)), dest), "older: kept");
         assert!(!newer.keeps(stat(10, None), dest), "unknown: written");
         assert!(!newer.keeps(stat(10, old), Some(stat(10, None))));
+    }
+
+    #[test]
+    fn times_compare_to_the_second_as_s3_keeps_them() {
+        let newer = Overwrite {
+            if_source_newer: true,
+            ..Default::default()
+        };
+        let object = Some(stat(1, Some(1_795_600_800 * NANOS)));
+        let written_before_in_that_second = stat(1, Some(1_795_600_800 * NANOS + 400_000_000));
+        assert!(newer.keeps(written_before_in_that_second, object));
+        let a_second_later = stat(1, Some(1_795_600_801 * NANOS));
+        assert!(!newer.keeps(a_second_later, object));
+        let before_1970 = Some(stat(1, Some(-NANOS / 2)));
+        assert!(
+            !newer.keeps(stat(1, Some(0)), before_1970),
+            "-0.5 s is in the second before"
+        );
     }
 
     #[test]
@@ -203,9 +227,12 @@ mod tests {
             if_size_differ: true,
             if_source_newer: true,
         };
-        let dest = Some(stat(10, Some(100)));
-        assert!(both.keeps(stat(10, Some(100)), dest));
-        assert!(!both.keeps(stat(11, Some(100)), dest), "size differs");
-        assert!(!both.keeps(stat(10, Some(101)), dest), "newer");
+        let dest = Some(stat(10, Some(100 * NANOS)));
+        assert!(both.keeps(stat(10, Some(100 * NANOS)), dest));
+        assert!(
+            !both.keeps(stat(11, Some(100 * NANOS)), dest),
+            "size differs"
+        );
+        assert!(!both.keeps(stat(10, Some(101 * NANOS)), dest), "newer");
     }
 }
