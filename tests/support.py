@@ -180,12 +180,13 @@ def cli_at(bin_path: str, server, *args: str, check: bool = True) -> subprocess.
     return proc
 
 
-def s5cmd_at(server, *args: str) -> None:
+def s5cmd_at(server, *args: str) -> subprocess.CompletedProcess:
     """`s5cmd ARGS` against `server`, which must succeed: the anchor a test compares with."""
     assert S5CMD.exists(), "s5cmd is missing: `make setup` installs it (requirements-dev.txt)"
     proc = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], *args], env=cli_env(server),
                           capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    return proc
 
 
 def wait_for(condition, timeout: float, what: str) -> None:

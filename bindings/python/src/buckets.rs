@@ -1,13 +1,15 @@
-//! `Client.create_bucket` and `delete_bucket` (the CLI's `mb` and `rb`), the work of both of
-//! their forms: what boto3's `create_bucket` and `delete_bucket` do, with `delete_bucket`'s
-//! `force` emptying the bucket first as the AWS CLI's `rb --force` does.
+//! `Client.create_bucket` and `delete_bucket` (the CLI's `mb` and `rb`) and the bucket's
+//! versioning (`bucket-version`), the work of both forms of each: what boto3's calls of those
+//! names do, with `delete_bucket`'s `force` emptying the bucket first as the AWS CLI's `rb
+//! --force` does.
 
 use std::future::Future;
 use std::sync::Arc;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use slipstream_client::ClientError;
+use slipstream_client::{ClientError, Versioning, VersioningStatus};
 use slipstream_transfer::{delete_all, DeleteReport, TransferError};
 
 use crate::client::Client;
@@ -22,7 +24,47 @@ pub(crate) fn tag_pairs(tags: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(Strin
         .collect()
 }
 
+/// `"Enabled"` or `"Suspended"` (any case), else a `ValueError` saying so.
+pub(crate) fn versioning_status(status: &str) -> PyResult<VersioningStatus> {
+    status.parse().map_err(PyValueError::new_err)
+}
+
+/// `GetBucketVersioning`'s answer as boto3 returns it: `Status` and `MFADelete`, each only when
+/// the bucket has one (a bucket never versioned: `{}`).
+pub(crate) fn versioning_dict<'py>(
+    py: Python<'py>,
+    v: &Versioning,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if let Some(status) = &v.status {
+        d.set_item("Status", status)?;
+    }
+    if let Some(mfa) = &v.mfa_delete {
+        d.set_item("MFADelete", mfa)?;
+    }
+    Ok(d)
+}
+
 impl Client {
+    /// `GetBucketVersioning`.
+    pub(crate) fn get_versioning_work(
+        &self,
+        bucket: &str,
+    ) -> impl Future<Output = Result<Versioning, ClientError>> + Send + 'static {
+        let (client, bucket) = (Arc::clone(&self.inner), bucket.to_owned());
+        async move { client.get_bucket_versioning(&bucket).await }
+    }
+
+    /// `PutBucketVersioning`.
+    pub(crate) fn put_versioning_work(
+        &self,
+        bucket: &str,
+        status: VersioningStatus,
+    ) -> impl Future<Output = Result<(), ClientError>> + Send + 'static {
+        let (client, bucket) = (Arc::clone(&self.inner), bucket.to_owned());
+        async move { client.put_bucket_versioning(&bucket, status).await }
+    }
+
     /// `CreateBucket` in the client's region (its `LocationConstraint` outside us-east-1),
     /// tagged with `tags` from the start.
     pub(crate) fn create_bucket_work(

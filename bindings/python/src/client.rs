@@ -25,7 +25,7 @@ use slipstream_transfer::{
 };
 
 use crate::aio;
-use crate::buckets::tag_pairs;
+use crate::buckets::{tag_pairs, versioning_dict, versioning_status};
 use crate::calls::{
     body, bucket_list, customer_key, deletions, head_dict, memory_size, object_headers, refused,
     SyncArgs, Whole,
@@ -867,6 +867,48 @@ impl Client {
         tags: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let work = self.create_bucket_work(bucket, tag_pairs(tags.as_ref())?);
+        aio::spawn(py, &self.runtime, work, |py, ()| Ok(py.None()))
+    }
+
+    /// `GetBucketVersioning` (the CLI's `bucket-version`), as boto3 answers it: `{"Status":
+    /// "Enabled"}`, `{"Status": "Suspended"}`, `{}` for a bucket never versioned.
+    fn get_bucket_versioning<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let got = self.wait(py, self.get_versioning_work(bucket))?;
+        versioning_dict(py, &got)
+    }
+
+    /// `get_bucket_versioning`, awaited.
+    fn get_bucket_versioning_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::spawn(
+            py,
+            &self.runtime,
+            self.get_versioning_work(bucket),
+            |py, v| Ok(versioning_dict(py, &v)?.into_any().unbind()),
+        )
+    }
+
+    /// `PutBucketVersioning` (`bucket-version --set`): `status` `"Enabled"` or `"Suspended"`.
+    fn put_bucket_versioning(&self, py: Python<'_>, bucket: &str, status: &str) -> PyResult<()> {
+        let work = self.put_versioning_work(bucket, versioning_status(status)?);
+        self.wait(py, work)
+    }
+
+    /// `put_bucket_versioning`, awaited.
+    fn put_bucket_versioning_async<'py>(
+        &self,
+        py: Python<'py>,
+        bucket: &str,
+        status: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let work = self.put_versioning_work(bucket, versioning_status(status)?);
         aio::spawn(py, &self.runtime, work, |py, ()| Ok(py.None()))
     }
 

@@ -104,3 +104,26 @@ def test_delete_many_removes_versions_named_every_way(versioned_server, versione
     for bad in ("one-key", [1], [{"VersionId": "v"}]):
         with pytest.raises((TypeError, ValueError)):
             c.delete_many(bucket, bad)
+
+
+def test_bucket_versioning_reads_and_sets_as_boto3(versioned_server):
+    import uuid
+
+    c, theirs = make_client(versioned_server), versioned_server["boto3"]
+    bucket = f"pv-{uuid.uuid4().hex[:16]}"
+    c.create_bucket(bucket)
+    never = c.get_bucket_versioning(bucket)
+    assert never == {} and "Status" not in theirs.get_bucket_versioning(Bucket=bucket)
+    c.put_bucket_versioning(bucket, "Enabled")
+    assert c.get_bucket_versioning(bucket)["Status"] == theirs.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
+
+    async def suspend():
+        await c.put_bucket_versioning_async(bucket, "suspended")
+        return await c.get_bucket_versioning_async(bucket)
+
+    assert asyncio.run(suspend()) == {"Status": "Suspended"}
+    with pytest.raises(ValueError, match="Enabled or Suspended"):
+        c.put_bucket_versioning(bucket, "Disabled")
+    with pytest.raises(slipstream.S3Error) as missing:
+        c.get_bucket_versioning("no-such-bucket-here")
+    assert missing.value.code == "NoSuchBucket"

@@ -60,6 +60,9 @@ pub enum Command {
     Head(ReadArgs),
     /// Make a bucket.
     Mb(MbArgs),
+    /// Show a bucket's versioning, or set it with --set Enabled|Suspended (as s5cmd's
+    /// bucket-version).
+    BucketVersion(crate::bucket_version::BucketVersionArgs),
     /// Measure latency (percentiles, time to first byte) and throughput of S3 requests.
     #[command(after_help = crate::bench_args::BENCH_EXAMPLES)]
     Bench(crate::bench_args::BenchArgs),

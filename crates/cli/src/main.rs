@@ -12,6 +12,7 @@ mod args;
 mod authority;
 mod bench;
 mod bench_args;
+mod bucket_version;
 mod copy_many;
 mod copying;
 mod customer_keys;
@@ -139,6 +140,7 @@ fn main() -> ExitCode {
         args::Command::Cat(a) => objects::cat(&a),
         args::Command::Head(a) => objects::head(&a),
         args::Command::Mb(a) => objects::mb(&a),
+        args::Command::BucketVersion(a) => bucket_version::bucket_version(&a),
         args::Command::Bench(a) => bench::run(a),
         args::Command::Gateway(a) => gateway::run(&a),
         args::Command::Authority(a) => authority::run(a),

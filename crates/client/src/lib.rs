@@ -18,6 +18,7 @@
 mod activity;
 mod bandwidth;
 mod bucket_filter;
+mod bucket_versioning;
 pub mod checksum;
 mod client;
 pub mod config;
@@ -71,6 +72,7 @@ pub use runtime_thread::spawn_runtime_thread;
 pub use size::parse_size;
 pub use slipstream_s3::copy::Copied;
 pub use slipstream_s3::delete::{DeleteError, MAX_DELETE_KEYS};
+pub use slipstream_s3::versioning::{Versioning, VersioningStatus};
 pub use slipstream_s3::versions::{Version, VersionMarker, VersionPage};
 /// S3's XML, read sans-IO by `slipstream-s3` (listings, errors, upload IDs).
 pub use slipstream_s3::xml;

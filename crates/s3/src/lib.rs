@@ -1,5 +1,5 @@
 //! The S3 wire model: which names are valid, where a bucket lives, how `s3://` URIs read,
-//! S3's XML answers ([`xml`], [`delete`], [`copy`], [`versions`]), and the IAM actions and resources a request needs
+//! S3's XML answers ([`xml`], [`delete`], [`copy`], [`versions`], [`versioning`]), and the IAM actions and resources a request needs
 //! ([`operation`], what the verifying edge authorizes), and the head of a POST upload's form
 //! ([`post_form`]).
 //!
@@ -19,6 +19,7 @@ pub mod pattern;
 pub mod post_form;
 pub mod time;
 mod uri;
+pub mod versioning;
 pub mod versions;
 pub mod xml;
 
