@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use slipstream_s3::{copy, delete, versions, xml};
+use slipstream_s3::{copy, delete, versioning, versions, xml};
 
 fuzz_target!(|data: &[u8]| {
     let mut leaves = 0usize;
@@ -17,6 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = delete::delete_result(data);
     let _ = copy::copy_result(data);
     let _ = versions::version_page(data);
+    let _ = versioning::versioning(data);
     if let Some(rest) = data.strip_prefix(b"L") {
         let mut doc = b"<ListBucketResult><IsTruncated>false</IsTruncated>".to_vec();
         doc.extend_from_slice(rest);
