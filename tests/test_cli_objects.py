@@ -447,3 +447,33 @@ def test_no_verify_ssl_never_fetches_credentials_unchecked(slipstream_bin, serve
     assert failed.returncode != 0 and b"invalid peer certificate" in failed.stderr, failed.stderr
     # The token is posted in a form, as botocore posts it, and never named in an error.
     assert b"a-web-identity-token" not in failed.stderr
+
+
+def test_a_download_to_a_device_or_pipe_writes_into_it_and_leaves_it_one(slipstream_bin, server, tmp_path):
+    """`cp s3://b/k /dev/null` and friends: the data goes into the device or pipe, in order, as
+    the AWS CLI writes "special files"; a temporary file renamed over it would replace the
+    device (as root, /dev/null with the object). A FIFO stands in for the device here, read by
+    a thread, and a link to it too."""
+    import stat
+    import threading
+
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    data = os.urandom(12 * 1024 * 1024 + 7)  # three parts, written in order
+    src = tmp_path / "src.bin"
+    src.write_bytes(data)
+    cli(slipstream_bin, server, "cp", str(src), f"s3://{bucket}/k")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    for dest in [fifo, link]:
+        got = []
+        reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+        reader.start()
+        cli(slipstream_bin, server, "cp", f"s3://{bucket}/k", str(dest), "--part-size", "5MiB")
+        reader.join(timeout=60)
+        assert got == [data], dest
+        assert stat.S_ISFIFO(os.stat(fifo, follow_symlinks=False).st_mode), "still a pipe"
+        assert link.is_symlink(), "the link is kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "pipe", "src.bin"], "no temporary file"

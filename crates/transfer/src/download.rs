@@ -6,15 +6,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::FutureExt;
+use tokio::io::AsyncWriteExt;
 
 use slipstream_client::{ChecksumAlgorithm, ObjectKey, ObjectStream, S3Client};
 
 use crate::cut::file_cut;
+use crate::error::at;
 use crate::file_time::{object_time, set_modified};
 use crate::offset_writer::OffsetWriter;
 use crate::pool::{for_each_part, part_permit};
 use crate::source::{check_checksum, next_chunk, short, start, whole_first_len, Source};
 use crate::stall;
+use crate::stream::download_to_writer_seen;
 use crate::TransferError;
 use crate::TransferOptions;
 
@@ -35,6 +38,11 @@ pub struct Downloaded {
 /// checksum matched; on any error the temporary file is removed and `dest` is untouched. A
 /// file that cannot be made or written is a [`TransferError::File`] naming `dest`. `key` names
 /// a version of the object, or (a `&str`) the current one.
+///
+/// A `dest` that is a device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO, or a link to one)
+/// is written in place, in order, as s3transfer writes such "special files": a temporary file
+/// renamed over it would replace the device itself (as root, `/dev/null` with the object).
+/// There the bytes are out before the checksum is compared, as on standard output.
 pub async fn download_to_file<'k>(
     client: Arc<S3Client>,
     bucket: &str,
@@ -66,10 +74,40 @@ pub(crate) async fn download_listed(
     listed: Option<Listed>,
     opts: TransferOptions,
 ) -> Result<Downloaded, TransferError> {
+    if is_special(dest) {
+        return to_special(client, (bucket, key, listed), dest, opts).await;
+    }
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     let work = to_file(client, bucket, key, dest, listed, opts);
     let done = stall::bounded(&watched, limit, true, work).await;
     done.map_err(|e| e.about(dest))
+}
+
+/// Whether `dest` (followed through links) exists as something other than a file or a
+/// directory: a character or block device, a FIFO, a socket.
+fn is_special(dest: &Path) -> bool {
+    std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// The object written into the device or pipe at `dest`, in order (opened for writing, not
+/// made or truncated: neither means anything there).
+async fn to_special(
+    client: Arc<S3Client>,
+    (bucket, key, listed): (&str, ObjectKey<'_>, Option<Listed>),
+    dest: &Path,
+    opts: TransferOptions,
+) -> Result<Downloaded, TransferError> {
+    let mut out = tokio::fs::OpenOptions::new()
+        .write(true)
+        .open(dest)
+        .await
+        .map_err(at(dest))?;
+    let what = (bucket, key, listed.map(|l| l.size));
+    let done = download_to_writer_seen(client, what, &mut out, opts, None).await;
+    let flushed = out.flush().await;
+    let done = done.map_err(|e| e.about(dest))?;
+    flushed.map_err(at(dest))?;
+    Ok(done)
 }
 
 /// The transfer itself, under the stall bound of [`download_to_file`].
