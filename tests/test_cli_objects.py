@@ -477,3 +477,19 @@ def test_a_download_to_a_device_or_pipe_writes_into_it_and_leaves_it_one(slipstr
         assert stat.S_ISFIFO(os.stat(fifo, follow_symlinks=False).st_mode), "still a pipe"
         assert link.is_symlink(), "the link is kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "pipe", "src.bin"], "no temporary file"
+
+
+def test_an_upload_from_a_pipe_reads_it_to_its_end(slipstream_bin, server, s3, bucket, tmp_path):
+    """`cp <(command) s3://b/k`, `cp /dev/stdin s3://b/k`: a pipe has no size (its stat says 0),
+    so it is read as a stream, as `-` is, where its size made an empty object before (the AWS
+    CLI skips such a file with a warning)."""
+    import threading
+
+    data = os.urandom(6 * 1024 * 1024 + 3)  # two parts at 5 MiB
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer.start()
+    cli(slipstream_bin, server, "cp", str(fifo), f"s3://{bucket}/from-pipe", "--part-size", "5MiB")
+    writer.join(timeout=60)
+    assert s3.get_object(Bucket=bucket, Key="from-pipe")["Body"].read() == data

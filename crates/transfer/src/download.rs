@@ -18,6 +18,7 @@ use crate::pool::{for_each_part, part_permit};
 use crate::source::{check_checksum, next_chunk, short, start, whole_first_len, Source};
 use crate::stall;
 use crate::stream::download_to_writer_seen;
+use crate::walk::is_special;
 use crate::TransferError;
 use crate::TransferOptions;
 
@@ -81,12 +82,6 @@ pub(crate) async fn download_listed(
     let work = to_file(client, bucket, key, dest, listed, opts);
     let done = stall::bounded(&watched, limit, true, work).await;
     done.map_err(|e| e.about(dest))
-}
-
-/// Whether `dest` (followed through links) exists as something other than a file or a
-/// directory: a character or block device, a FIFO, a socket.
-fn is_special(dest: &Path) -> bool {
-    std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// The object written into the device or pipe at `dest`, in order (opened for writing, not

@@ -13,9 +13,11 @@ use slipstream_client::{CompletedPart, FileRange, MultipartUpload, S3Client};
 use crate::cleanup::multipart_upload;
 use crate::cut::{upload_cut, LONG_PATH};
 use crate::pool::{for_each_part, part_permit, BufferPool};
+use crate::error::at;
 use crate::stall;
+use crate::walk::is_special;
 use crate::TransferError;
-use crate::{upload_ranges, TransferOptions};
+use crate::{upload_from_reader, upload_ranges, TransferOptions};
 
 /// The largest file sent in one `PutObject` from memory, read whole in one go; larger ones
 /// (up to the multipart threshold) are read as the connection sends them, so hundreds of
@@ -35,6 +37,10 @@ pub struct Uploaded {
 /// Uploads the file at `path` to `bucket/key`. A multipart upload that fails is aborted, so the
 /// bucket keeps no orphaned parts and `key` is unchanged. A file that cannot be read is a
 /// [`TransferError::File`] naming `path`.
+///
+/// A device or a pipe (`/dev/stdin`, a FIFO, a shell's `<(command)`) has no size to cut by: it
+/// is read to its end as a stream, as standard input is ([`crate::upload_from_reader`]),
+/// where its size of 0 would have made an empty object.
 pub async fn upload_file(
     client: Arc<S3Client>,
     path: &Path,
@@ -42,6 +48,11 @@ pub async fn upload_file(
     key: &str,
     opts: TransferOptions,
 ) -> Result<Uploaded, TransferError> {
+    if is_special(path) {
+        let mut input = tokio::fs::File::open(path).await.map_err(at(path))?;
+        let done = upload_from_reader(client, &mut input, bucket, key, opts).await;
+        return done.map_err(|e| e.about(path));
+    }
     let (watched, limit) = (Arc::clone(&client), opts.stall_timeout);
     let work = from_file(client, path, bucket, key, opts);
     let done = stall::bounded(&watched, limit, false, work).await;

@@ -76,6 +76,13 @@ struct Pending {
 }
 
 /// Every entry below `dir` (see [`walk_files`]).
+/// Whether `path` (followed through links) exists as something other than a file or a
+/// directory: a character or block device, a FIFO, a socket. Named in a walk and left out;
+/// named alone, read or written as a stream, in order (`upload_file`, `download_to_file`).
+pub(crate) fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 fn walk(dir: &Path, links: Links) -> Result<Found, TransferError> {
     let mut out = Vec::new();
     let mut not_files = Vec::new();
