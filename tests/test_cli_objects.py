@@ -469,7 +469,7 @@ def test_a_download_to_a_device_or_pipe_writes_into_it_and_leaves_it_one(slipstr
     link.symlink_to(fifo)
     for dest in [fifo, link]:
         got = []
-        reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+        reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
         reader.start()
         cli(slipstream_bin, server, "cp", f"s3://{bucket}/k", str(dest), "--part-size", "5MiB")
         reader.join(timeout=60)
@@ -488,7 +488,7 @@ def test_an_upload_from_a_pipe_reads_it_to_its_end(slipstream_bin, server, s3, b
     data = os.urandom(6 * 1024 * 1024 + 3)  # two parts at 5 MiB
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data), daemon=True)
     writer.start()
     cli(slipstream_bin, server, "cp", str(fifo), f"s3://{bucket}/from-pipe", "--part-size", "5MiB")
     writer.join(timeout=60)

@@ -12,8 +12,8 @@ use slipstream_client::{CompletedPart, FileRange, MultipartUpload, S3Client};
 
 use crate::cleanup::multipart_upload;
 use crate::cut::{upload_cut, LONG_PATH};
-use crate::pool::{for_each_part, part_permit, BufferPool};
 use crate::error::at;
+use crate::pool::{for_each_part, part_permit, BufferPool};
 use crate::stall;
 use crate::walk::is_special;
 use crate::TransferError;
