@@ -55,6 +55,25 @@ def test_round_trips_through_files_and_memory(server, s3, tmp_path):
     assert etag and s3.get_object(Bucket=bucket, Key="mem")["Body"].read() == b"hello"
 
 
+def test_pipes_are_streamed_both_ways(server, s3, tmp_path):
+    """`download` into a FIFO (or /dev/null) writes into it in order, never renaming a file over
+    it; `upload` from one reads it to its end, where its size of 0 made an empty object."""
+    c = make_client(server, part_size=5 << 20)
+    bucket = new_bucket(s3)
+    data = os.urandom(11 * 1024 * 1024 + 5)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data), daemon=True)
+    writer.start()
+    assert c.upload(fifo, bucket, "k") == len(data)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert c.download(bucket, "k", fifo) == len(data)
+    reader.join(timeout=60)
+    assert got == [data] and not fifo.is_file() and os.listdir(tmp_path) == ["pipe"]
+
+
 def test_get_bytes_fills_a_new_bytes_each_call(server, s3):
     """From 1 MiB the `bytes` is made lazily zeroed and filled in place (fresh_bytes.rs): each
     call's object is its own, whole, and hashes as one made by Python. Ranges too."""
