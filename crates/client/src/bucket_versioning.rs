@@ -2,12 +2,11 @@
 //! `bucket-version`, boto3's calls of those names), the documents read and written by
 //! `slipstream_s3::versioning`.
 
-use bytes::Bytes;
 use hyper::Method;
 use slipstream_s3::versioning::{versioning, versioning_body, Versioning, VersioningStatus};
 
 use crate::client::Call;
-use crate::{ChecksumAlgorithm, ClientError, S3Client};
+use crate::{ClientError, S3Client};
 
 impl S3Client {
     /// The bucket's versioning state (`status` `None`: never versioned).
@@ -20,21 +19,14 @@ impl S3Client {
             .await
     }
 
-    /// Turns the bucket's versioning on or suspends it. The body carries a CRC32C, as S3
-    /// requires a checksum of this request (as of DeleteObjects).
+    /// Turns the bucket's versioning on or suspends it (the body checksummed, as S3 requires).
     pub async fn put_bucket_versioning(
         &self,
         bucket: &str,
         status: VersioningStatus,
     ) -> Result<(), ClientError> {
-        let body = Bytes::from(versioning_body(status));
-        let algorithm = ChecksumAlgorithm::Crc32c;
-        let call = Call {
-            query: "versioning=".into(),
-            headers: vec![(algorithm.header().into(), algorithm.base64_of(&body))],
-            body: body.into(),
-            ..Call::new(Method::PUT, bucket, None)
-        };
+        let body = versioning_body(status);
+        let call = Call::checksummed(Method::PUT, bucket, "versioning=", body);
         self.send(&call).await.map(drop)
     }
 }

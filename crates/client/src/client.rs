@@ -57,6 +57,19 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// A bucket-level request with an XML `body` and its CRC32C, the checksum S3 requires
+    /// (in place of `Content-MD5`) of some requests: `DeleteObjects`, `PutBucketVersioning`.
+    pub(crate) fn checksummed(method: Method, bucket: &'a str, query: &str, body: String) -> Self {
+        let body = Bytes::from(body);
+        let algorithm = crate::ChecksumAlgorithm::Crc32c;
+        Self {
+            query: query.to_owned(),
+            headers: vec![(algorithm.header().into(), algorithm.base64_of(&body))],
+            body: body.into(),
+            ..Self::new(method, bucket, None)
+        }
+    }
+
     /// A bodiless request to one object (at its version, when the key names one).
     pub(crate) fn of(method: Method, bucket: &'a str, key: crate::ObjectKey<'a>) -> Self {
         Self {

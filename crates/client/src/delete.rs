@@ -1,12 +1,11 @@
 //! Deleting many objects and buckets: `DeleteObjects` (up to 1,000 keys a request, whose
 //! per-key failures come back inside a 200 and are returned, not dropped) and `DeleteBucket`.
 
-use bytes::Bytes;
 use hyper::Method;
 use slipstream_s3::delete::{delete_body, delete_result, delete_versions_body, DeleteError};
 
 use crate::client::Call;
-use crate::{ChecksumAlgorithm, ClientError, S3Client};
+use crate::{ClientError, S3Client};
 
 impl S3Client {
     /// `DeleteObjects` (quiet) of 1 to 1,000 `keys` of `bucket`; returns the keys S3 did not
@@ -39,14 +38,7 @@ impl S3Client {
         bucket: &str,
         body: String,
     ) -> Result<Vec<DeleteError>, ClientError> {
-        let body = Bytes::from(body);
-        let algorithm = ChecksumAlgorithm::Crc32c;
-        let call = Call {
-            query: "delete=".into(),
-            headers: vec![(algorithm.header().into(), algorithm.base64_of(&body))],
-            body: body.into(),
-            ..Call::new(Method::POST, bucket, None)
-        };
+        let call = Call::checksummed(Method::POST, bucket, "delete=", body);
         self.send_and_read(&call, |answer| Ok(delete_result(answer)?.errors))
             .await
     }
