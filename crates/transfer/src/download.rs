@@ -152,7 +152,10 @@ async fn to_file(
     if opts.keep_modified_time {
         let listed_time = listed.and_then(|l| l.modified);
         if let Some(time) = object_time(listed_time, &info.last_modified) {
-            set_modified(&tmp, time)?;
+            // A file system that refuses times (some network and FUSE mounts) keeps the
+            // download with the time it has, as the AWS CLI keeps it (with a warning): the
+            // data is whole and checked; only the next sync will move it again.
+            let _ = set_modified(&tmp, time);
         }
     }
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever

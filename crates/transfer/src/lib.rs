@@ -171,7 +171,8 @@ pub struct TransferOptions {
     /// Give a file a download writes its object's time (`LastModified`) as its modification
     /// time, as the AWS CLI's `cp` and `sync` do, so that a later sync in either direction
     /// finds the two equal (`file_time.rs`); `false` leaves the time of the download, as
-    /// boto3's `download_file` does. `sync` sets it whatever this says.
+    /// boto3's `download_file` does. `sync` sets it whatever this says. A file system that
+    /// refuses to set a time does not fail the download.
     pub keep_modified_time: bool,
 }
 
