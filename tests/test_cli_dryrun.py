@@ -50,3 +50,34 @@ def said(stdout: bytes, cwd) -> list:
         out.append((word, *(x if x.startswith("s3://") else os.path.normpath(os.path.join(cwd, x))
                              for x in sides.split(" to "))))
     return out
+
+
+@pytest.mark.parametrize("command", ["cp", "mv"])
+@pytest.mark.parametrize("source, destination", [
+    ("s3://{b}/src/", "out/"),
+    ("s3://{b}/src/", "s3://{b}/copies/"),
+    ("{d}/tree", "s3://{b}/up/"),
+])
+def test_many_objects_dryrun_says_what_aws_says(slipstream_bin, server, s3, bucket, tmp_path, command,
+                                                 source, destination):
+    """The same with --recursive: a line per object, the AWS CLI's word for each (a prefix
+    downloaded is `download`, not `copy`), in whatever order each lists them."""
+    assert AWS.exists(), "the AWS CLI is missing: `make setup` installs it in .tools/awscli-venv"
+    for name in ["a.txt", "sub/b.txt"]:
+        (tmp_path / "tree" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tree" / name).write_bytes(b"hello")
+        s3.put_object(Bucket=bucket, Key=f"src/{name}", Body=b"hello")
+    args = [command, "--recursive", source.format(d=tmp_path, b=bucket), destination.format(d=tmp_path, b=bucket),
+            "--dryrun"]
+    env = dict(cli_env(server), AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+    aws = subprocess.run([str(AWS), "s3", *args, "--endpoint-url", server["endpoint"]], env=env, cwd=tmp_path,
+                         capture_output=True, timeout=120)
+    ours = subprocess.run([slipstream_bin, *args, "--endpoint-url", server["endpoint"], "--path-style"], env=env,
+                          cwd=tmp_path, capture_output=True, timeout=120)
+    assert aws.returncode == ours.returncode == 0, (aws.stderr, ours.stderr)
+    assert sorted(said(ours.stdout, tmp_path)) == sorted(said(aws.stdout, tmp_path)) != []
+    # No file made (the AWS CLI makes the empty destination directory even in a dry run).
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == \
+        ["tree/a.txt", "tree/sub/b.txt"]
+    listed = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    assert sorted(o["Key"] for o in listed) == ["src/a.txt", "src/sub/b.txt"], "nothing moved"

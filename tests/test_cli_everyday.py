@@ -484,3 +484,15 @@ def test_mb_outside_us_east_1_names_its_region(slipstream_bin, server, tmp_path)
                           aws_access_key_id=server["access_key"], aws_secret_access_key=server["secret_key"])
         assert s3.get_bucket_location(Bucket="regional")["LocationConstraint"] == "eu-west-1"
         assert "regional" in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+
+
+def test_dry_run_is_also_s5cmds_spelling(slipstream_bin, server, s3, bucket, tmp_path):
+    put(s3, bucket, ["d/a", "d/b"], body=b"x")
+    rm = cli(slipstream_bin, server, "rm", "--dry-run", "--recursive", f"s3://{bucket}/d/")
+    assert sorted(rm.stdout.decode().splitlines()) == [f"(dryrun) delete: s3://{bucket}/d/a",
+                                                       f"(dryrun) delete: s3://{bucket}/d/b"]
+    cp = cli(slipstream_bin, server, "cp", "--dry-run", "-r", f"s3://{bucket}/d/", str(tmp_path / "out"))
+    assert "(dryrun) download" in cp.stdout.decode() and not (tmp_path / "out").exists()
+    sync = cli(slipstream_bin, server, "sync", "--dry-run", f"s3://{bucket}/d/", str(tmp_path / "out"))
+    assert "(dryrun) download" in sync.stdout.decode() and not (tmp_path / "out").exists()
+    assert keys(s3, bucket, "d/") == ["d/a", "d/b"]

@@ -138,8 +138,9 @@ pub struct CpArgs {
     pub recursive: bool,
     #[command(flatten)]
     pub filters: Filters,
-    /// Print what would be copied (or moved), and copy nothing.
-    #[arg(long)]
+    /// Print what would be copied (or moved), and copy nothing (also --dry-run, s5cmd's
+    /// spelling).
+    #[arg(long, visible_alias = "dry-run")]
     pub dryrun: bool,
     /// Take the source literally: `*`, `?` and `[` are characters of the key, not wildcards.
     #[arg(long)]

@@ -57,10 +57,8 @@ pub(crate) async fn cp_many(
                 send_deleted(&tx, key);
             }));
             if a.dryrun {
-                return dry_run(plan, &client, &src.bucket, selection, |rel| {
-                    dir.join(rel).display().to_string()
-                })
-                .await;
+                let to = |rel: &str| dir.join(rel).display().to_string();
+                return dry_run(plan, &client, &src.bucket, selection, ("download", to)).await;
             }
             let result = download_prefix(
                 Arc::clone(&client),
@@ -177,10 +175,8 @@ pub(crate) async fn cp_many(
             }
             if a.dryrun {
                 let (bucket, prefix) = (dst.bucket.clone(), prefix.clone());
-                return dry_run(plan, &lister, &src.bucket, selection, move |rel| {
-                    format!("s3://{bucket}/{prefix}{rel}")
-                })
-                .await;
+                let to = move |rel: &str| format!("s3://{bucket}/{prefix}{rel}");
+                return dry_run(plan, &lister, &src.bucket, selection, ("copy", to)).await;
             }
             let mut many = ManyOptions::new(a.tuning.objects());
             many.overwrite = a.overwrite();
@@ -232,15 +228,17 @@ pub(crate) async fn cp_many(
     }
 }
 
-/// `--dryrun` of a many-object copy from S3: the listing, with where each object would go.
+/// `--dryrun` of a many-object copy from S3: the listing, with where each object would go,
+/// each line saying what the copy would do as the AWS CLI words it (`download`, `copy`, or
+/// `move` for either).
 async fn dry_run(
     plan: &Plan<'_>,
     client: &Arc<S3Client>,
     bucket: &str,
     selection: Selection,
-    destination: impl Fn(&str) -> String,
+    (what, destination): (&'static str, impl Fn(&str) -> String),
 ) -> Result<(&'static str, slipstream_transfer::Many), Failure> {
-    let action = if plan.moving { "move" } else { "copy" };
+    let action = if plan.moving { "move" } else { what };
     let mut would = slipstream_transfer::Many::default();
     let mut listed = list_selected(
         Arc::clone(client),

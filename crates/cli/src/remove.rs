@@ -46,8 +46,8 @@ pub struct RmArgs {
     pub recursive: bool,
     #[command(flatten)]
     pub filters: crate::args::Filters,
-    /// Print what would be deleted, and delete nothing.
-    #[arg(long)]
+    /// Print what would be deleted, and delete nothing (also --dry-run, s5cmd's spelling).
+    #[arg(long, visible_alias = "dry-run")]
     pub dryrun: bool,
     /// Take the targets literally: `*`, `?` and `[` are characters of the key, not wildcards.
     #[arg(long)]

@@ -67,8 +67,9 @@ pub struct SyncArgs {
     /// only a local file newer than the object is replaced).
     #[arg(long)]
     pub exact_timestamps: bool,
-    /// Print what would be copied or deleted, and change nothing.
-    #[arg(long)]
+    /// Print what would be copied or deleted, and change nothing (also --dry-run, s5cmd's
+    /// spelling).
+    #[arg(long, visible_alias = "dry-run")]
     pub dryrun: bool,
     /// Leave a directory's symbolic links out (by default they are followed, as the AWS CLI's
     /// sync follows them).
