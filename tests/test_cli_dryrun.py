@@ -29,17 +29,23 @@ def test_one_objects_dryrun_says_what_aws_says(slipstream_bin, server, s3, bucke
     (tmp_path / "f.txt").write_bytes(b"hello")
     s3.put_object(Bucket=bucket, Key="f.txt", Body=b"hello")
     args = [command, source.format(d=tmp_path, b=bucket), destination.format(d=tmp_path, b=bucket), "--dryrun"]
-    env = dict(cli_env(server), AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
-    aws = subprocess.run([str(AWS), "s3", *args, "--endpoint-url", server["endpoint"]], env=env, cwd=tmp_path,
-                         capture_output=True, timeout=120)
-    ours = subprocess.run([slipstream_bin, *args, "--endpoint-url", server["endpoint"], "--path-style"], env=env,
-                          cwd=tmp_path, capture_output=True, timeout=120)
-    assert aws.returncode == ours.returncode == 0, (aws.stderr, ours.stderr)
+    aws, ours = both(slipstream_bin, server, args, tmp_path)
     assert said(ours.stdout, tmp_path) == said(aws.stdout, tmp_path) != []
     # Nothing moved, nothing made.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
     listed = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
     assert [o["Key"] for o in listed] == ["f.txt"]
+
+
+def both(slipstream_bin, server, args, cwd):
+    """`aws s3 ARGS` and `slipstream ARGS` in `cwd` against `server`; both must succeed."""
+    env = dict(cli_env(server), AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+    aws = subprocess.run([str(AWS), "s3", *args, "--endpoint-url", server["endpoint"]], env=env, cwd=cwd,
+                         capture_output=True, timeout=120)
+    ours = subprocess.run([slipstream_bin, *args, "--endpoint-url", server["endpoint"], "--path-style"], env=env,
+                          cwd=cwd, capture_output=True, timeout=120)
+    assert aws.returncode == ours.returncode == 0, (aws.stderr, ours.stderr)
+    return aws, ours
 
 
 def said(stdout: bytes, cwd) -> list:
@@ -69,12 +75,7 @@ def test_many_objects_dryrun_says_what_aws_says(slipstream_bin, server, s3, buck
         s3.put_object(Bucket=bucket, Key=f"src/{name}", Body=b"hello")
     args = [command, "--recursive", source.format(d=tmp_path, b=bucket), destination.format(d=tmp_path, b=bucket),
             "--dryrun"]
-    env = dict(cli_env(server), AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
-    aws = subprocess.run([str(AWS), "s3", *args, "--endpoint-url", server["endpoint"]], env=env, cwd=tmp_path,
-                         capture_output=True, timeout=120)
-    ours = subprocess.run([slipstream_bin, *args, "--endpoint-url", server["endpoint"], "--path-style"], env=env,
-                          cwd=tmp_path, capture_output=True, timeout=120)
-    assert aws.returncode == ours.returncode == 0, (aws.stderr, ours.stderr)
+    aws, ours = both(slipstream_bin, server, args, tmp_path)
     assert sorted(said(ours.stdout, tmp_path)) == sorted(said(aws.stdout, tmp_path)) != []
     # No file made (the AWS CLI makes the empty destination directory even in a dry run).
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == \
