@@ -22,7 +22,7 @@ use crate::cleanup::multipart_upload;
 use crate::many::objects_in_flight;
 use crate::pool::for_each_part;
 use crate::select::Selection;
-use crate::{parts, Many, ManyOptions, Stat, TransferError, MAX_PARTS, MIN_PART_SIZE};
+use crate::{parts, Many, ManyOptions, TransferError, MAX_PARTS, MIN_PART_SIZE};
 
 /// The largest object one `CopyObject` copies.
 pub const MAX_COPY_OBJECT: u64 = 5 << 30;
@@ -229,7 +229,7 @@ pub async fn copy_listed(
     let in_flight = objects_in_flight(client, bucket, many.objects, usize::MAX).await?;
     let flat = many.flat_names();
     for_each_listed(listed, in_flight, |o| {
-        let listed = Stat::listed(o.size, &o.last_modified);
+        let (size, modified) = (o.size, o.last_modified);
         let source = CopySource {
             bucket: src_bucket.to_owned(),
             key: o.key.clone(),
@@ -256,17 +256,12 @@ pub async fn copy_listed(
                         source.bucket, source.key
                     )
                 };
-                if let Some(flat) = &flat {
-                    let from = format!("s3://{}/{}", source.bucket, source.key);
-                    flat.claim(&format!("s3://{bucket}/{key}"), &from)?;
-                }
+                let from = format!("s3://{}/{}", source.bucket, source.key);
+                let to = (&*client, (bucket.as_str(), key.as_str()));
                 let made_key = settings.options.customer_key.as_ref();
-                let to = (bucket.as_str(), key.as_str());
-                let kept = many
-                    .overwrite
-                    .keeps_object(listed, &client, to, made_key)
-                    .await;
-                if kept.map_err(|e| e.of_object(named))? {
+                let leaves =
+                    many.leaves_copy(flat.as_deref(), (&from, size, &modified), to, made_key);
+                if leaves.await? {
                     return Ok(None);
                 }
                 let copied = copy_object(&client, &source, (&bucket, &key), &settings)

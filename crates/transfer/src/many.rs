@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use slipstream_client::{ObjectKey, S3Client};
+use slipstream_client::{CustomerKey, ObjectKey, S3Client};
 use slipstream_s3::pattern::Filters;
 use slipstream_s3::time::parse_timestamp;
 
@@ -386,6 +386,30 @@ impl ManyOptions {
     /// The names a flattened copy gives out (`None` when it keeps the structure).
     pub(crate) fn flat_names(&self) -> Option<Arc<FlatNames>> {
         self.flatten.then(Default::default)
+    }
+
+    /// Whether a listed object's copy from `from` (`s3://bucket/key`) to `to` on the server
+    /// `client` reaches is left undone: its flattened name already taken by another source
+    /// (an error naming both), or a destination that exists and `overwrite` keeps. The
+    /// listing's time is read, and the destination headed, only when a condition asks.
+    pub(crate) async fn leaves_copy(
+        &self,
+        flat: Option<&FlatNames>,
+        (from, size, modified): (&str, u64, &str),
+        (client, to): (&S3Client, (&str, &str)),
+        made_key: Option<&CustomerKey>,
+    ) -> Result<bool, TransferError> {
+        let destination = || format!("s3://{}/{}", to.0, to.1);
+        if let Some(flat) = flat {
+            flat.claim(&destination(), from)?;
+        }
+        if !self.overwrite.asks() {
+            return Ok(false);
+        }
+        let listed = Stat::listed(size, modified);
+        let kept = self.overwrite.keeps_object(listed, client, to, made_key);
+        kept.await
+            .map_err(|e| e.of_object(|| format!("{from} -> {}", destination())))
     }
 
     /// How one object's work ended: an error of that object alone goes to `on_failure` when

@@ -23,9 +23,7 @@ use crate::memory::MemoryDownload;
 use crate::select::Selection;
 use crate::stall;
 use crate::stream::{download_to_writer_seen, single_put_below};
-use crate::{
-    upload_from_reader, Many, ManyOptions, Stat, TransferError, TransferOptions, Uploaded,
-};
+use crate::{upload_from_reader, Many, ManyOptions, TransferError, TransferOptions, Uploaded};
 
 /// The pipe between the download and the upload: one part, at most 8 MiB (the download's
 /// parts wait in its own reorder buffer, not here).
@@ -194,18 +192,16 @@ pub async fn copy_listed_through(
         async move {
             let moved = async {
                 let named = || format!("s3://{src_bucket}/{} -> s3://{bucket}/{key}", o.key);
-                if let Some(flat) = &flat {
-                    let from = format!("s3://{src_bucket}/{}", o.key);
-                    flat.claim(&format!("s3://{bucket}/{key}"), &from)?;
-                }
+                let from = format!("s3://{src_bucket}/{}", o.key);
+                let to = (&*client, (bucket.as_str(), key.as_str()));
                 let made_key = opts.headers.customer_key.as_ref();
-                let listed = Stat::listed(o.size, &o.last_modified);
-                let to = (bucket.as_str(), key.as_str());
-                let kept = many
-                    .overwrite
-                    .keeps_object(listed, &client, to, made_key)
-                    .await;
-                if kept.map_err(|e| e.of_object(named))? {
+                let leaves = many.leaves_copy(
+                    flat.as_deref(),
+                    (&from, o.size, &o.last_modified),
+                    to,
+                    made_key,
+                );
+                if leaves.await? {
                     return Ok(None);
                 }
                 let read = opts.source_customer_key.clone();
