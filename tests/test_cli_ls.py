@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT, cli_env, run_cli
+from support import ROOT, cli_at, cli_env, run_cli, s5cmd_at
 
 AWS = ROOT / ".tools" / "awscli-venv" / "bin" / "aws"
 
@@ -144,3 +144,50 @@ def test_ls_json_buckets_and_totals(slipstream_bin, server, listed):
     *objects, total = [json.loads(line) for line in out.stdout.decode().splitlines()]
     assert [o["key"] for o in objects] == [f"s3://{listed}/dir/sub/y", f"s3://{listed}/dir/x"]
     assert total == {"total_objects": 2, "total_size": 6}
+
+
+@pytest.mark.parametrize("args", [
+    ["s3://{b}/"], ["s3://{b}/dir/"], ["s3://{b}/*"], ["s3://{b}/d*/*"],
+    ["--exclude", "*.txt", "s3://{b}/*"], ["--exclude", "sub/*", "s3://{b}/dir/*"],
+    ["--exclude", "x", "s3://{b}/dir/"],
+    # "Directories" are filtered too.
+    ["--exclude", "sub*", "s3://{b}/dir/"], ["--exclude", "dir*", "--exclude", "many*", "s3://{b}/"],
+])
+def test_ls_show_fullpath_and_exclude_list_what_s5cmd_lists(slipstream_bin, server, listed, args):
+    """s5cmd's `ls --show-fullpath` and `--exclude`: the same whole names, with the patterns
+    matched relative to the listed "directory" or the wildcard's literal part, as s5cmd's."""
+    args = [a.format(b=listed) for a in args]
+    theirs = s5cmd_at(server, "ls", "--show-fullpath", *args)
+    ours = cli_at(slipstream_bin, server, "ls", "--show-fullpath", *args)
+    assert sorted(ours.stdout.splitlines()) == sorted(theirs.stdout.splitlines()) != []
+    assert all(line.startswith(f"s3://{listed}/".encode()) for line in ours.stdout.splitlines())
+
+
+def test_ls_storage_class_and_etag_columns_hold_what_s5cmd_shows(slipstream_bin, server, listed):
+    """`-s` and `-e` add s5cmd's columns, in its order, before the AWS CLI's size: the same
+    class and ETag for each key; the rest of the line stays the AWS CLI's."""
+    target = f"s3://{listed}/d*/*"
+
+    def columns(out):
+        return sorted(tuple(line.split(maxsplit=5)[2:4]) + (line.split(maxsplit=5)[5],)
+                      for line in out.decode().splitlines())
+
+    theirs = columns(s5cmd_at(server, "ls", "-s", "-e", target).stdout)
+    ours = columns(cli_at(slipstream_bin, server, "ls", "-s", "-e", target).stdout)
+    assert ours == theirs and len(ours) == 4, (ours, theirs)
+    assert ours[0][0] == "STANDARD" and len(ours[0][1]) == 32
+    plain = cli_at(slipstream_bin, server, "ls", "-H", "--etag", f"s3://{listed}/dir/").stdout.decode()
+    etag_of_x = next(etag for _, etag, name in ours if name == "dir/x")
+    assert "PRE sub/" in plain and plain.rstrip().endswith(f"{etag_of_x}     1 Byte x"), plain
+
+
+def test_ls_exits_1_for_an_empty_prefix_not_for_one_the_filters_emptied(slipstream_bin, server, listed):
+    """A prefix that lists nothing answers "not there" (exit 1, as the AWS CLI); one whose
+    entries --exclude all left out says nothing and exits 0, as s5cmd's ls; a wildcard that
+    matches nothing is an error, as `cp` and `rm` say it."""
+    emptied = cli_at(slipstream_bin, server, "ls", "--exclude", "*", f"s3://{listed}/dir/")
+    assert emptied.stdout == b"" and s5cmd_at(server, "ls", "--exclude", "*", f"s3://{listed}/dir/").stdout == b""
+    empty = cli_at(slipstream_bin, server, "ls", f"s3://{listed}/nothing/", check=False)
+    assert (empty.returncode, empty.stdout) == (1, b"")
+    none = cli_at(slipstream_bin, server, "ls", "--exclude", "*", f"s3://{listed}/d*", check=False)
+    assert none.returncode == 1 and b"no object matches" in none.stderr, none.stderr

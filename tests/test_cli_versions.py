@@ -2,6 +2,7 @@
 `ls --all-versions`, and `--version-id` on cat, head, cp (to a file, to standard output, on
 the server, onto its own key) and rm, as s5cmd offers them."""
 
+import hashlib
 import json
 import os
 
@@ -73,6 +74,13 @@ def test_ls_all_versions_names_every_version_and_marker(slipstream_bin, versione
     assert json.loads(du) == {"prefix": f"s3://{bucket}/", "objects": 2, "bytes": 8}
     buckets = cli(slipstream_bin, server, "ls", "--all-versions", check=False)
     assert buckets.returncode == 2 and b"--all-versions" in buckets.stderr
+    # s5cmd's columns and filters: a delete marker has no class or ETag ("-"); whole names.
+    columns = cli(slipstream_bin, server, "ls", "--all-versions", "-s", "-e", f"s3://{bucket}/b").stdout.decode()
+    assert f" - -  (deleted) b  {marker['VersionId']}" in columns, columns
+    assert f" STANDARD {hashlib.md5(b'gone').hexdigest()}          4 b  " in columns, columns
+    paths = cli(slipstream_bin, server, "ls", "--all-versions", "--recursive", "--show-fullpath", "--exclude", "a/*",
+                f"s3://{bucket}/").stdout.decode()
+    assert sorted(paths.splitlines()) == [f"s3://{bucket}/b"] * 2 + [f"s3://{bucket}/c"], paths
 
 
 def test_version_id_reads_copies_restores_and_deletes_one_version(slipstream_bin, versioned_server,

@@ -1,6 +1,8 @@
 //! `slipstream ls`: buckets, a "directory" or every object under a prefix, or a wildcard's
 //! matches, printed as `aws s3 ls` prints them so that scripts written for its output read
-//! ours (times in the local zone, as the AWS CLI converts them).
+//! ours (times in the local zone, as the AWS CLI converts them). s5cmd's flags add what its
+//! users script with: the storage class and ETag as columns before the size, whole `s3://`
+//! names alone (`--show-fullpath`), and `--exclude`/`--include`.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use slipstream_s3::pattern::Filters;
 use slipstream_s3::xml::Object;
 use slipstream_transfer::{list_selected, Selection};
 
+use crate::args::Filters as FilterFlags;
 use crate::flags::{Connection, Transport};
 use crate::objects::{client, failed, runtime, s3};
 use crate::Failure;
@@ -28,9 +31,25 @@ pub struct LsArgs {
     /// Every object under the prefix, without grouping by `/`.
     #[arg(long)]
     pub recursive: bool,
-    /// Sizes in KiB, MiB, GiB... as the AWS CLI prints them.
-    #[arg(long)]
+    /// Sizes in KiB, MiB, GiB... as the AWS CLI prints them (also -H and --humanize,
+    /// s5cmd's names).
+    #[arg(long, short = 'H', visible_alias = "humanize")]
     pub human_readable: bool,
+    /// Each object's ETag in a column before its size (s5cmd's flag).
+    #[arg(long, short = 'e')]
+    pub etag: bool,
+    /// Each object's storage class in a column before its size, before the ETag's (s5cmd's
+    /// flag; STANDARD where the listing names none, as S3 means by that).
+    #[arg(long, short = 's')]
+    pub storage_class: bool,
+    /// Only the whole name of each object and "directory", `s3://bucket/key`, one a line
+    /// (s5cmd's flag): a list to hand to other commands.
+    #[arg(long)]
+    pub show_fullpath: bool,
+    /// Names are matched relative to the listed "directory" (or the wildcard's literal part
+    /// up to its last `/`), as `cp` matches them; "directories" are filtered too.
+    #[command(flatten)]
+    pub filters: FilterFlags,
     /// A last line with the number of objects and their total size.
     #[arg(long)]
     pub summarize: bool,
@@ -63,10 +82,13 @@ pub(crate) struct Tally {
     pub(crate) objects: u64,
     pub(crate) bytes: u64,
     pub(crate) prefixes: u64,
+    /// Entries the server listed, filters aside: a prefix that lists nothing exits 1, one
+    /// whose entries the filters all left out does not (as s5cmd's `ls --exclude`).
+    pub(crate) listed: u64,
 }
 
 /// `slipstream ls`.
-pub fn ls(a: &LsArgs) -> Result<(), Failure> {
+pub fn ls(a: &LsArgs, filters: Filters) -> Result<(), Failure> {
     let target = match a.target.as_deref() {
         None | Some("s3://") => None,
         Some(t) => Some(s3(t)?),
@@ -108,16 +130,18 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
             "storage_class": o.storage_class,
         })
         .to_string(),
+        false if a.show_fullpath => format!("s3://{bucket_of}/{}", o.key),
         false => format!(
-            "{} {:>10} {name}",
+            "{} {}{:>10} {name}",
             when(&o.last_modified, &zone),
+            columns(a, &o.storage_class, &o.etag),
             size(o.size)
         ),
     };
     runtime()?.block_on(async {
         if let (true, Some(target)) = (a.all_versions, &target) {
-            crate::versions::ls_versions(a, &client, target, &mut tally).await?;
-            if !target.key.is_empty() && tally.objects + tally.prefixes == 0 {
+            crate::versions::ls_versions(a, &client, target, &filters, &mut tally).await?;
+            if !target.key.is_empty() && tally.listed == 0 {
                 return Err(Failure::input(String::new()));
             }
             return Ok(());
@@ -141,13 +165,8 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::usage(e.to_string()))?;
         if let Selection::Pattern(_) = selection {
             // A wildcard's matches: whole keys, as with --recursive.
-            let mut pages = list_selected(
-                Arc::clone(&client),
-                &target.bucket,
-                selection,
-                Filters::default(),
-                4,
-            );
+            let mut pages =
+                list_selected(Arc::clone(&client), &target.bucket, selection, filters, 4);
             while let Some(page) = pages.recv().await {
                 for o in page.map_err(failed)? {
                     tally.objects += 1;
@@ -170,17 +189,19 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
             true => "",
             false => target.key.rfind('/').map_or("", |i| &target.key[..=i]),
         };
+        let takes = |key: &str| filters.takes(selection.relative(key));
         let mut token = None;
         loop {
             let page = client
                 .list_objects_v2(&target.bucket, &target.key, delimiter, token.as_deref())
                 .await
                 .map_err(failed)?;
-            for p in &page.prefixes {
+            tally.listed += (page.prefixes.len() + page.objects.len()) as u64;
+            for p in page.prefixes.iter().filter(|p| takes(p)) {
                 tally.prefixes += 1;
-                line(directory_line(a.json, &target.bucket, p, base))?;
+                line(directory_line(a, &target.bucket, p, base))?;
             }
-            for o in &page.objects {
+            for o in page.objects.iter().filter(|o| takes(&o.key)) {
                 tally.objects += 1;
                 tally.bytes += o.size;
                 line(object_line(o, relative(&o.key, base)))?;
@@ -190,7 +211,7 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
                 None => break,
             }
         }
-        if !target.key.is_empty() && tally.objects + tally.prefixes == 0 {
+        if !target.key.is_empty() && tally.listed == 0 {
             // As the AWS CLI: exit 1, silently, when a prefix or key lists nothing, so that
             // `ls s3://bucket/key` answers whether the object is there.
             return Err(Failure::input(String::new()));
@@ -210,15 +231,37 @@ pub fn ls(a: &LsArgs) -> Result<(), Failure> {
 }
 
 /// A "directory" (`prefix` of `bucket`) as `aws s3 ls` prints it, relative to `base`, or as
-/// s5cmd's `--json ls` does.
-pub(crate) fn directory_line(json: bool, bucket: &str, prefix: &str, base: &str) -> String {
-    match json {
-        true => {
+/// s5cmd's `--json ls` and `--show-fullpath` do.
+pub(crate) fn directory_line(a: &LsArgs, bucket: &str, prefix: &str, base: &str) -> String {
+    match (a.json, a.show_fullpath) {
+        (true, _) => {
             serde_json::json!({ "key": format!("s3://{bucket}/{prefix}"), "type": "directory" })
                 .to_string()
         }
-        false => format!("{:>26} PRE {}", "", relative(prefix, base)),
+        (false, true) => format!("s3://{bucket}/{prefix}"),
+        (false, false) => format!("{:>26} PRE {}", "", relative(prefix, base)),
     }
+}
+
+/// The columns s5cmd's `--storage-class` and `--etag` add before the size, in its order, each
+/// followed by a space (nothing when neither is asked for). A delete marker has neither: `-`.
+pub(crate) fn columns(a: &LsArgs, storage_class: &str, etag: &str) -> String {
+    let mut text = String::new();
+    if a.storage_class {
+        text.push_str(match storage_class {
+            "" => "STANDARD",
+            class => class,
+        });
+        text.push(' ');
+    }
+    if a.etag {
+        text.push_str(match crate::objects::unquoted(etag) {
+            "" => "-",
+            etag => etag,
+        });
+        text.push(' ');
+    }
+    text
 }
 
 pub(crate) fn relative<'k>(key: &'k str, base: &str) -> &'k str {

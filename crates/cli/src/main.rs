@@ -133,7 +133,7 @@ fn main() -> ExitCode {
             filters::ordered(&a.filters, sub).and_then(|f| syncing::run(&a, f))
         }
         args::Command::Run(a) => run::run(&a),
-        args::Command::Ls(a) => listing::ls(&a),
+        args::Command::Ls(a) => filters::ordered(&a.filters, sub).and_then(|f| listing::ls(&a, f)),
         args::Command::Rm(a) => filters::ordered(&a.filters, sub).and_then(|f| remove::rm(&a, f)),
         args::Command::Rb(a) => remove::rb(&a),
         args::Command::Du(a) => filters::ordered(&a.filters, sub).and_then(|f| usage::du(&a, f)),

@@ -16,7 +16,7 @@ use slipstream_transfer::{
 };
 
 use crate::actions::Printer;
-use crate::listing::{directory_line, human_size, relative, when, LsArgs, Tally};
+use crate::listing::{columns, directory_line, human_size, relative, when, LsArgs, Tally};
 use crate::objects::failed;
 use crate::remove::RmArgs;
 use crate::Failure;
@@ -26,6 +26,7 @@ pub(crate) async fn ls_versions(
     a: &LsArgs,
     client: &S3Client,
     target: &S3Uri,
+    filters: &Filters,
     tally: &mut Tally,
 ) -> Result<(), Failure> {
     let selection = Selection::parse_as(&target.key, a.recursive, a.raw)
@@ -46,23 +47,26 @@ pub(crate) async fn ls_versions(
             .await
             .map_err(failed)?;
         let mut lines = String::new();
-        for p in &page.prefixes {
+        tally.listed += (page.prefixes.len() + page.versions.len()) as u64;
+        let takes = |key: &str| filters.takes(selection.relative(key));
+        for p in page.prefixes.iter().filter(|p| takes(p)) {
             tally.prefixes += 1;
-            lines.push_str(&directory_line(a.json, &target.bucket, p, base));
+            lines.push_str(&directory_line(a, &target.bucket, p, base));
             lines.push('\n');
         }
         for v in page
             .versions
             .iter()
-            .filter(|v| !wildcard || selection.takes(&v.key))
+            .filter(|v| (!wildcard || selection.takes(&v.key)) && takes(&v.key))
         {
             if !v.delete_marker {
                 tally.objects += 1;
                 tally.bytes += v.size;
             }
-            let line = match a.json {
-                true => json_line(&target.bucket, v),
-                false => text_line(a, v, relative(&v.key, base), &zone),
+            let line = match (a.json, a.show_fullpath) {
+                (true, _) => json_line(&target.bucket, v),
+                (false, true) => format!("s3://{}/{}", target.bucket, v.key),
+                (false, false) => text_line(a, v, relative(&v.key, base), &zone),
             };
             lines.push_str(&line);
             lines.push('\n');
@@ -91,9 +95,14 @@ fn text_line(a: &LsArgs, v: &Version, name: &str, zone: &TimeZone) -> String {
         (false, true) => human_size(v.size),
         (false, false) => v.size.to_string(),
     };
+    let (class, etag) = match v.delete_marker {
+        true => ("-", "-"),
+        false => (v.storage_class.as_str(), v.etag.as_str()),
+    };
     format!(
-        "{} {size:>10} {name}  {}",
+        "{} {}{size:>10} {name}  {}",
         when(&v.last_modified, zone),
+        columns(a, class, etag),
         v.version_id
     )
 }
