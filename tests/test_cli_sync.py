@@ -339,3 +339,37 @@ def test_fifos_and_sockets_are_left_out_and_named(slipstream_bin, server, s3, bu
         assert code == 0 and "warning" not in err, err
     finally:
         sock.close()
+
+
+def test_a_wildcard_source_syncs_what_it_matches_and_bounds_delete(slipstream_bin, server, s3, bucket, tmp_path):
+    """`sync 's3://b/logs/2026-*/*.gz' dir/` (s5cmd's form): the matches, named relative to the
+    literal part up to its last `/`, the same files s5cmd's sync writes; with --delete only
+    destination names the wildcard matches go (s5cmd removes every other file too: the
+    wildcard here bounds both sides as an --exclude would, as `aws s3 sync --delete` leaves
+    excluded files). Before, the wildcard was read as a prefix that held nothing and the sync
+    said "nothing to do"."""
+    from support import s5cmd_at
+    for name in ["2026-01/a.gz", "2026-02/b.gz", "2026-02/c.txt", "2025-12/d.gz", "top.gz"]:
+        s3.put_object(Bucket=bucket, Key=f"logs/{name}", Body=name.encode())
+    source = f"s3://{bucket}/logs/2026-*/*.gz"
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    lines, _, _ = sync(slipstream_bin, server, tmp_path, source, f"{ours}/")
+    s5cmd_at(server, "sync", source, f"{theirs}/")
+    assert files(ours) == files(theirs) == {"2026-01/a.gz": b"2026-01/a.gz", "2026-02/b.gz": b"2026-02/b.gz"}
+    assert sorted(lines) == [f"download: s3://{bucket}/logs/{n} to {ours}/{n}" for n in ["2026-01/a.gz", "2026-02/b.gz"]]
+    lines, err, _ = sync(slipstream_bin, server, tmp_path, source, f"{ours}/")
+    assert lines == [] and "nothing to do, 2 already in sync" in err
+    # --delete: a matching name the source lacks goes; the rest of the directory stays.
+    make_tree(ours, {"2026-03/old.gz": b"old", "2026-03/keep.txt": b"keep", "notes": b"keep"})
+    lines, _, _ = sync(slipstream_bin, server, tmp_path, source, f"{ours}/", "--delete")
+    assert lines == [f"delete: {ours}/2026-03/old.gz"]
+    assert sorted(files(ours)) == ["2026-01/a.gz", "2026-02/b.gz", "2026-03/keep.txt", "notes"]
+    # On the server, and an --include cannot widen the wildcard.
+    lines, _, _ = sync(slipstream_bin, server, tmp_path, source, f"s3://{bucket}/copy/", "--include", "*")
+    assert sorted(keys(s3, bucket, "copy/")) == ["2026-01/a.gz", "2026-02/b.gz"], lines
+    # A wildcard destination is refused; --raw takes the characters literally.
+    _, err, rc = sync(slipstream_bin, server, tmp_path, f"s3://{bucket}/logs/", f"s3://{bucket}/x*/", check=False)
+    assert rc == 2 and "not a wildcard" in err
+    s3.put_object(Bucket=bucket, Key="lit*/k", Body=b"k")
+    lines, _, _ = sync(slipstream_bin, server, tmp_path, f"s3://{bucket}/lit*/", f"{tmp_path}/raw/", "--raw")
+    assert files(tmp_path / "raw") == {"k": b"k"}

@@ -65,6 +65,8 @@ pub(crate) struct SyncArgs {
     pub(crate) filters: Vec<(String, String)>,
     pub(crate) objects: Option<usize>,
     pub(crate) follow_symlinks: bool,
+    /// `*`, `?` and `[` in the S3 paths are characters of the keys, not wildcards.
+    pub(crate) raw: bool,
     /// The counter a `callback=` reads (`progress.rs`).
     pub(crate) progress: Option<Arc<Progress>>,
 }
@@ -345,9 +347,10 @@ impl Client {
         impl Future<Output = Result<Synced, TransferError>> + Send + 'static,
         crate::sync::Taken,
     )> {
+        let mut filters = crate::sync::filters(a.filters)?;
         let (from, to) = (
-            crate::sync::place(source)?,
-            crate::sync::place(destination)?,
+            crate::sync::place(source, a.raw, Some(&mut filters))?,
+            crate::sync::place(destination, a.raw, None)?,
         );
         let taken: crate::sync::Taken = Arc::default();
         let gather = Arc::clone(&taken);
@@ -356,7 +359,7 @@ impl Client {
             delete: a.delete,
             dryrun: a.dryrun,
             objects: a.objects,
-            filters: crate::sync::filters(a.filters)?,
+            filters,
             copy: CopySettings {
                 concurrency: self.opts.concurrency,
                 ..CopySettings::default()

@@ -1008,10 +1008,12 @@ impl Client {
     /// Makes `destination` hold what `source` holds (a directory and `s3://bucket/prefix`,
     /// either way, or two prefixes on the server), moving what is missing or differs by the AWS
     /// CLI's rules and with `delete` removing what the source lacks. `filters`:
-    /// `[("exclude", "*.log"), ("include", "keep.log")]`, the last match deciding. Returns
+    /// `[("exclude", "*.log"), ("include", "keep.log")]`, the last match deciding. A source
+    /// `s3://b/logs/*.gz` takes what the wildcard matches and bounds both sides with it (`raw`
+    /// takes `*`, `?`, `[` literally). Returns
     /// `{"copied", "bytes", "deleted", "unchanged", "actions", "failed", "not_files"}`.
     /// `callback` as for `download`, with the bytes of every object moved.
-    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true, callback = None))]
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true, raw = false, callback = None))]
     #[allow(clippy::too_many_arguments)]
     fn sync<'py>(
         &self,
@@ -1025,6 +1027,7 @@ impl Client {
         filters: Vec<(String, String)>,
         objects: Option<usize>,
         follow_symlinks: bool,
+        raw: bool,
         callback: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let reporter = Reporter::new(callback)?;
@@ -1036,6 +1039,7 @@ impl Client {
             filters,
             objects,
             follow_symlinks,
+            raw,
             progress: Reporter::progress(&reporter),
         };
         let (work, taken) = self.sync_work(source, destination, args)?;
@@ -1044,7 +1048,7 @@ impl Client {
     }
 
     /// `sync`, awaited.
-    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true))]
+    #[pyo3(signature = (source, destination, *, delete = false, size_only = false, exact_timestamps = false, dryrun = false, filters = Vec::new(), objects = None, follow_symlinks = true, raw = false))]
     #[allow(clippy::too_many_arguments)]
     fn sync_async<'py>(
         &self,
@@ -1058,6 +1062,7 @@ impl Client {
         filters: Vec<(String, String)>,
         objects: Option<usize>,
         follow_symlinks: bool,
+        raw: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let args = SyncArgs {
             delete,
@@ -1067,6 +1072,7 @@ impl Client {
             filters,
             objects,
             follow_symlinks,
+            raw,
             progress: None,
         };
         let (work, taken) = self.sync_work(source, destination, args)?;

@@ -12,11 +12,16 @@ use slipstream_s3::pattern::{Filters, Rule};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{Action, Compare, Place, Synced};
 
-/// A side of a sync: `s3://bucket/prefix`, or a local directory.
-pub(crate) fn place(text: &str) -> PyResult<Place> {
+/// A side of a sync: `s3://bucket/prefix`, or a local directory; a source's wildcard bounds
+/// `filters` (`Place::s3_source`), a destination's is refused.
+pub(crate) fn place(text: &str, raw: bool, filters: Option<&mut Filters>) -> PyResult<Place> {
     if text.starts_with("s3://") {
         let uri = S3Uri::parse(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        return Ok(Place::s3(&uri.bucket, &uri.key));
+        let place = match filters {
+            Some(filters) => Place::s3_source(&uri.bucket, &uri.key, raw, filters),
+            None => Place::s3_destination(&uri.bucket, &uri.key, raw),
+        };
+        return place.map_err(|e| PyValueError::new_err(e.to_string()));
     }
     Ok(Place::Local(PathBuf::from(text)))
 }

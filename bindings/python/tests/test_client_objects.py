@@ -227,6 +227,26 @@ def test_every_extra_arg_reaches_the_object_single_and_multipart(server, s3, tmp
         assert sorted((t["Key"], t["Value"]) for t in tags) == [("project", "a"), ("team", "b c")], key
 
 
+def test_sync_from_a_wildcard_takes_its_matches_and_deletes_only_within_it(server, s3, tmp_path):
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    for name in ["2026-01/a.gz", "2026-01/b.txt", "2025-12/c.gz"]:
+        s3.put_object(Bucket=bucket, Key=f"logs/{name}", Body=b"x")
+    down = tmp_path / "down"
+    (down / "2026-02").mkdir(parents=True)
+    (down / "2026-02" / "old.gz").write_bytes(b"old")
+    (down / "notes").write_bytes(b"kept")
+    done = c.sync(f"s3://{bucket}/logs/2026-*/*.gz", str(down), delete=True)
+    assert (done["copied"], done["deleted"]) == (1, 1)
+    assert sorted(p.relative_to(down).as_posix() for p in down.rglob("*") if p.is_file()) == ["2026-01/a.gz", "notes"]
+    with pytest.raises(ValueError, match="not a wildcard"):
+        c.sync(f"s3://{bucket}/logs/", f"s3://{bucket}/x*/")
+    s3.put_object(Bucket=bucket, Key="lit*/k", Body=b"k")
+    raw = c.sync(f"s3://{bucket}/lit*/", str(tmp_path / "raw"), raw=True)
+    assert raw["copied"] == 1 and (tmp_path / "raw" / "k").read_bytes() == b"k"
+
+
 def test_sync_follows_symbolic_links_unless_told_not_to(server, s3, tmp_path):
     c = make_client(server)
     bucket = f"py-{uuid.uuid4().hex[:16]}"

@@ -23,6 +23,7 @@ Examples:
   slipstream sync s3://my-bucket/data/ ./data --delete
   slipstream sync s3://my-bucket/2026/ s3://backup/2026/          (on the server)
   slipstream sync ./photos s3://my-bucket/photos/ --exclude '*' --include '*.jpg' --dryrun
+  slipstream sync 's3://my-bucket/logs/2026-*/*.gz' ./logs/ --delete   (a wildcard source)
   slipstream sync s3://src/data/ s3://dst/data/ --source-endpoint-url https://other.example
 
 A file or object moves when the destination lacks it or its size differs; with equal sizes,
@@ -30,7 +31,9 @@ uploads and copies move a source newer than the destination, downloads a local f
 than the object (a download sets the file's time to the object's), as the AWS CLI decides.
 --size-only compares sizes alone; --exact-timestamps makes downloads move any time
 difference. --delete removes destination entries the source lacks (not those the filters
-leave out). With --source-endpoint-url, --source-profile or --source-region the source
+leave out). A wildcard source takes the objects it matches (`*` crosses `/`), named relative
+to its literal part up to the last `/`, and bounds both sides as a filter does: --delete
+removes only destination names it matches. With --source-endpoint-url, --source-profile or --source-region the source
 prefix is another service or account: it is listed and read with its own client and the
 bytes stream through this machine. Both sides are listed in key order and merged as the
 pages arrive, so the first copy starts before the listings end. Exit codes: 0 in sync, 1 something failed (objects S3
@@ -39,7 +42,8 @@ refused to delete are printed), 2 flags or configuration.";
 /// `slipstream sync`.
 #[derive(Args, Debug)]
 pub struct SyncArgs {
-    /// A directory or s3://bucket/prefix.
+    /// A directory, s3://bucket/prefix, or a wildcard (`s3://b/logs/*.gz`: the objects it
+    /// matches, names relative to its literal part up to the last `/`).
     #[arg(value_parser = Location::parser())]
     pub source: Location,
     /// A directory (made if missing) or s3://bucket/prefix.
@@ -60,6 +64,10 @@ pub struct SyncArgs {
     /// Delete destination files or objects the source does not have.
     #[arg(long)]
     pub delete: bool,
+    /// Take the S3 paths literally: `*`, `?` and `[` are characters of the keys, not
+    /// wildcards.
+    #[arg(long)]
+    pub raw: bool,
     /// Compare sizes only, never times.
     #[arg(long, conflicts_with = "exact_timestamps")]
     pub size_only: bool,
@@ -96,9 +104,9 @@ pub struct SyncArgs {
 }
 
 /// `slipstream sync`.
-pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
-    let from = place(&a.source)?;
-    let to = place(&a.destination)?;
+pub fn run(a: &SyncArgs, mut filters: Filters) -> Result<(), Failure> {
+    let from = place(&a.source, a.raw, Some(&mut filters))?;
+    let to = place(&a.destination, a.raw, None)?;
     if let Place::Local(dir) = &from {
         if !dir.is_dir() {
             return Err(Failure::usage(format!(
@@ -185,11 +193,16 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
     left_out(&done.moved.not_files)
 }
 
-/// A side of the sync: `s3://bucket/prefix` (a `/` added), or a local directory.
-fn place(side: &Location) -> Result<Place, Failure> {
+/// A side of the sync: `s3://bucket/prefix` (a `/` added), or a local directory; a source's
+/// wildcard bounds `filters` (see `Place::s3_source`), a destination's is refused.
+fn place(side: &Location, raw: bool, filters: Option<&mut Filters>) -> Result<Place, Failure> {
     if side.is_s3() {
         let uri = s3(side.url()?)?;
-        return Ok(Place::s3(&uri.bucket, &uri.key));
+        let place = match filters {
+            Some(filters) => Place::s3_source(&uri.bucket, &uri.key, raw, filters),
+            None => Place::s3_destination(&uri.bucket, &uri.key, raw),
+        };
+        return place.map_err(|e| Failure::usage(e.to_string()));
     }
     if side.is_stdio() {
         return Err(Failure::usage(

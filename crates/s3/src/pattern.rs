@@ -168,7 +168,12 @@ pub enum Rule {
 /// name is included unless a filter says otherwise, and the last filter that matches decides.
 /// Patterns match names relative to the command's source (the prefix or directory).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Filters(Vec<(Rule, Pattern)>);
+pub struct Filters {
+    rules: Vec<(Rule, Pattern)>,
+    /// A wildcard source's pattern (relative): a name it does not match is never taken,
+    /// whatever the rules say.
+    within: Option<Pattern>,
+}
 
 impl Filters {
     /// No filter: everything is taken.
@@ -178,13 +183,25 @@ impl Filters {
 
     /// Adds a filter after the ones already given.
     pub fn push(&mut self, rule: Rule, pattern: &str) -> Result<(), Error> {
-        self.0.push((rule, Pattern::new(pattern)?));
+        self.rules.push((rule, Pattern::new(pattern)?));
+        Ok(())
+    }
+
+    /// Takes only names `pattern` matches, before any rule is asked: a sync whose source is a
+    /// wildcard (`s3://b/logs/*.gz`, relative `*.gz`) applies it to both sides, so that it
+    /// neither copies nor (with `--delete`) removes a name outside it, as an excluded name is
+    /// left alone; an `--include` cannot widen it.
+    pub fn within(&mut self, pattern: &str) -> Result<(), Error> {
+        self.within = Some(Pattern::new(pattern)?);
         Ok(())
     }
 
     /// Whether `name` (relative to the source) is taken.
     pub fn takes(&self, name: &str) -> bool {
-        self.0
+        if self.within.as_ref().is_some_and(|p| !p.matches(name)) {
+            return false;
+        }
+        self.rules
             .iter()
             .rev()
             .find(|(_, p)| p.matches(name))
@@ -193,7 +210,7 @@ impl Filters {
 
     /// Whether there are no filters.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.rules.is_empty() && self.within.is_none()
     }
 }
 
@@ -271,5 +288,17 @@ mod tests {
             g.takes("b.jpg"),
             "an include alone excludes nothing, as in the AWS CLI"
         );
+    }
+
+    #[test]
+    fn a_wildcard_source_bounds_what_the_rules_take() {
+        let mut f = Filters::new();
+        f.within("2026-*/*.gz").unwrap();
+        assert!(!f.is_empty());
+        assert!(f.takes("2026-01/a.gz") && !f.takes("2025-01/a.gz") && !f.takes("2026-01/a.txt"));
+        f.push(Rule::Include, "*").unwrap();
+        assert!(!f.takes("2025-01/a.gz"), "an include does not widen it");
+        f.push(Rule::Exclude, "*/b.gz").unwrap();
+        assert!(f.takes("2026-01/a.gz") && !f.takes("2026-01/b.gz"));
     }
 }

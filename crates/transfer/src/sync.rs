@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use slipstream_client::xml::Object;
 use slipstream_client::{DeleteError, ObjectKey, S3Client};
-use slipstream_s3::pattern::Filters;
+use slipstream_s3::pattern::{Filters, Pattern};
 use tokio::sync::mpsc;
 
 use crate::copy::{copy_object, CopySettings, CopySource};
@@ -25,6 +25,7 @@ use crate::many::{
     FAR_OBJECTS,
 };
 use crate::ranges::worth_cutting;
+use crate::select::Selection;
 use crate::sides::{entries, local_entries, next_step, Cursor, Step};
 use crate::through::copy_listed_object;
 use crate::walk::Links;
@@ -56,6 +57,41 @@ impl Place {
             bucket: bucket.to_owned(),
             prefix,
         }
+    }
+
+    /// `key` of `bucket` as a sync's source. A wildcard (unless `raw`: s5cmd's `sync
+    /// 's3://b/logs/*.gz' dir/`) is the directory of its literal part, and the rest of the
+    /// pattern, relative to it, goes to `filters` as [`Filters::within`]: both sides' names
+    /// outside it are neither copied nor deleted, as an excluded name is left alone (where
+    /// s5cmd's `--delete` removes every destination file the pattern does not match). Any
+    /// other key as [`Place::s3`] reads it.
+    pub fn s3_source(
+        bucket: &str,
+        key: &str,
+        raw: bool,
+        filters: &mut Filters,
+    ) -> Result<Self, TransferError> {
+        let selection = Selection::parse_as(key, true, raw)?;
+        if !matches!(selection, Selection::Pattern(_)) {
+            return Ok(Place::s3(bucket, key));
+        }
+        let base = selection.base();
+        filters
+            .within(&key[base.len()..])
+            .map_err(|e| TransferError::Invalid(e.to_string()))?;
+        Ok(Place::s3(bucket, base))
+    }
+
+    /// `key` of `bucket` as a sync's destination: a prefix, never a wildcard (unless `raw`
+    /// takes `*`, `?` and `[` as characters of the keys).
+    pub fn s3_destination(bucket: &str, key: &str, raw: bool) -> Result<Self, TransferError> {
+        if !raw && Pattern::has_wildcard(key) {
+            return Err(TransferError::Invalid(format!(
+                "s3://{bucket}/{key}: a sync's destination is a prefix, not a wildcard \
+                 (--raw takes *, ? and [ as characters of the keys)"
+            )));
+        }
+        Ok(Place::s3(bucket, key))
     }
 
     /// How the entry `name` is shown: its path, or its `s3://` URI.

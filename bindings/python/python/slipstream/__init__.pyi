@@ -500,6 +500,7 @@ class Client:
         filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
         objects: int | None = None,
         follow_symlinks: bool = True,
+        raw: bool = False,
         callback: Optional[Callable[[int], object]] = None,
     ) -> SyncResult:
         """Makes ``destination`` hold what ``source`` holds: a directory and
@@ -508,7 +509,12 @@ class Client:
         source lacks; ``filters`` in order, the last match deciding. A directory's symbolic
         links are followed (a loop left out, a link to nothing an error) unless
         ``follow_symlinks=False``; its FIFOs, sockets and devices are left out and listed in
-        ``not_files``. ``callback`` as for ``download``, told the bytes of every object moved."""
+        ``not_files``. ``callback`` as for ``download``, told the bytes of every object moved.
+        A wildcard source (``"s3://b/logs/2026-*/*.gz"``, ``*`` crossing ``/``) takes the
+        objects it matches, named relative to its literal part up to the last ``/``, and bounds
+        both sides as a filter would: ``delete`` removes only destination names it matches. A
+        wildcard destination raises ``ValueError``; ``raw=True`` takes ``*``, ``?`` and ``[``
+        as characters of the keys."""
         ...
 
     # asyncio twins: each returns a coroutine whose work starts at the call, runs on the
@@ -583,6 +589,7 @@ class Client:
         filters: Sequence[tuple[Literal["include", "exclude"], str]] = (),
         objects: int | None = None,
         follow_symlinks: bool = True,
+        raw: bool = False,
     ) -> Coroutine[Any, Any, SyncResult]: ...
 
 class ExtraArgs(TypedDict, total=False):
