@@ -79,6 +79,34 @@ impl Pattern {
         &self.literal
     }
 
+    /// The pattern cut after the last `/` of its literal part: that directory (as text, escapes
+    /// undone) and the rest (as pattern text, whose literal part holds no `/`). A sync lists
+    /// the directory and matches names relative to it with the rest.
+    pub fn split_directory(&self) -> (&str, &str) {
+        let directory = &self.literal[..self.literal.rfind('/').map_or(0, |i| i + 1)];
+        let mut rest = self.source.as_str();
+        for _ in directory.chars() {
+            let mut chars = rest.chars();
+            if chars.next() == Some('\\') {
+                chars.next();
+            }
+            rest = chars.as_str();
+        }
+        (directory, rest)
+    }
+
+    /// `text` as a pattern that matches it alone: `*`, `?`, `[` and `\` escaped.
+    pub fn escape(text: &str) -> String {
+        let mut escaped = String::with_capacity(text.len());
+        for c in text.chars() {
+            if matches!(c, '*' | '?' | '[' | '\\') {
+                escaped.push('\\');
+            }
+            escaped.push(c);
+        }
+        escaped
+    }
+
     /// Whether the whole of `text` matches.
     pub fn matches(&self, text: &str) -> bool {
         // Classic wildcard matching with one backtrack point (the last `*`): linear in
@@ -196,6 +224,11 @@ impl Filters {
         Ok(())
     }
 
+    /// The pattern [`Filters::within`] set, if any: a listing can start at its literal part.
+    pub fn bound(&self) -> Option<&Pattern> {
+        self.within.as_ref()
+    }
+
     /// Whether `name` (relative to the source) is taken.
     pub fn takes(&self, name: &str) -> bool {
         if self.within.as_ref().is_some_and(|p| !p.matches(name)) {
@@ -288,6 +321,24 @@ mod tests {
             g.takes("b.jpg"),
             "an include alone excludes nothing, as in the AWS CLI"
         );
+    }
+
+    #[test]
+    fn a_pattern_splits_at_its_literal_directory_and_escapes_round_trip() {
+        let split = |p: &str| {
+            let p = Pattern::new(p).unwrap();
+            let (dir, rest) = p.split_directory();
+            (dir.to_owned(), rest.to_owned())
+        };
+        assert_eq!(
+            split("logs/2026-*/*.gz"),
+            ("logs/".into(), "2026-*/*.gz".into())
+        );
+        assert_eq!(split("*.gz"), ("".into(), "*.gz".into()));
+        assert_eq!(split("a\\*b/c?/d"), ("a*b/".into(), "c?/d".into()));
+        let odd = "we*ird?[dir]\\/k";
+        let p = Pattern::new(&Pattern::escape(odd)).unwrap();
+        assert!(p.matches(odd) && !p.matches("weXird?[dir]\\/k") && p.literal_prefix() == odd);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use slipstream_client::S3Client;
-use slipstream_s3::pattern::Filters;
+use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::time::parse_timestamp;
 use tokio::sync::mpsc;
 
@@ -66,8 +66,13 @@ pub(crate) fn entries(
                     filters.clone(),
                 )
             } else {
-                let selection = Selection::Prefix(prefix.clone());
-                list_selected(Arc::clone(client), bucket, selection, filters.clone(), 4)
+                list_selected(
+                    Arc::clone(client),
+                    bucket,
+                    listed(prefix, filters),
+                    filters.clone(),
+                    4,
+                )
             };
             let prefix = prefix.clone();
             tokio::spawn(async move {
@@ -91,6 +96,20 @@ pub(crate) fn entries(
         }
     }
     rx
+}
+
+/// What an S3 side lists: everything under `prefix`, or under a wildcard source's literal
+/// part (`logs/2026-` of `logs/2026-*/*.gz`) when `filters` are bound to one, as s5cmd lists
+/// it. That part holds no `/` (the side's prefix ends at the last one), so the selection's base,
+/// which names are made relative to, stays `prefix`.
+fn listed(prefix: &str, filters: &Filters) -> Selection {
+    let bound = filters
+        .bound()
+        .and_then(|p| Pattern::new(&format!("{}{}", Pattern::escape(prefix), p.as_str())).ok());
+    match bound {
+        Some(pattern) => Selection::Pattern(pattern),
+        None => Selection::Prefix(prefix.to_owned()),
+    }
 }
 
 /// The files below `dir` that `filters` take, sorted by name (none for a missing directory),

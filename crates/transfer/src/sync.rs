@@ -71,15 +71,14 @@ impl Place {
         raw: bool,
         filters: &mut Filters,
     ) -> Result<Self, TransferError> {
-        let selection = Selection::parse_as(key, true, raw)?;
-        if !matches!(selection, Selection::Pattern(_)) {
+        let Selection::Pattern(pattern) = Selection::parse_as(key, true, raw)? else {
             return Ok(Place::s3(bucket, key));
-        }
-        let base = selection.base();
+        };
+        let (directory, rest) = pattern.split_directory();
         filters
-            .within(&key[base.len()..])
+            .within(rest)
             .map_err(|e| TransferError::Invalid(e.to_string()))?;
-        Ok(Place::s3(bucket, base))
+        Ok(Place::s3(bucket, directory))
     }
 
     /// `key` of `bucket` as a sync's destination: a prefix, never a wildcard (unless `raw`
