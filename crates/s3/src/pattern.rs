@@ -200,7 +200,18 @@ pub struct Filters {
     rules: Vec<(Rule, Pattern)>,
     /// A wildcard source's pattern (relative): a name it does not match is never taken,
     /// whatever the rules say.
-    within: Option<Pattern>,
+    within: Option<Bound>,
+}
+
+/// How a wildcard source bounds the names taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Bound {
+    /// An S3 wildcard: the whole name matches, `*` crossing `/` (s5cmd's and `ls`'s).
+    Keys(Pattern),
+    /// A local glob, one pattern per path segment, as a shell or Go's `filepath.Glob` (s5cmd's)
+    /// reads it: `*` stays within a segment, and a match that is a directory takes everything
+    /// below it (`dir/*` takes `dir/a/b`).
+    Paths(Vec<Pattern>),
 }
 
 impl Filters {
@@ -220,18 +231,60 @@ impl Filters {
     /// neither copies nor (with `--delete`) removes a name outside it, as an excluded name is
     /// left alone; an `--include` cannot widen it.
     pub fn within(&mut self, pattern: &str) -> Result<(), Error> {
-        self.within = Some(Pattern::new(pattern)?);
+        self.within = Some(Bound::Keys(Pattern::new(pattern)?));
         Ok(())
     }
 
-    /// The pattern [`Filters::within`] set, if any: a listing can start at its literal part.
+    /// [`Filters::within`] for a local glob (`*.csv`, `2026-*/day?`), matched segment by
+    /// segment (see `Bound::Paths`), as s5cmd expands `cp 'dir/*.csv' s3://b/`.
+    pub fn within_paths(&mut self, glob: &str) -> Result<(), Error> {
+        let segments = glob.split('/').filter(|s| !s.is_empty());
+        let segments = segments.map(Pattern::new).collect::<Result<Vec<_>, _>>()?;
+        self.within = Some(Bound::Paths(segments));
+        Ok(())
+    }
+
+    /// The S3 wildcard [`Filters::within`] set, if any: a listing can start at its literal
+    /// part.
     pub fn bound(&self) -> Option<&Pattern> {
-        self.within.as_ref()
+        match &self.within {
+            Some(Bound::Keys(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether a local glob bounds the names, so a walk can leave out the directories that
+    /// [`Filters::may_take_below`] rules out.
+    pub fn prunes(&self) -> bool {
+        matches!(self.within, Some(Bound::Paths(_)))
+    }
+
+    /// Whether anything below the directory `dir` (relative, `/`-separated) can be taken:
+    /// false only where a local glob rules it out (`2026-*/x` and `2025-01`), so that a
+    /// walk of `~/*.jpg` reads one directory, not the whole tree below it.
+    pub fn may_take_below(&self, dir: &str) -> bool {
+        match &self.within {
+            Some(Bound::Paths(segments)) => dir
+                .split('/')
+                .zip(segments)
+                .all(|(part, p)| p.matches(part)),
+            _ => true,
+        }
     }
 
     /// Whether `name` (relative to the source) is taken.
     pub fn takes(&self, name: &str) -> bool {
-        if self.within.as_ref().is_some_and(|p| !p.matches(name)) {
+        let inside = match &self.within {
+            None => true,
+            Some(Bound::Keys(p)) => p.matches(name),
+            Some(Bound::Paths(segments)) => {
+                let mut parts = name.split('/');
+                segments
+                    .iter()
+                    .all(|p| parts.next().is_some_and(|part| p.matches(part)))
+            }
+        };
+        if !inside {
             return false;
         }
         self.rules
@@ -339,6 +392,22 @@ mod tests {
         let odd = "we*ird?[dir]\\/k";
         let p = Pattern::new(&Pattern::escape(odd)).unwrap();
         assert!(p.matches(odd) && !p.matches("weXird?[dir]\\/k") && p.literal_prefix() == odd);
+    }
+
+    #[test]
+    fn a_local_glob_matches_segment_by_segment_and_takes_what_is_below_a_match() {
+        let mut f = Filters::new();
+        f.within_paths("2026-*/*.gz").unwrap();
+        assert!(f.prunes() && f.bound().is_none());
+        assert!(f.takes("2026-01/a.gz") && f.takes("2026-01/b.gz/inside"));
+        assert!(!f.takes("2026-01/x/a.gz"), "* stays within its segment");
+        assert!(!f.takes("2026-01") && !f.takes("2025-01/a.gz"));
+        assert!(f.may_take_below("2026-01") && f.may_take_below("2026-01/b.gz/deeper"));
+        assert!(!f.may_take_below("2025-01") && !f.may_take_below("2026-01/x"));
+        let mut all = Filters::new();
+        all.within_paths("*").unwrap();
+        assert!(all.takes(".hidden") && all.takes("a/b/c"), "as Go's filepath.Glob");
+        assert!(Filters::new().may_take_below("any/where") && !Filters::new().prunes());
     }
 
     #[test]
