@@ -119,7 +119,8 @@ a failed or interrupted move leaves every source that was not copied where it wa
 /// `slipstream cp`.
 #[derive(Args, Debug, Clone)]
 pub struct CpArgs {
-    /// A local path or s3://bucket/key.
+    /// A local path or s3://bucket/key; a wildcard in either (`s3://b/logs/*.gz`, a quoted
+    /// `'logs/*.csv'`) copies its matches, as s5cmd's cp.
     #[arg(value_parser = Location::parser())]
     pub source: Location,
     /// A local path or s3://bucket/key (a key ending in / takes the file's name).
@@ -142,7 +143,8 @@ pub struct CpArgs {
     /// spelling).
     #[arg(long, visible_alias = "dry-run")]
     pub dryrun: bool,
-    /// Take the source literally: `*`, `?` and `[` are characters of the key, not wildcards.
+    /// Take the source literally: `*`, `?` and `[` are characters of the key or path, not
+    /// wildcards.
     #[arg(long)]
     pub raw: bool,
     /// With `-` as the source: about how many bytes standard input holds (suffixes KiB, MiB,

@@ -74,7 +74,10 @@ pub(crate) async fn cp_many(
         }
         (false, true) => {
             let dst = s3(a.destination.url()?)?;
-            let dir = a.source.path();
+            // A glob (`'logs/*.csv'`) walks its directory, bounded by it.
+            let mut filters = plan.filters.clone();
+            let glob = crate::copying::local_glob(a, &mut filters)?;
+            let dir = glob.as_deref().unwrap_or(a.source.path());
             if !dir.is_dir() {
                 return Err(Failure::usage(format!("{} is not a directory", a.source)));
             }
@@ -86,7 +89,7 @@ pub(crate) async fn cp_many(
             many.overwrite = a.overwrite();
             many.flatten = a.flatten;
             many.on_failure = Some(plan.printer.failures(action("upload")));
-            many.filters = plan.filters.clone();
+            many.filters = filters.clone();
             many.links =
                 slipstream_transfer::Links::follow(a.follow_symlinks || !a.no_follow_symlinks);
             let (p, bucket) = (Arc::clone(&plan.printer), dst.bucket.clone());
@@ -118,7 +121,8 @@ pub(crate) async fn cp_many(
                 }
             }));
             if a.dryrun {
-                let walked = walk_files(dir, &plan.filters, many.links).map_err(failed)?;
+                let walked = walk_files(dir, &filters, many.links).map_err(failed)?;
+                let objects = walked.files.len();
                 for (path, rel) in walked.files {
                     let rel = if a.flatten { last_name(&rel) } else { &rel };
                     plan.printer.done(
@@ -128,6 +132,7 @@ pub(crate) async fn cp_many(
                     );
                 }
                 let left_out = slipstream_transfer::Many {
+                    objects,
                     not_files: walked.not_files,
                     ..Default::default()
                 };

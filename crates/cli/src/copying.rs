@@ -10,7 +10,7 @@ use slipstream_client::{ChecksumAlgorithm, ObjectKey, S3Client};
 use slipstream_s3::pattern::{Filters, Pattern};
 use slipstream_s3::S3Uri;
 use slipstream_transfer::{
-    copy_object, copy_through, download_to_file, download_to_writer, upload_file,
+    copy_object, copy_through, download_to_file, download_to_writer, glob_root, upload_file,
     upload_from_reader, CopySource, MetadataDirective, Stat, TransferError, TransferOptions,
     MAX_PARTS,
 };
@@ -68,7 +68,7 @@ impl Plan<'_> {
 /// refused, and so is `--version-id` but on one s3:// object and for `cp` (`mv` would delete
 /// that version for good: copy it, then `rm --version-id`).
 pub(crate) fn reads_many(a: &CpArgs, filters: &Filters, moving: bool) -> Result<bool, Failure> {
-    let many = a.recursive || has_wildcard(a);
+    let many = a.recursive || has_wildcard(a) || local_glob(a, &mut Filters::new())?.is_some();
     if !filters.is_empty() && !many {
         return Err(Failure::usage(
             "--include and --exclude apply to --recursive or wildcard sources",
@@ -101,6 +101,15 @@ fn source_key<'a>(a: &'a CpArgs, src: &'a S3Uri) -> ObjectKey<'a> {
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
 pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
     !a.raw && a.source.is_s3() && a.source.url().is_ok_and(Pattern::has_wildcard)
+}
+
+/// The directory to walk when the local source is a glob (`'logs/*.csv'`, s5cmd's; not under
+/// --raw), its pattern added to `filters`; see `slipstream_transfer::glob_root`.
+pub(crate) fn local_glob(a: &CpArgs, filters: &mut Filters) -> Result<Option<PathBuf>, Failure> {
+    if a.raw || a.source.is_s3() || a.source.is_stdio() {
+        return Ok(None);
+    }
+    glob_root(a.source.path(), filters).map_err(|e| Failure::usage(e.to_string()))
 }
 
 fn transfer(a: &CpArgs, filters: Filters, moving: bool) -> Result<(), Failure> {
@@ -285,8 +294,10 @@ pub(crate) async fn copy(
         // As s5cmd (and `rm` here): a wildcard that matches nothing is an error, so a script
         // that expected files does not go on as if it had them; an empty --recursive prefix
         // is not (the AWS CLI copies nothing and exits 0).
-        if src_s3 && has_wildcard(a) && many.objects + many.skipped + many.failed == 0 {
-            return Err(Failure::input(format!("no object matches {}", a.source)));
+        let wildcard = has_wildcard(a) || local_glob(a, &mut Filters::new())?.is_some();
+        if wildcard && many.objects + many.skipped + many.failed == 0 {
+            let what = if src_s3 { "object" } else { "file" };
+            return Err(Failure::input(format!("no {what} matches {}", a.source)));
         }
         return Ok(Moved {
             objects: Some(many.objects),

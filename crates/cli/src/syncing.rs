@@ -42,8 +42,9 @@ refused to delete are printed), 2 flags or configuration.";
 /// `slipstream sync`.
 #[derive(Args, Debug)]
 pub struct SyncArgs {
-    /// A directory, s3://bucket/prefix, or a wildcard (`s3://b/logs/*.gz`: the objects it
-    /// matches, names relative to its literal part up to the last `/`).
+    /// A directory, s3://bucket/prefix, or a wildcard (`s3://b/logs/*.gz`, a quoted local
+    /// `'logs/*.csv'`: what it matches, names relative to its literal part up to the last
+    /// `/`).
     #[arg(value_parser = Location::parser())]
     pub source: Location,
     /// A directory (made if missing) or s3://bucket/prefix.
@@ -64,8 +65,8 @@ pub struct SyncArgs {
     /// Delete destination files or objects the source does not have.
     #[arg(long)]
     pub delete: bool,
-    /// Take the S3 paths literally: `*`, `?` and `[` are characters of the keys, not
-    /// wildcards.
+    /// Take the paths literally: `*`, `?` and `[` are characters of the keys and file names,
+    /// not wildcards.
     #[arg(long)]
     pub raw: bool,
     /// Compare sizes only, never times.
@@ -194,7 +195,8 @@ pub fn run(a: &SyncArgs, mut filters: Filters) -> Result<(), Failure> {
 }
 
 /// A side of the sync: `s3://bucket/prefix` (a `/` added), or a local directory; a source's
-/// wildcard bounds `filters` (see `Place::s3_source`), a destination's is refused.
+/// wildcard or glob bounds `filters` (see `Place::s3_source`, `glob_root`), an S3
+/// destination's wildcard is refused.
 fn place(side: &Location, raw: bool, filters: Option<&mut Filters>) -> Result<Place, Failure> {
     if side.is_s3() {
         let uri = s3(side.url()?)?;
@@ -208,6 +210,13 @@ fn place(side: &Location, raw: bool, filters: Option<&mut Filters>) -> Result<Pl
         return Err(Failure::usage(
             "sync copies directories and prefixes, not standard input or output",
         ));
+    }
+    // A local source may be a glob (`'logs/*.csv'`), walked as s5cmd walks one.
+    if let (Some(filters), false) = (filters, raw) {
+        let glob = slipstream_transfer::glob_root(side.path(), filters);
+        if let Some(dir) = glob.map_err(|e| Failure::usage(e.to_string()))? {
+            return Ok(Place::Local(dir));
+        }
     }
     Ok(Place::Local(side.path().to_path_buf()))
 }

@@ -406,7 +406,10 @@ mod tests {
         assert!(!f.may_take_below("2025-01") && !f.may_take_below("2026-01/x"));
         let mut all = Filters::new();
         all.within_paths("*").unwrap();
-        assert!(all.takes(".hidden") && all.takes("a/b/c"), "as Go's filepath.Glob");
+        assert!(
+            all.takes(".hidden") && all.takes("a/b/c"),
+            "as Go's filepath.Glob"
+        );
         assert!(Filters::new().may_take_below("any/where") && !Filters::new().prunes());
     }
 

@@ -83,7 +83,7 @@ pub use through::{copy_listed_through, copy_through};
 pub use upload::{upload_bytes, upload_file, Uploaded};
 pub use version_listing::list_versions_spread;
 pub use versions::{delete_versions_listed, VersionName, VersionReport};
-pub use walk::{walk_files, Links, Walked};
+pub use walk::{glob_root, walk_files, Links, Walked};
 
 /// Bytes moved so far, and the total once known, for progress displays. The engine adds a
 /// part's bytes when the part is written (downloads) or accepted by S3 (uploads).

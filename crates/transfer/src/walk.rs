@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use slipstream_s3::pattern::Filters;
+use slipstream_s3::pattern::{Filters, Pattern};
 
 use crate::error::at;
 use crate::TransferError;
@@ -47,9 +47,11 @@ pub struct Walked {
     pub not_files: Vec<PathBuf>,
 }
 
-/// What is below `dir` that `filters` take (an excluded FIFO is not reported either).
+/// What is below `dir` that `filters` take (an excluded FIFO is not reported either). Under
+/// a local glob (`Filters::within_paths`) the entries it rules out are not read at all: not
+/// followed, not descended into.
 pub fn walk_files(dir: &Path, filters: &Filters, links: Links) -> Result<Walked, TransferError> {
-    let mut walked = walk(dir, links)?;
+    let mut walked = walk(dir, links, filters)?;
     walked.files.retain(|(_, rel)| filters.takes(rel));
     walked
         .not_files
@@ -58,6 +60,28 @@ pub fn walk_files(dir: &Path, filters: &Filters, links: Links) -> Result<Walked,
         files: walked.files,
         not_files: walked.not_files.into_iter().map(|(p, _)| p).collect(),
     })
+}
+
+/// A local source given as a glob (`logs/2026-*/*.csv`, quoted so the shell left it, as
+/// s5cmd takes it) that names no file itself: the directory to walk (its literal part up to
+/// the last `/`; `.` when it has none), the rest bounding `filters` (`within_paths`), names
+/// relative to that directory. `None`, `filters` untouched, for a path that exists (a file
+/// named `a*b` is that file), has no wildcard, or is not UTF-8.
+pub fn glob_root(path: &Path, filters: &mut Filters) -> Result<Option<PathBuf>, TransferError> {
+    let Some(text) = path.to_str() else {
+        return Ok(None);
+    };
+    if !Pattern::has_wildcard(text) || path.symlink_metadata().is_ok() {
+        return Ok(None);
+    }
+    let invalid = |e: slipstream_s3::Error| TransferError::Invalid(e.to_string());
+    let pattern = Pattern::new(text).map_err(invalid)?;
+    let (directory, rest) = pattern.split_directory();
+    filters.within_paths(rest).map_err(invalid)?;
+    Ok(Some(PathBuf::from(match directory {
+        "" => ".",
+        d => d,
+    })))
 }
 
 /// A walk's findings before the filters: the names of entries that are not files are kept
@@ -83,7 +107,7 @@ pub(crate) fn is_special(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
-fn walk(dir: &Path, links: Links) -> Result<Found, TransferError> {
+fn walk(dir: &Path, links: Links, filters: &Filters) -> Result<Found, TransferError> {
     let mut out = Vec::new();
     let mut not_files = Vec::new();
     let mut stack = vec![Pending {
@@ -94,6 +118,11 @@ fn walk(dir: &Path, links: Links) -> Result<Found, TransferError> {
         for entry in std::fs::read_dir(&d).map_err(at(&d))? {
             let entry = entry.map_err(at(&d))?;
             let path = entry.path();
+            if filters.prunes()
+                && !relative(dir, &path).is_ok_and(|rel| filters.may_take_below(&rel))
+            {
+                continue; // outside the glob (a name that is not UTF-8 never matches one)
+            }
             let mut kind = entry.file_type().map_err(at(&path))?;
             let mut here = None;
             if kind.is_symlink() {
@@ -164,7 +193,7 @@ mod tests {
     use slipstream_s3::pattern::Rule;
 
     fn names(dir: &Path, links: Links) -> Vec<String> {
-        walk(dir, links)
+        walk(dir, links, &Filters::new())
             .unwrap()
             .files
             .into_iter()
@@ -192,7 +221,9 @@ mod tests {
         );
         assert_eq!(names(&t, Links::Skip), ["real/f"]);
         symlink("nowhere", t.join("broken")).unwrap();
-        let e = walk(&t, Links::Follow).unwrap_err().to_string();
+        let e = walk(&t, Links::Follow, &Filters::new())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("broken") && e.contains("--no-follow-symlinks"),
             "{e}"
@@ -219,5 +250,30 @@ mod tests {
         filters.push(Rule::Exclude, "*.sock").unwrap();
         let walked = walk_files(t.path(), &filters, Links::Follow).unwrap();
         assert!(walked.not_files.is_empty(), "{:?}", walked.not_files);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_glob_reads_only_what_it_can_match() {
+        let t = tempfile::tempdir().unwrap();
+        for f in [
+            "2026-01/a.gz",
+            "2026-01/x/b.gz",
+            "2026-02/c.gz/d",
+            "2025-12/e.gz",
+        ] {
+            let path = t.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b"1").unwrap();
+        }
+        // A broken link the glob rules out is never followed, so it is no error.
+        std::os::unix::fs::symlink("nowhere", t.path().join("2025-12/broken")).unwrap();
+        let mut glob = Filters::new();
+        glob.within_paths("2026-*/*.gz").unwrap();
+        let walked = walk_files(t.path(), &glob, Links::Follow).unwrap();
+        let files: Vec<_> = walked.files.iter().map(|(_, rel)| rel.as_str()).collect();
+        assert_eq!(files, ["2026-01/a.gz", "2026-02/c.gz/d"]);
+        let e = walk_files(t.path(), &Filters::new(), Links::Follow).unwrap_err();
+        assert!(e.to_string().contains("broken"), "{e}");
     }
 }
