@@ -53,8 +53,9 @@ pub enum Command {
     /// Objects and bytes under a prefix or wildcard, in total or per "directory" (--group).
     #[command(after_help = crate::usage::DU_EXAMPLES)]
     Du(crate::usage::DuArgs),
-    /// Write an object (or one version of it) to standard output.
-    Cat(ReadArgs),
+    /// Write an object (or one version of it) to standard output; or, as s5cmd's cat, every
+    /// object a wildcard matches, or directly under s3://bucket/prefix/, one after another
+    Cat(crate::cat::CatArgs),
     /// Show an object's size, ETag, date, storage class, content headers, metadata and checksum
     /// as JSON; of s3://bucket, that the bucket exists and may be used.
     Head(ReadArgs),

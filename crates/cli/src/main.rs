@@ -13,6 +13,7 @@ mod authority;
 mod bench;
 mod bench_args;
 mod bucket_version;
+mod cat;
 mod copy_many;
 mod copying;
 mod customer_keys;
@@ -137,7 +138,7 @@ fn main() -> ExitCode {
         args::Command::Rm(a) => filters::ordered(&a.filters, sub).and_then(|f| remove::rm(&a, f)),
         args::Command::Rb(a) => remove::rb(&a),
         args::Command::Du(a) => filters::ordered(&a.filters, sub).and_then(|f| usage::du(&a, f)),
-        args::Command::Cat(a) => objects::cat(&a),
+        args::Command::Cat(a) => cat::cat(&a),
         args::Command::Head(a) => objects::head(&a),
         args::Command::Mb(a) => objects::mb(&a),
         args::Command::BucketVersion(a) => bucket_version::bucket_version(&a),

@@ -9,7 +9,7 @@ use slipstream_client::{
     resolve, ClientOptions, Env, ObjectInfo, ObjectKey, S3Client, TransferSettings,
 };
 use slipstream_s3::S3Uri;
-use slipstream_transfer::{download_to_writer, TransferError, TransferOptions, CLEANUP_WAIT};
+use slipstream_transfer::CLEANUP_WAIT;
 
 use crate::actions::Printer;
 use crate::args::{MbArgs, ReadArgs};
@@ -153,24 +153,6 @@ async fn signal(which: Stop) {
     let _ = which;
     std::future::pending::<()>().await;
 }
-/// `slipstream cat`: the object's bytes, in order, on standard output.
-pub fn cat(r: &ReadArgs) -> Result<(), Failure> {
-    let a = &r.object;
-    let src = object(&a.target)?;
-    let client = client(&a.connection, &a.transport)?;
-    let opts = TransferOptions::default();
-    runtime()?.block_on(interruptible(async {
-        let mut stdout = tokio::io::stdout();
-        let key = ObjectKey::new(&src.key, r.version_id.as_deref())
-            .with_customer_key(r.sse_c.sse_c_key.as_ref());
-        match download_to_writer(client, &src.bucket, key, &mut stdout, opts).await {
-            Err(TransferError::Io(e)) => Err(Failure::from_write(&e)),
-            // Named, as S3's own message does not say which object it could not read.
-            other => other.map(drop).map_err(|e| failed(format!("{src}: {e}"))),
-        }
-    }))?
-}
-
 /// `slipstream head`: one JSON object, of the object (as `s5cmd head` shows it: the key, size,
 /// dates, storage class, content headers and metadata, with the whole-object checksum), or of
 /// the bucket for `s3://bucket` (`HeadBucket`: it exists and these credentials may use it).
