@@ -187,6 +187,32 @@ def test_stdin_stdout_and_s3_to_s3(slipstream_bin, server, tmp_path):
     assert copied.stdout == data
 
 
+def test_pipe_uploads_standard_input_as_s5cmds_pipe_with_cps_flags(slipstream_bin, server, tmp_path):
+    """s5cmd's `pipe s3://b/k`: `cp - s3://b/k`, every cp flag taken (here the content type and
+    metadata); the same object s5cmd's pipe makes from the same bytes."""
+    from support import S5CMD
+    bucket = f"cli-{uuid.uuid4().hex[:16]}"
+    cli(slipstream_bin, server, "mb", f"s3://{bucket}")
+    data = os.urandom(6 * 1024 * 1024 + 7)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
+               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    conn = ["--endpoint-url", server["endpoint"], "--path-style"]
+    run_cli(slipstream_bin, "pipe", f"s3://{bucket}/ours", "--content-type", "text/csv", "--metadata", "a=1",
+            "--part-size", "5MiB", *conn, stdin=data, env=env)
+    head = json.loads(cli(slipstream_bin, server, "head", f"s3://{bucket}/ours").stdout)
+    assert (head["size"], head["content_type"], head["metadata"]) == (len(data), "text/csv", {"a": "1"})
+    s5 = subprocess.run([str(S5CMD), "--endpoint-url", server["endpoint"], "pipe",
+                         f"s3://{bucket}/theirs"], input=data, env=env, capture_output=True, timeout=120)
+    assert s5.returncode == 0, s5.stderr
+    ours = cli(slipstream_bin, server, "cat", f"s3://{bucket}/ours").stdout
+    assert ours == cli(slipstream_bin, server, "cat", f"s3://{bucket}/theirs").stdout == data
+    local = run_cli(slipstream_bin, "pipe", str(tmp_path / "f"), *conn, env=env, check=False)
+    assert local.returncode == 2 and b"pipe uploads standard input" in local.stderr
+    helped = run_cli(slipstream_bin, "pipe", "--help", env=env)
+    assert b"--content-type" in helped.stdout
+
+
 def test_recursive_copies_a_tree_both_ways(slipstream_bin, server, tmp_path):
     bucket = f"cli-{uuid.uuid4().hex[:16]}"
     cli(slipstream_bin, server, "mb", f"s3://{bucket}")

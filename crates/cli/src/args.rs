@@ -33,6 +33,10 @@ pub enum Command {
     /// Move: copy as `cp` does, then delete each source once its copy is complete and checked.
     #[command(after_help = MV_EXAMPLES)]
     Mv(CpArgs),
+    /// Upload standard input to s3://bucket/key, as s5cmd's pipe: `cp - s3://bucket/key`,
+    /// with every cp flag (`pipe --help` shows them).
+    #[command(disable_help_flag = true)]
+    Pipe(PipeArgs),
     /// Make a directory or prefix hold what another holds: copy what is missing or differs,
     /// --delete what the source lacks.
     #[command(after_help = crate::syncing::SYNC_EXAMPLES)]
@@ -371,6 +375,14 @@ pub struct Filters {
     /// Leave out names matching this pattern (unless a later --include takes them).
     #[arg(long, value_name = "PATTERN")]
     pub exclude: Vec<String>,
+}
+
+/// `slipstream pipe`: what follows it, read again as `cp -` reads it.
+#[derive(Args, Debug)]
+pub struct PipeArgs {
+    /// s3://bucket/key, and any cp flag.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// Commands that take one `s3://` location.

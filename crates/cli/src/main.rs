@@ -119,6 +119,27 @@ pub fn credentials_now(
         })
 }
 
+/// `slipstream pipe DEST [FLAGS]`, s5cmd's: parsed again as `slipstream cp - DEST [FLAGS]`, so
+/// that it takes every flag `cp` takes, and then run as that `cp` (`--help` shows cp's help).
+fn pipe(a: args::PipeArgs) -> Result<(), Failure> {
+    let argv = ["slipstream".into(), "cp".into(), "-".into()]
+        .into_iter()
+        .chain(a.args);
+    let matches = args::Cli::command()
+        .try_get_matches_from(argv)
+        .unwrap_or_else(|e| e.exit());
+    let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
+    match cli.command {
+        args::Command::Cp(a) if a.destination.is_s3() => {
+            filters::ordered(&a.filters, sub).and_then(|f| copying::cp(&a, f))
+        }
+        _ => Err(Failure::usage(
+            "pipe uploads standard input to s3://bucket/key: `slipstream pipe s3://bucket/key`",
+        )),
+    }
+}
+
 fn main() -> ExitCode {
     open_files::raise();
     // Parsed in two steps: the matches keep where each --include/--exclude stood.
@@ -130,6 +151,7 @@ fn main() -> ExitCode {
         args::Command::VerifyUrl(a) => verify_url::run(&a),
         args::Command::Cp(a) => filters::ordered(&a.filters, sub).and_then(|f| copying::cp(&a, f)),
         args::Command::Mv(a) => filters::ordered(&a.filters, sub).and_then(|f| copying::mv(&a, f)),
+        args::Command::Pipe(a) => pipe(a),
         args::Command::Sync(a) => {
             filters::ordered(&a.filters, sub).and_then(|f| syncing::run(&a, f))
         }
