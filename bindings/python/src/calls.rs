@@ -13,14 +13,14 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{
-    ClientError, CopyOptions, CustomerKey, DeleteError, ObjectInfo, ObjectKey, Version,
+    ClientError, CustomerKey, DeleteError, ObjectInfo, ObjectKey, Version,
     SSE_C_ALGORITHM,
 };
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{
     copy_object, delete_listed, delete_versions_listed, download_to_file, list_versions_spread,
     sync, upload_bytes, upload_file, CopySettings, CopySource, DeleteReport, Deleted, Links,
-    MemoryDownload, ObjectHeaders, Progress, Selection, Spread, SyncOptions, Synced, TransferError,
+    MemoryDownload, MetadataDirective, ObjectHeaders, Progress, Selection, Spread, SyncOptions, Synced, TransferError,
     VersionReport,
 };
 
@@ -310,7 +310,7 @@ impl Client {
         &self,
         (src_bucket, src_key): (&str, ObjectKey<'_>),
         (bucket, key): (&str, &str),
-        customer_key: Option<CustomerKey>,
+        headers: ObjectHeaders,
     ) -> impl Future<Output = Result<u64, TransferError>> + Send + 'static {
         let client = Arc::clone(&self.inner);
         let source = CopySource {
@@ -320,14 +320,10 @@ impl Client {
             listed: None,
             customer_key: src_key.customer_key.cloned(),
         };
-        let defaults = CopySettings::default();
         let settings = CopySettings {
             concurrency: self.opts.concurrency,
-            options: CopyOptions {
-                customer_key,
-                ..defaults.options.clone()
-            },
-            ..defaults
+            options: headers.copy_options(),
+            ..CopySettings::default()
         };
         let (bucket, key) = (bucket.to_owned(), key.to_owned());
         async move {
@@ -439,6 +435,47 @@ pub(crate) fn object_headers(extra: Option<&Bound<'_, PyDict>>) -> PyResult<Obje
             })?);
     }
     headers.customer_key = extra_customer_key(extra)?;
+    Ok(headers)
+}
+
+/// boto3's `ExtraArgs` of a copy: an upload's names ([`object_headers`]) and
+/// `MetadataDirective` (`"COPY"` keeps the source's metadata and content headers whatever is
+/// given, `"REPLACE"` replaces them even with none; without it, giving any replaces them, as
+/// the CLI's `cp` does). The copy's SSE-C key is `sse_customer_key` or the `ExtraArgs`' one.
+pub(crate) fn copy_headers(
+    extra: Option<&Bound<'_, PyDict>>,
+    sse_customer_key: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ObjectHeaders> {
+    let directive = match extra.map(|d| d.get_item("MetadataDirective")).transpose()?.flatten() {
+        None => None,
+        Some(v) => Some(match v.extract::<String>()?.as_str() {
+            "COPY" => MetadataDirective::Copy,
+            "REPLACE" => MetadataDirective::Replace,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "extra_args: MetadataDirective is \"COPY\" or \"REPLACE\", not {other:?}"
+                )))
+            }
+        }),
+    };
+    let rest = match extra {
+        Some(d) if directive.is_some() => {
+            let rest = d.copy()?;
+            rest.del_item("MetadataDirective")?;
+            Some(rest)
+        }
+        _ => extra.cloned(),
+    };
+    let mut headers = object_headers(rest.as_ref())?;
+    headers.metadata_directive = directive;
+    if let Some(key) = customer_key(sse_customer_key)? {
+        if headers.customer_key.is_some() {
+            return Err(PyValueError::new_err(
+                "the copy's SSE-C key is given twice: sse_customer_key and extra_args",
+            ));
+        }
+        headers.customer_key = Some(key);
+    }
     Ok(headers)
 }
 

@@ -27,7 +27,7 @@ use slipstream_transfer::{
 use crate::aio;
 use crate::buckets::{tag_pairs, versioning_dict, versioning_status};
 use crate::calls::{
-    body, bucket_list, customer_key, deletions, head_dict, memory_size, object_headers, refused,
+    body, bucket_list, copy_headers, customer_key, deletions, head_dict, memory_size, object_headers, refused,
     SyncArgs, Whole,
 };
 use crate::errors::{to_py, Raise};
@@ -960,8 +960,10 @@ impl Client {
     /// Copies `src_bucket/src_key` to `bucket/key` on the server (one `CopyObject` up to
     /// 5 GiB, which keeps metadata and checksum; parallel `UploadPartCopy` above, metadata
     /// carried and the result checked); returns the size. `src_version_id`: copy that version
-    /// of the source (onto its own key, it becomes the current version again).
-    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None, sse_customer_key = None, src_sse_customer_key = None))]
+    /// of the source (onto its own key, it becomes the current version again). `extra_args`:
+    /// boto3's `ExtraArgs` of a copy (`ContentType`, `Metadata`, `StorageClass`, `ACL`,
+    /// `Tagging`... and `MetadataDirective`).
+    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None, sse_customer_key = None, src_sse_customer_key = None, extra_args = None))]
     #[allow(clippy::too_many_arguments)]
     fn copy(
         &self,
@@ -973,17 +975,16 @@ impl Client {
         src_version_id: Option<&str>,
         sse_customer_key: Option<Bound<'_, PyAny>>,
         src_sse_customer_key: Option<Bound<'_, PyAny>>,
+        extra_args: Option<Bound<'_, PyDict>>,
     ) -> PyResult<u64> {
-        let (sse, src_sse) = (
-            customer_key(sse_customer_key.as_ref())?,
-            customer_key(src_sse_customer_key.as_ref())?,
-        );
+        let headers = copy_headers(extra_args.as_ref(), sse_customer_key.as_ref())?;
+        let src_sse = customer_key(src_sse_customer_key.as_ref())?;
         let source = ObjectKey::new(src_key, src_version_id).with_customer_key(src_sse.as_ref());
-        self.wait(py, self.copy_work((src_bucket, source), (bucket, key), sse))
+        self.wait(py, self.copy_work((src_bucket, source), (bucket, key), headers))
     }
 
     /// `copy`, awaited.
-    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None, sse_customer_key = None, src_sse_customer_key = None))]
+    #[pyo3(signature = (src_bucket, src_key, bucket, key, *, src_version_id = None, sse_customer_key = None, src_sse_customer_key = None, extra_args = None))]
     #[allow(clippy::too_many_arguments)]
     fn copy_async<'py>(
         &self,
@@ -995,13 +996,12 @@ impl Client {
         src_version_id: Option<&str>,
         sse_customer_key: Option<Bound<'_, PyAny>>,
         src_sse_customer_key: Option<Bound<'_, PyAny>>,
+        extra_args: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (sse, src_sse) = (
-            customer_key(sse_customer_key.as_ref())?,
-            customer_key(src_sse_customer_key.as_ref())?,
-        );
+        let headers = copy_headers(extra_args.as_ref(), sse_customer_key.as_ref())?;
+        let src_sse = customer_key(src_sse_customer_key.as_ref())?;
         let source = ObjectKey::new(src_key, src_version_id).with_customer_key(src_sse.as_ref());
-        let work = self.copy_work((src_bucket, source), (bucket, key), sse);
+        let work = self.copy_work((src_bucket, source), (bucket, key), headers);
         aio::spawn(py, &self.runtime, work, to_object)
     }
 

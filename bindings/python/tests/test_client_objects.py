@@ -43,6 +43,30 @@ def test_list_head_copy_delete(server, s3):
     assert [o["Key"] for o in c.list(bucket)] == ["meta-copy", "q/other"]
 
 
+def test_copy_takes_boto3s_extra_args_and_metadata_directive(server, s3):
+    """`copy(..., extra_args=)`: an upload's names plus `MetadataDirective`, checked with
+    boto3's `head_object` of what the server made."""
+    import asyncio
+
+    c = make_client(server)
+    bucket = f"py-{uuid.uuid4().hex[:16]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="src", Body=b"abc", ContentType="text/plain", Metadata={"owner": "me"})
+    c.copy(bucket, "src", bucket, "replaced", extra_args={"ContentType": "text/csv", "Metadata": {"v": "2"}})
+    h = s3.head_object(Bucket=bucket, Key="replaced")
+    assert (h["ContentType"], h["Metadata"]) == ("text/csv", {"v": "2"}), "given headers replace the source's"
+    c.copy(bucket, "src", bucket, "kept", extra_args={"MetadataDirective": "COPY", "ContentType": "text/csv"})
+    h = s3.head_object(Bucket=bucket, Key="kept")
+    assert (h["ContentType"], h["Metadata"]) == ("text/plain", {"owner": "me"})
+    asyncio.run(c.copy_async(bucket, "src", bucket, "bare", extra_args={"MetadataDirective": "REPLACE"}))
+    assert s3.head_object(Bucket=bucket, Key="bare")["Metadata"] == {}, "REPLACE with none clears them"
+    with pytest.raises(ValueError, match="MetadataDirective"):
+        c.copy(bucket, "src", bucket, "x", extra_args={"MetadataDirective": "MERGE"})
+    with pytest.raises(ValueError, match="Bogus"):
+        c.copy(bucket, "src", bucket, "x", extra_args={"Bogus": "1"})
+    assert [o["Key"] for o in c.list(bucket)] == ["bare", "kept", "replaced", "src"]
+
+
 def test_list_buckets_names_every_bucket_as_boto3_does(server, s3):
     import asyncio
 

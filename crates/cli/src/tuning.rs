@@ -104,22 +104,11 @@ impl Tuning {
     /// `multipart_threshold` is not applied here: one CopyObject moves no byte over the link,
     /// and S3 copies up to 5 GiB that way faster than in parts.
     pub(crate) fn copy_settings(&self, headers: &crate::args::Headers) -> CopySettings {
-        let object = headers.object_headers();
         let defaults = CopySettings::default();
         CopySettings {
             part_size: self.part_size().max(defaults.part_size),
             concurrency: self.concurrency(),
-            options: slipstream_client::CopyOptions {
-                replace_metadata: object.replacement(),
-                settings: object
-                    .settings()
-                    .into_iter()
-                    .map(|(n, v)| (n.to_owned(), v))
-                    .collect(),
-                storage_class: object.storage_class,
-                customer_key: object.customer_key,
-                ..defaults.options.clone()
-            },
+            options: headers.object_headers().copy_options(),
             source_customer_key: headers.sse_c_copy_source_key.clone(),
             ..defaults
         }

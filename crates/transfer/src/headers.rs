@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use slipstream_client::CustomerKey;
+use slipstream_client::{CopyOptions, CustomerKey};
 
 /// Headers for the objects a transfer writes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -139,6 +139,23 @@ impl ObjectHeaders {
                 .map(|(name, value)| (name.into_owned(), value))
                 .collect()
         })
+    }
+
+    /// What a server-side copy sends of these: the replacement metadata and content headers
+    /// ([`Self::replacement`]), the storage class, the settings, and the customer key the
+    /// copy is encrypted with (the source's goes with the source).
+    pub fn copy_options(&self) -> CopyOptions {
+        CopyOptions {
+            replace_metadata: self.replacement(),
+            settings: self
+                .settings()
+                .into_iter()
+                .map(|(n, v)| (n.to_owned(), v))
+                .collect(),
+            storage_class: self.storage_class.clone(),
+            customer_key: self.customer_key.clone(),
+            ..CopyOptions::default()
+        }
     }
 
     /// The headers a copy of a source object through this machine sends: these, when the caller

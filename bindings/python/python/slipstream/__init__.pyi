@@ -482,11 +482,17 @@ class Client:
         v["DeleteMarkers"])`` empties a prefix of a versioned bucket); a refused version
         carries its ``VersionId``."""
         ...
-    def copy(self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, src_sse_customer_key: Optional[SseCustomerKey] = None) -> int:
+    def copy(self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, src_sse_customer_key: Optional[SseCustomerKey] = None, extra_args: Optional[CopyExtraArgs] = None) -> int:
         """Copies on the server (metadata and checksum kept; parts above 5 GiB); the size.
         ``src_version_id`` copies that version of the source: onto its own key, it becomes the
         current version again. SSE-C: ``src_sse_customer_key`` opens a source encrypted with
-        one (boto3's ``CopySourceSSECustomerKey``), ``sse_customer_key`` encrypts the copy."""
+        one (boto3's ``CopySourceSSECustomerKey``), ``sse_customer_key`` encrypts the copy.
+        ``extra_args`` as boto3's ``ExtraArgs`` of a copy: what the new object carries
+        (``ContentType``, ``Metadata``... as an upload's) and ``MetadataDirective``. Given
+        content headers or metadata replace the source's (as ``slipstream cp`` does; boto3 sends
+        them under ``COPY`` unless told ``REPLACE``, and S3 then ignores them); ``"COPY"`` keeps
+        the source's whatever is given, ``"REPLACE"`` replaces them even with none. The storage
+        class, ACL, encryption and tags apply either way."""
         ...
     def sync(
         self,
@@ -575,7 +581,7 @@ class Client:
         self, bucket: str, keys: Iterable[Union[str, tuple[str, str], Mapping[str, object]]]
     ) -> Coroutine[Any, Any, list[dict[str, str]]]: ...
     def copy_async(
-        self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, src_sse_customer_key: Optional[SseCustomerKey] = None
+        self, src_bucket: str, src_key: str, bucket: str, key: str, *, src_version_id: Optional[str] = None, sse_customer_key: Optional[SseCustomerKey] = None, src_sse_customer_key: Optional[SseCustomerKey] = None, extra_args: Optional[CopyExtraArgs] = None
     ) -> Coroutine[Any, Any, int]: ...
     def sync_async(
         self,
@@ -623,6 +629,11 @@ class ExtraArgs(TypedDict, total=False):
     Tagging: str
     """A query string: ``project=a&team=b%20c``."""
     WebsiteRedirectLocation: str
+
+class CopyExtraArgs(ExtraArgs, total=False):
+    """A copy's ``ExtraArgs``: an upload's, and what happens to the source's metadata."""
+
+    MetadataDirective: Literal["COPY", "REPLACE"]
 
 class _BucketEntryRequired(TypedDict):
     Name: str
