@@ -41,8 +41,8 @@ pub enum Command {
     /// --delete what the source lacks.
     #[command(after_help = crate::syncing::SYNC_EXAMPLES)]
     Sync(crate::syncing::SyncArgs),
-    /// Run many cp, mv and rm commands, one per line of a file or standard input, over one
-    /// connection pool (as s5cmd's run).
+    /// Run many cp, mv, rm and sync commands, one per line of a file or standard input, over
+    /// one connection pool (as s5cmd's run).
     #[command(after_help = crate::run::RUN_EXAMPLES)]
     Run(crate::run::RunArgs),
     /// List objects (and "directories" unless --recursive) under s3://bucket[/prefix], a

@@ -1,11 +1,12 @@
-//! `run`: many `cp`, `mv` and `rm` commands, one per line of a file or standard input, in one
+//! `run`: many `cp`, `mv`, `rm` and `sync` commands, one per line of a file or standard input, in one
 //! process over one connection pool, as s5cmd's `run`. A script that moves a million objects
 //! as a million `slipstream cp` processes pays a process start, a credential lookup and a TLS
 //! handshake per object; here it pays each once.
 //!
 //! Lines are read and parsed on a thread of their own while earlier lines run, so the file is
 //! never held in memory and the first command starts at once. What each line does is
-//! `copying::copy` and `remove::remove_targets`, the same code as the commands themselves.
+//! `copying::copy`, `remove::remove_targets` and `syncing::synced`, the same code as the
+//! commands themselves.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use crate::copying::{copy, reads_many, Plan};
 use crate::flags::{Connection, Transport};
 use crate::objects::{interruptible, runtime, transfer_client};
 use crate::remove::{remove_targets, RmArgs};
+use crate::syncing::SyncArgs;
 use crate::Failure;
 
 /// The most lines a run keeps in flight.
@@ -43,6 +45,7 @@ starting with # are skipped; quote with ' or \" as in a shell):
   mv s3://my-bucket/inbox/b.csv s3://my-bucket/done/b.csv
   rm s3://my-bucket/tmp/c.csv
   cp --recursive s3://my-bucket/2026/ ./2026/
+  sync ./site/ s3://my-bucket/site/ --delete
 
 Every line shares one connection pool and one budget of multipart parts in flight; --workers
 lines run at once (default: 4 from a server within 2 ms, 64 within 20 ms, 256 beyond, chosen by
@@ -115,6 +118,10 @@ enum Job {
         args: Box<RmArgs>,
         filters: Filters,
     },
+    Sync {
+        args: Box<SyncArgs>,
+        filters: Filters,
+    },
 }
 
 impl Job {
@@ -124,6 +131,8 @@ impl Job {
             Job::Copy { args, .. } if args.source.is_s3() => args.source.url().ok()?,
             Job::Copy { args, .. } => args.destination.url().ok()?,
             Job::Remove { args, .. } => args.targets.first()?.as_str(),
+            Job::Sync { args, .. } if args.source.is_s3() => args.source.url().ok()?,
+            Job::Sync { args, .. } => args.destination.url().ok()?,
         };
         slipstream_s3::S3Uri::parse(target).ok().map(|u| u.bucket)
     }
@@ -341,7 +350,22 @@ fn parse(
                 filters,
             })
         }
-        _ => Err("run takes cp, mv and rm lines".into()),
+        Command::Sync(mut args) => {
+            args.connection = own(&args.connection, &args.transport)?;
+            if args.source_service.source_endpoint_url.is_some()
+                || args.source_service.source_profile.is_some()
+                || args.source_service.source_region.is_some()
+            {
+                return Err("a sync line reads its source with the run's client: no --source-endpoint-url, --source-profile or --source-region".into());
+            }
+            args.tuning = args.tuning.with_profile(profile);
+            let filters = filters(&args.filters)?;
+            Ok(Job::Sync {
+                args: Box::new(args),
+                filters,
+            })
+        }
+        _ => Err("run takes cp, mv, rm and sync lines".into()),
     }
 }
 
@@ -380,6 +404,15 @@ async fn execute(
             printer.finish()?;
             moved.failures()?;
             left_out(moved.not_files())
+        }
+        Job::Sync { args, filters } => {
+            let quiet = quiet || args.quiet;
+            let printer = Arc::new(Printer::new(args.json, quiet, args.dryrun));
+            let sides = crate::syncing::sides(&args, filters)?;
+            let how = (&args.tuning, None, None);
+            let synced = crate::syncing::synced(&args, client, sides, how, Some(parts), &printer);
+            let done = synced.await?;
+            crate::syncing::report(&args, done, &printer, quiet)
         }
         Job::Remove { args, filters } => {
             let printer = Arc::new(Printer::new(args.json, quiet || args.quiet, args.dryrun));
@@ -436,6 +469,11 @@ mod tests {
             panic!("not a remove");
         };
         assert_eq!(args.targets, ["s3://b/k1", "s3://b/k2"]);
+        let Ok(Job::Sync { args, filters }) = parsed("sync ./d s3://b/d/ --delete --exclude '*.tmp'") else {
+            panic!("not a sync");
+        };
+        assert!(args.delete && !filters.takes("x.tmp") && filters.takes("x.csv"));
+        assert_eq!(args.connection.region.as_deref(), Some("eu-west-1"));
     }
 
     #[test]
@@ -443,7 +481,8 @@ mod tests {
         for (line, why) in [
             ("cp 's3://b/k ./x", "quotes"),
             ("cp s3://b/k", "required"),
-            ("ls s3://b/", "cp, mv and rm"),
+            ("ls s3://b/", "cp, mv, rm and sync"),
+            ("sync ./a s3://b/a/ --source-region eu-west-2", "the run's client"),
             ("cp s3://b/k ./x --endpoint-url http://x", "belong to `run`"),
             ("rm s3://b/k --no-sign-request", "belong to `run`"),
             ("cp s3://b/k ./x --request-payer", "belong to `run`"),

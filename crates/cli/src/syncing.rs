@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use clap::Args;
 use slipstream_s3::pattern::Filters;
-use slipstream_transfer::{sync, Compare, Links, Place, SyncOptions};
+use slipstream_client::S3Client;
+use slipstream_transfer::{sync, Compare, Links, Place, Progress, SyncOptions, Synced};
 
 use crate::actions::{failures, left_out, Printer};
 use crate::args::{Headers, Tuning};
@@ -105,7 +106,23 @@ pub struct SyncArgs {
 }
 
 /// `slipstream sync`.
-pub fn run(a: &SyncArgs, mut filters: Filters) -> Result<(), Failure> {
+pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
+    let sides = sides(a, filters)?;
+    let (client, profile) = transfer_client(&a.connection, &a.transport)?;
+    let tuning = a.tuning.with_profile(&profile);
+    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
+    let source = crate::copying::source_client(&a.source_service, &a.connection, &a.transport)?;
+    let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
+    runtime()?.block_on(interruptible(async {
+        let synced = synced(a, client, sides, (&tuning, progress, source), None, &printer);
+        let done = synced.await;
+        drop(bar);
+        report(a, done?, &printer, a.quiet)
+    }))?
+}
+
+/// The two sides of a sync and its filters (a wildcard or glob source bounds them), checked.
+pub(crate) fn sides(a: &SyncArgs, mut filters: Filters) -> Result<(Place, Place, Filters), Failure> {
     let from = place(&a.source, a.raw, Some(&mut filters))?;
     let to = place(&a.destination, a.raw, None)?;
     if let Place::Local(dir) = &from {
@@ -121,16 +138,27 @@ pub fn run(a: &SyncArgs, mut filters: Filters) -> Result<(), Failure> {
             "sync needs an s3:// source or destination (or both)",
         ));
     }
-    let (client, profile) = transfer_client(&a.connection, &a.transport)?;
-    let tuning = a.tuning.with_profile(&profile);
-    let (progress, bar) = Bar::start(!a.quiet && !a.json && !a.dryrun && !a.no_progress, &client);
+    Ok((from, to, filters))
+}
+
+/// Runs a sync on `client` (the command's own, or `run`'s shared one), with the transfer
+/// settings of `tuning`, a progress counter, the source's own client if any, and `run`'s
+/// budget of parts in flight; each action printed by `printer` as it completes.
+pub(crate) async fn synced(
+    a: &SyncArgs,
+    client: Arc<S3Client>,
+    (from, to, filters): (Place, Place, Filters),
+    (tuning, progress, source): (&Tuning, Option<Arc<Progress>>, Option<Arc<S3Client>>),
+    shared_parts: Option<Arc<tokio::sync::Semaphore>>,
+    printer: &Arc<Printer>,
+) -> Result<Done, Failure> {
     let sides = (
         matches!(from, Place::S3 { .. }),
         matches!(to, Place::S3 { .. }),
     );
-    let opts = tuning.transfer_options(progress, &a.headers, sides)?;
-    let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
-    let p = Arc::clone(&printer);
+    let mut opts = tuning.transfer_options(progress, &a.headers, sides)?;
+    opts.shared_parts = shared_parts;
+    let p = Arc::clone(printer);
     let options = SyncOptions {
         compare: if a.size_only {
             Compare::SizeOnly
@@ -144,7 +172,7 @@ pub fn run(a: &SyncArgs, mut filters: Filters) -> Result<(), Failure> {
         objects: tuning.objects(),
         filters,
         copy: tuning.copy_settings(&a.headers),
-        source: crate::copying::source_client(&a.source_service, &a.connection, &a.transport)?,
+        source,
         on_action: Some(Arc::new(move |action| {
             p.done(action.word, &action.from, action.to.as_deref());
         })),
@@ -158,19 +186,33 @@ pub fn run(a: &SyncArgs, mut filters: Filters) -> Result<(), Failure> {
         on_case_conflict: Some(crate::actions::case_conflicts()),
     };
     let started = Instant::now();
-    let done = runtime()?.block_on(interruptible(async {
-        sync(client, &from, &to, &options, opts)
-            .await
-            .map_err(failed)
-    }))??;
-    drop(bar);
+    let done = sync(client, &from, &to, &options, opts)
+        .await
+        .map_err(failed)?;
+    Ok(Done {
+        synced: done,
+        to,
+        started,
+    })
+}
+
+/// What a sync did, to report.
+pub(crate) struct Done {
+    synced: Synced,
+    to: Place,
+    started: Instant,
+}
+
+/// Prints what S3 refused to delete and (unless `quiet`) the summary line; the exit code.
+pub(crate) fn report(a: &SyncArgs, d: Done, printer: &Printer, quiet: bool) -> Result<(), Failure> {
+    let done = d.synced;
     for f in &done.failed {
-        let uri = format!("s3://{}/{}", bucket_of(&to), f.key);
+        let uri = format!("s3://{}/{}", bucket_of(&d.to), f.key);
         printer.failed("delete", &uri, &format!("{}: {}", f.code, f.message));
     }
     printer.finish()?;
-    if !a.quiet {
-        let seconds = started.elapsed().as_secs_f64();
+    if !quiet {
+        let seconds = d.started.elapsed().as_secs_f64();
         let would = if a.dryrun { " (dry run)" } else { "" };
         if done.moved.objects == 0 && done.deleted == 0 && done.failed.is_empty() {
             eprintln!(
