@@ -130,3 +130,32 @@ def test_a_download_makes_the_directories_its_destination_names(slipstream_bin, 
     assert (tmp_path / "new" / "sub" / "x.txt").read_bytes() == b"k"
     cli(slipstream_bin, server, "cp", f"s3://{bucket}/a/k.txt", str(tmp_path / "dir") + "/")
     assert (tmp_path / "dir" / "k.txt").read_bytes() == b"k", "a trailing / names a directory"
+
+
+def test_run_takes_sync_lines_on_its_one_client(slipstream_bin, server, s3, bucket, tmp_path):
+    """s5cmd's run takes any command; here `sync` lines as well as cp/mv/rm: each sync as the
+    command makes it (with --delete bounded by its filters), all on the run's connection pool."""
+    import os
+    import time
+
+    hour_ago = time.time() - 3600
+    for d in ["a", "b"]:
+        for name in ["x.txt", "y.tmp", "sub/z.txt"]:
+            path = tmp_path / d / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(f"{d}/{name}".encode())
+            os.utime(path, (hour_ago, hour_ago))
+    s3.put_object(Bucket=bucket, Key="a/stale.txt", Body=b"gone")
+    s3.put_object(Bucket=bucket, Key="a/keep.tmp", Body=b"excluded: kept")
+    lines = "\n".join([
+        f"sync {tmp_path / 'a'} s3://{bucket}/a/ --delete --exclude '*.tmp'",
+        f"sync '{tmp_path / 'b'}/*.txt' s3://{bucket}/b/",
+    ])
+    proc = cli(slipstream_bin, server, "run", stdin=lines.encode())
+    err = proc.stderr.decode()
+    assert "run: 2 line(s), 0 failed" in err, err
+    assert keys(s3, bucket, "a/") == ["a/keep.tmp", "a/sub/z.txt", "a/x.txt"]
+    assert keys(s3, bucket, "b/") == ["b/x.txt"]
+    assert body(s3, bucket, "a/sub/z.txt") == b"a/sub/z.txt"
+    again = cli(slipstream_bin, server, "run", stdin=lines.encode()).stderr.decode()
+    assert again.count("nothing to do") == 2, again
