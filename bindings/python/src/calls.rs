@@ -13,15 +13,14 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PyString};
 use slipstream_client::xml::{ListPage, Object};
 use slipstream_client::{
-    ClientError, CustomerKey, DeleteError, ObjectInfo, ObjectKey, Version,
-    SSE_C_ALGORITHM,
+    ClientError, CustomerKey, DeleteError, ObjectInfo, ObjectKey, Version, SSE_C_ALGORITHM,
 };
 use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{
     copy_object, delete_listed, delete_versions_listed, download_to_file, list_versions_spread,
     sync, upload_bytes, upload_file, CopySettings, CopySource, DeleteReport, Deleted, Links,
-    MemoryDownload, MetadataDirective, ObjectHeaders, Progress, Selection, Spread, SyncOptions, Synced, TransferError,
-    VersionReport,
+    MemoryDownload, MetadataDirective, ObjectHeaders, Progress, Selection, Spread, SyncOptions,
+    Synced, TransferError, VersionReport,
 };
 
 use crate::client::Client;
@@ -446,7 +445,11 @@ pub(crate) fn copy_headers(
     extra: Option<&Bound<'_, PyDict>>,
     sse_customer_key: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ObjectHeaders> {
-    let directive = match extra.map(|d| d.get_item("MetadataDirective")).transpose()?.flatten() {
+    let directive = match extra
+        .map(|d| d.get_item("MetadataDirective"))
+        .transpose()?
+        .flatten()
+    {
         None => None,
         Some(v) => Some(match v.extract::<String>()?.as_str() {
             "COPY" => MetadataDirective::Copy,

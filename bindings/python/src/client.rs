@@ -27,8 +27,8 @@ use slipstream_transfer::{
 use crate::aio;
 use crate::buckets::{tag_pairs, versioning_dict, versioning_status};
 use crate::calls::{
-    body, bucket_list, copy_headers, customer_key, deletions, head_dict, memory_size, object_headers, refused,
-    SyncArgs, Whole,
+    body, bucket_list, copy_headers, customer_key, deletions, head_dict, memory_size,
+    object_headers, refused, SyncArgs, Whole,
 };
 use crate::errors::{to_py, Raise};
 use crate::fresh_bytes::FreshBytes;
@@ -980,7 +980,10 @@ impl Client {
         let headers = copy_headers(extra_args.as_ref(), sse_customer_key.as_ref())?;
         let src_sse = customer_key(src_sse_customer_key.as_ref())?;
         let source = ObjectKey::new(src_key, src_version_id).with_customer_key(src_sse.as_ref());
-        self.wait(py, self.copy_work((src_bucket, source), (bucket, key), headers))
+        self.wait(
+            py,
+            self.copy_work((src_bucket, source), (bucket, key), headers),
+        )
     }
 
     /// `copy`, awaited.

@@ -469,7 +469,9 @@ mod tests {
             panic!("not a remove");
         };
         assert_eq!(args.targets, ["s3://b/k1", "s3://b/k2"]);
-        let Ok(Job::Sync { args, filters }) = parsed("sync ./d s3://b/d/ --delete --exclude '*.tmp'") else {
+        let Ok(Job::Sync { args, filters }) =
+            parsed("sync ./d s3://b/d/ --delete --exclude '*.tmp'")
+        else {
             panic!("not a sync");
         };
         assert!(args.delete && !filters.takes("x.tmp") && filters.takes("x.csv"));
@@ -482,7 +484,10 @@ mod tests {
             ("cp 's3://b/k ./x", "quotes"),
             ("cp s3://b/k", "required"),
             ("ls s3://b/", "cp, mv, rm and sync"),
-            ("sync ./a s3://b/a/ --source-region eu-west-2", "the run's client"),
+            (
+                "sync ./a s3://b/a/ --source-region eu-west-2",
+                "the run's client",
+            ),
             ("cp s3://b/k ./x --endpoint-url http://x", "belong to `run`"),
             ("rm s3://b/k --no-sign-request", "belong to `run`"),
             ("cp s3://b/k ./x --request-payer", "belong to `run`"),

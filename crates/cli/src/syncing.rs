@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
-use slipstream_s3::pattern::Filters;
 use slipstream_client::S3Client;
+use slipstream_s3::pattern::Filters;
 use slipstream_transfer::{sync, Compare, Links, Place, Progress, SyncOptions, Synced};
 
 use crate::actions::{failures, left_out, Printer};
@@ -114,7 +114,14 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
     let source = crate::copying::source_client(&a.source_service, &a.connection, &a.transport)?;
     let printer = Arc::new(Printer::new(a.json, a.quiet, a.dryrun));
     runtime()?.block_on(interruptible(async {
-        let synced = synced(a, client, sides, (&tuning, progress, source), None, &printer);
+        let synced = synced(
+            a,
+            client,
+            sides,
+            (&tuning, progress, source),
+            None,
+            &printer,
+        );
         let done = synced.await;
         drop(bar);
         report(a, done?, &printer, a.quiet)
@@ -122,7 +129,10 @@ pub fn run(a: &SyncArgs, filters: Filters) -> Result<(), Failure> {
 }
 
 /// The two sides of a sync and its filters (a wildcard or glob source bounds them), checked.
-pub(crate) fn sides(a: &SyncArgs, mut filters: Filters) -> Result<(Place, Place, Filters), Failure> {
+pub(crate) fn sides(
+    a: &SyncArgs,
+    mut filters: Filters,
+) -> Result<(Place, Place, Filters), Failure> {
     let from = place(&a.source, a.raw, Some(&mut filters))?;
     let to = place(&a.destination, a.raw, None)?;
     if let Place::Local(dir) = &from {
