@@ -324,6 +324,7 @@ impl Client {
                 // As boto3's download_file: the file has the time of its download (sync
                 // gives it the object's, as the AWS CLI's does).
                 keep_modified_time: false,
+                warn: Some(crate::debug_log::warnings(py)?),
             },
             presigners: Default::default(),
         })

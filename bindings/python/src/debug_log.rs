@@ -1,4 +1,5 @@
-//! Every request attempt on the `slipstream` logger at DEBUG, as botocore logs its own on
+//! Every request attempt on the `slipstream` logger at DEBUG (and a transfer's warnings at
+//! WARNING), as botocore logs its own on
 //! `botocore.*`: `logging.basicConfig(level=logging.DEBUG)` (or
 //! `logging.getLogger("slipstream").setLevel(logging.DEBUG)`) before a `Client` is made shows
 //! where its requests go and one record per attempt, the CLI's `--debug` lines. Whether the
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use slipstream_client::{Resolved, Trace};
+use slipstream_transfer::Warn;
 
 /// `logging.DEBUG`.
 const DEBUG: u8 = 10;
@@ -43,4 +45,22 @@ pub(crate) fn trace(py: Python<'_>, config: &Resolved, attempts: u32) -> PyResul
                 .map(drop)
         });
     }))))
+}
+
+/// What a transfer says without failing (a downloaded file the file system would not give its
+/// object's time) as a WARNING record of the `slipstream` logger, where Python's `logging`
+/// shows warnings by default, as the AWS CLI prints its own.
+pub(crate) fn warnings(py: Python<'_>) -> PyResult<Warn> {
+    let logger = py
+        .import("logging")?
+        .call_method1("getLogger", ("slipstream",))?
+        .unbind();
+    Ok(Warn(Arc::new(move |text| {
+        let _ = crate::exit::attach(|py| {
+            logger
+                .bind(py)
+                .call_method1("warning", ("%s", text))
+                .map(drop)
+        });
+    })))
 }

@@ -96,6 +96,11 @@ impl Tuning {
             source_customer_key: headers.reading_key(to_s3).cloned(),
             // As the AWS CLI's cp and mv: a later sync then finds file and object equal.
             keep_modified_time: true,
+            // Printed as the AWS CLI prints its warnings, even under --quiet (its
+            // --only-show-errors shows "errors and warnings").
+            warn: Some(slipstream_transfer::Warn(std::sync::Arc::new(|text| {
+                eprintln!("warning: {text}")
+            }))),
         })
     }
 

@@ -34,6 +34,20 @@ pub struct Downloaded {
     pub checksum_verified: Option<ChecksumAlgorithm>,
 }
 
+/// Gives the downloaded file at `tmp` (to be renamed `dest`) its object's `time`. A file system
+/// that refuses times (some network and FUSE mounts) keeps the download with the time it has,
+/// as the AWS CLI keeps it: the data is whole and checked, only the next sync will move it
+/// again; `opts.warn` is told, as the AWS CLI warns.
+fn keep_time(tmp: &Path, time: std::time::SystemTime, dest: &Path, opts: &TransferOptions) {
+    if let Err(e) = set_modified(tmp, time) {
+        opts.warn(&format!(
+            "{} was downloaded, but the file system refused it its object's time ({e}): a \
+             sync will take it as changed",
+            dest.display()
+        ));
+    }
+}
+
 /// Downloads `bucket/key` to `dest`. The data goes to a temporary file next to `dest`, renamed
 /// to `dest` only after every part arrived, the size matched and (when the object has one) the
 /// checksum matched; on any error the temporary file is removed and `dest` is untouched. A
@@ -152,10 +166,7 @@ async fn to_file(
     if opts.keep_modified_time {
         let listed_time = listed.and_then(|l| l.modified);
         if let Some(time) = object_time(listed_time, &info.last_modified) {
-            // A file system that refuses times (some network and FUSE mounts) keeps the
-            // download with the time it has, as the AWS CLI keeps it (with a warning): the
-            // data is whole and checked; only the next sync will move it again.
-            let _ = set_modified(&tmp, time);
+            keep_time(&tmp, time, dest, &opts);
         }
     }
     // No fsync: a killed process leaves the page cache intact, so the rename still only ever
@@ -307,4 +318,34 @@ async fn write_body(
         return Err(short(start, got, want));
     }
     Ok(crc.map_or(0, |c| c.value()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_time_the_file_system_refuses_keeps_the_file_and_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let heard = Arc::clone(&told);
+        let opts = TransferOptions {
+            warn: Some(crate::Warn(Arc::new(move |text| {
+                heard.lock().unwrap().push(text.to_owned())
+            }))),
+            ..TransferOptions::default()
+        };
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_600_800);
+        let (tmp, dest) = (dir.path().join(".f.part"), dir.path().join("f"));
+        std::fs::write(&tmp, b"x").unwrap();
+        keep_time(&tmp, at, &dest, &opts);
+        assert!(told.lock().unwrap().is_empty(), "set: nothing to say");
+        assert_eq!(std::fs::metadata(&tmp).unwrap().modified().unwrap(), at);
+        // A file the time cannot be set on (here: gone) is said, by the name it will have.
+        keep_time(&dir.path().join("gone"), at, &dest, &opts);
+        let told = told.lock().unwrap();
+        assert_eq!(told.len(), 1);
+        assert!(told[0].contains(&dest.display().to_string()) && told[0].contains("time"));
+    }
 }

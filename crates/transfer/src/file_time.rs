@@ -8,9 +8,6 @@ use std::fs::File;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::error::at;
-use crate::TransferError;
-
 /// The object's time: the listing's (`2026-11-25T10:00:00.250Z`, to the millisecond) when a
 /// listing gave one, else the answer's `Last-Modified` header (an HTTP date, to the second, as
 /// the AWS CLI also has it for a single object).
@@ -23,9 +20,8 @@ pub(crate) fn object_time(listed: Option<i64>, last_modified: &str) -> Option<Sy
 
 /// Sets `path`'s modification time (the file written, before it is renamed into place, so
 /// the file never shows under its name with the time of the download).
-pub(crate) fn set_modified(path: &Path, time: SystemTime) -> Result<(), TransferError> {
-    let file = File::options().write(true).open(path).map_err(at(path))?;
-    file.set_modified(time).map_err(at(path))
+pub(crate) fn set_modified(path: &Path, time: SystemTime) -> std::io::Result<()> {
+    File::options().write(true).open(path)?.set_modified(time)
 }
 
 /// Nanoseconds since 1970 (negative before) as a `SystemTime`; `None` past its range.
@@ -75,6 +71,6 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), at);
         let missing = dir.path().join("missing");
         let e = set_modified(&missing, at).unwrap_err();
-        assert!(e.to_string().contains("missing"), "{e}");
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
     }
 }

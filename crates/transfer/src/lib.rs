@@ -172,8 +172,21 @@ pub struct TransferOptions {
     /// time, as the AWS CLI's `cp` and `sync` do, so that a later sync in either direction
     /// finds the two equal (`file_time.rs`); `false` leaves the time of the download, as
     /// boto3's `download_file` does. `sync` sets it whatever this says. A file system that
-    /// refuses to set a time does not fail the download.
+    /// refuses to set a time does not fail the download: it is told to `warn`.
     pub keep_modified_time: bool,
+    /// Told what went wrong without failing the transfer (a downloaded file that kept the time
+    /// of its download), for the caller to print as the AWS CLI prints its warnings.
+    pub warn: Option<Warn>,
+}
+
+/// Where a transfer says what went wrong without failing it (see [`TransferOptions::warn`]).
+#[derive(Clone)]
+pub struct Warn(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Warn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Warn")
+    }
 }
 
 impl TransferOptions {
@@ -186,6 +199,12 @@ impl TransferOptions {
     pub(crate) fn set_total(&self, n: u64) {
         if let Some(p) = &self.progress {
             p.set_total(n);
+        }
+    }
+
+    pub(crate) fn warn(&self, text: &str) {
+        if let Some(w) = &self.warn {
+            (w.0)(text);
         }
     }
 }
@@ -205,6 +224,7 @@ impl Default for TransferOptions {
             headers: ObjectHeaders::default(),
             source_customer_key: None,
             keep_modified_time: false,
+            warn: None,
         }
     }
 }
