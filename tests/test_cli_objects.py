@@ -190,13 +190,11 @@ def test_stdin_stdout_and_s3_to_s3(slipstream_bin, server, tmp_path):
 def test_pipe_uploads_standard_input_as_s5cmds_pipe_with_cps_flags(slipstream_bin, server, tmp_path):
     """s5cmd's `pipe s3://b/k`: `cp - s3://b/k`, every cp flag taken (here the content type and
     metadata); the same object s5cmd's pipe makes from the same bytes."""
-    from support import S5CMD
+    from support import S5CMD, cli_env
     bucket = f"cli-{uuid.uuid4().hex[:16]}"
     cli(slipstream_bin, server, "mb", f"s3://{bucket}")
     data = os.urandom(6 * 1024 * 1024 + 7)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(HOME="/nonexistent", AWS_ACCESS_KEY_ID=server["access_key"],
-               AWS_SECRET_ACCESS_KEY=server["secret_key"], AWS_REGION=server["region"])
+    env = cli_env(server)
     conn = ["--endpoint-url", server["endpoint"], "--path-style"]
     run_cli(slipstream_bin, "pipe", f"s3://{bucket}/ours", "--content-type", "text/csv", "--metadata", "a=1",
             "--part-size", "5MiB", *conn, stdin=data, env=env)
