@@ -40,7 +40,7 @@ pub struct Downloaded {
 /// again; `opts.warn` is told, as the AWS CLI warns.
 fn keep_time(tmp: &Path, time: std::time::SystemTime, dest: &Path, opts: &TransferOptions) {
     if let Err(e) = set_modified(tmp, time) {
-        opts.warn(&format!(
+        opts.tell(&format!(
             "{} was downloaded, but the file system refused it its object's time ({e}): a \
              sync will take it as changed",
             dest.display()

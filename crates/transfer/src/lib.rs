@@ -202,7 +202,7 @@ impl TransferOptions {
         }
     }
 
-    pub(crate) fn warn(&self, text: &str) {
+    pub(crate) fn tell(&self, text: &str) {
         if let Some(w) = &self.warn {
             (w.0)(text);
         }
