@@ -191,3 +191,18 @@ def test_ls_exits_1_for_an_empty_prefix_not_for_one_the_filters_emptied(slipstre
     assert (empty.returncode, empty.stdout) == (1, b"")
     none = cli_at(slipstream_bin, server, "ls", "--exclude", "*", f"s3://{listed}/d*", check=False)
     assert none.returncode == 1 and b"no object matches" in none.stderr, none.stderr
+
+
+def test_options_before_the_command_as_s5cmd_writes_them(slipstream_bin, server, listed):
+    """An s5cmd command line as it is (`--endpoint-url URL --json ls TARGET`, the options before
+    the command): the same JSON lines as s5cmd's for it."""
+    import json
+    line = ["--endpoint-url", server["endpoint"], "--json", "ls", f"s3://{listed}/dir/*"]
+    theirs = subprocess.run([str(S5CMD), *line], env=cli_env(server), capture_output=True, timeout=120)
+    ours = subprocess.run([slipstream_bin, *line], env=cli_env(server), capture_output=True, timeout=120)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+
+    def entries(out):
+        return sorted((json.loads(x)["key"], json.loads(x).get("size", 0)) for x in out.decode().splitlines())
+
+    assert entries(ours.stdout) == entries(theirs.stdout) != []

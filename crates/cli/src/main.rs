@@ -18,6 +18,7 @@ mod copy_many;
 mod copying;
 mod customer_keys;
 mod filters;
+mod flag_order;
 mod flags;
 mod gateway;
 mod gateway_keys;
@@ -142,8 +143,12 @@ fn pipe(a: args::PipeArgs) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     open_files::raise();
-    // Parsed in two steps: the matches keep where each --include/--exclude stood.
-    let matches = args::Cli::command().get_matches();
+    // Parsed in two steps: the matches keep where each --include/--exclude stood. Options
+    // before the command (s5cmd's order) are read as the command's.
+    let mut command = args::Cli::command();
+    command.build();
+    let argv = flag_order::command_first(&command, std::env::args_os().collect());
+    let matches = command.get_matches_from(argv);
     let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
