@@ -83,3 +83,24 @@ bench_bucket() {
   BUCKET=$1-$RANDOM$RANDOM
   "$BIN" mb "s3://$BUCKET" "${AT[@]}" >/dev/null
 }
+
+# ours_and_s5cmd ROUNDS ONCE: ROUNDS rounds of `ONCE ours ROUND` and `ONCE s5cmd ROUND`, the
+# order reversed every other round (ONCE keeps its seconds in the caller's TIMES).
+ours_and_s5cmd() {
+  local round order who
+  for round in $(seq 1 "$1"); do
+    order="ours s5cmd"
+    if [ $(( round % 2 )) = 0 ]; then order="s5cmd ours"; fi
+    for who in $order; do "$2" "$who" "$round"; done
+    echo "round $round done" >&2
+  done
+}
+
+# ratio_row LABEL WHAT: a table row of the medians of TIMES[ours/WHAT] and TIMES[s5cmd/WHAT]
+# and s5cmd's over ours.
+ratio_row() {
+  local o t
+  o=$(echo "${TIMES[ours/$2]}" | median)
+  t=$(echo "${TIMES[s5cmd/$2]}" | median)
+  echo "| $1 | $o s | $t s | $(awk -v o="$o" -v t="$t" 'BEGIN { printf "%.2fx", t / o }') |"
+}

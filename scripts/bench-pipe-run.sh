@@ -50,21 +50,9 @@ once() {
 }
 
 declare -A TIMES
-for round in $(seq 1 "$ROUNDS"); do
-  order="ours s5cmd"
-  if [ $(( round % 2 )) = 0 ]; then order="s5cmd ours"; fi
-  for who in $order; do once "$who" "$round"; done
-  echo "round $round done" >&2
-done
+ours_and_s5cmd "$ROUNDS" once
 echo "| median of $ROUNDS | slipstream | s5cmd | s5cmd / slipstream |"
 echo "|---|---:|---:|---:|"
-for what in pipe run; do
-  case $what in
-    pipe) row="pipe s3://b/k < $SIZE_MIB MiB" ;;
-    run) row="run: $LINES sync lines of $FILES x 16 KiB" ;;
-  esac
-  o=$(echo "${TIMES[ours/$what]}" | median)
-  t=$(echo "${TIMES[s5cmd/$what]}" | median)
-  echo "| $row | $o s | $t s | $(awk -v o="$o" -v t="$t" 'BEGIN { printf "%.2fx", t / o }') |"
-done
+ratio_row "pipe s3://b/k < $SIZE_MIB MiB" pipe
+ratio_row "run: $LINES sync lines of $FILES x 16 KiB" run
 echo "(all runs, s: $(for k in "${!TIMES[@]}"; do printf '%s: %s; ' "$k" "${TIMES[$k]}"; done))"

@@ -63,17 +63,8 @@ once() {
 }
 
 declare -A TIMES
-for round in $(seq 1 "$ROUNDS"); do
-  order="ours s5cmd"
-  if [ $(( round % 2 )) = 0 ]; then order="s5cmd ours"; fi
-  for who in $order; do once "$who" "$round"; done
-  echo "round $round done" >&2
-done
+ours_and_s5cmd "$ROUNDS" once
 echo "| $PER_MONTH of $(( MONTHS * PER_MONTH )) objects or files of 16 KiB, median of $ROUNDS | slipstream | s5cmd | s5cmd / slipstream |"
 echo "|---|---:|---:|---:|"
-for what in first again up cat; do
-  o=$(echo "${TIMES[ours/$what]}" | median)
-  t=$(echo "${TIMES[s5cmd/$what]}" | median)
-  echo "| $what | $o s | $t s | $(awk -v o="$o" -v t="$t" 'BEGIN { printf "%.2fx", t / o }') |"
-done
+for what in first again up cat; do ratio_row "$what" "$what"; done
 echo "(all runs, s: $(for k in "${!TIMES[@]}"; do printf '%s: %s; ' "$k" "${TIMES[$k]}"; done))"
