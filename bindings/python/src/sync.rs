@@ -13,15 +13,12 @@ use slipstream_s3::S3Uri;
 use slipstream_transfer::{Action, Compare, Place, Synced};
 
 /// A side of a sync: `s3://bucket/prefix`, or a local directory; a source's wildcard bounds
-/// `filters` (`Place::s3_source`), a destination's is refused.
+/// `filters`, a destination's is refused (`Place::s3_side`).
 pub(crate) fn place(text: &str, raw: bool, filters: Option<&mut Filters>) -> PyResult<Place> {
     if text.starts_with("s3://") {
         let uri = S3Uri::parse(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let place = match filters {
-            Some(filters) => Place::s3_source(&uri.bucket, &uri.key, raw, filters),
-            None => Place::s3_destination(&uri.bucket, &uri.key, raw),
-        };
-        return place.map_err(|e| PyValueError::new_err(e.to_string()));
+        return Place::s3_side(&uri.bucket, &uri.key, raw, filters)
+            .map_err(|e| PyValueError::new_err(e.to_string()));
     }
     Ok(Place::Local(PathBuf::from(text)))
 }

@@ -111,13 +111,16 @@ fn cat_one(r: &ReadArgs) -> Result<(), Failure> {
         let mut stdout = tokio::io::stdout();
         let key = ObjectKey::new(&src.key, r.version_id.as_deref())
             .with_customer_key(r.sse_c.sse_c_key.as_ref());
-        let written = download_to_writer(client, &src.bucket, key, &mut stdout, opts()).await;
+        let written = download_to_writer(
+            client,
+            &src.bucket,
+            key,
+            &mut stdout,
+            TransferOptions::default(),
+        )
+        .await;
         named(&src, written.map(drop))
     }))?
-}
-
-fn opts() -> TransferOptions {
-    TransferOptions::default()
 }
 
 /// A failed read named by its object (S3's own message does not say which it could not read);
@@ -197,7 +200,13 @@ async fn cat_listed(
                             async move {
                                 let object =
                                     ObjectKey::from(&key).with_customer_key(customer_key.as_ref());
-                                download_to_memory(client, &bucket, object, opts()).await
+                                download_to_memory(
+                                    client,
+                                    &bucket,
+                                    object,
+                                    TransferOptions::default(),
+                                )
+                                .await
                             }
                         });
                         Next::Whole(key, get, permit)
@@ -231,8 +240,14 @@ async fn cat_listed(
             Next::Stream(key) => {
                 let object = ObjectKey::from(&key).with_customer_key(r.sse_c.sse_c_key.as_ref());
                 let client = Arc::clone(&client);
-                let streamed =
-                    download_to_writer(client, &target.bucket, object, &mut stdout, opts()).await;
+                let streamed = download_to_writer(
+                    client,
+                    &target.bucket,
+                    object,
+                    &mut stdout,
+                    TransferOptions::default(),
+                )
+                .await;
                 named(&src(&key), streamed.map(drop))?;
             }
         }

@@ -68,7 +68,7 @@ impl Plan<'_> {
 /// refused, and so is `--version-id` but on one s3:// object and for `cp` (`mv` would delete
 /// that version for good: copy it, then `rm --version-id`).
 pub(crate) fn reads_many(a: &CpArgs, filters: &Filters, moving: bool) -> Result<bool, Failure> {
-    let many = a.recursive || has_wildcard(a) || local_glob(a, &mut Filters::new())?.is_some();
+    let many = a.recursive || by_pattern(a)?;
     if !filters.is_empty() && !many {
         return Err(Failure::usage(
             "--include and --exclude apply to --recursive or wildcard sources",
@@ -101,6 +101,11 @@ fn source_key<'a>(a: &'a CpArgs, src: &'a S3Uri) -> ObjectKey<'a> {
 /// Whether the s3:// source has a wildcard that is one (not taken literally under --raw).
 pub(crate) fn has_wildcard(a: &CpArgs) -> bool {
     !a.raw && a.source.is_s3() && a.source.url().is_ok_and(Pattern::has_wildcard)
+}
+
+/// Whether the source names its objects or files by a pattern: an S3 wildcard or a local glob.
+fn by_pattern(a: &CpArgs) -> Result<bool, Failure> {
+    Ok(has_wildcard(a) || local_glob(a, &mut Filters::new())?.is_some())
 }
 
 /// The directory to walk when the local source is a glob (`'logs/*.csv'`, s5cmd's; not under
@@ -294,8 +299,7 @@ pub(crate) async fn copy(
         // As s5cmd (and `rm` here): a wildcard that matches nothing is an error, so a script
         // that expected files does not go on as if it had them; an empty --recursive prefix
         // is not (the AWS CLI copies nothing and exits 0).
-        let wildcard = has_wildcard(a) || local_glob(a, &mut Filters::new())?.is_some();
-        if wildcard && many.objects + many.skipped + many.failed == 0 {
+        if by_pattern(a)? && many.objects + many.skipped + many.failed == 0 {
             let what = if src_s3 { "object" } else { "file" };
             return Err(Failure::input(format!("no {what} matches {}", a.source)));
         }

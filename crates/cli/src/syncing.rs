@@ -252,11 +252,8 @@ pub(crate) fn report(a: &SyncArgs, d: Done, printer: &Printer, quiet: bool) -> R
 fn place(side: &Location, raw: bool, filters: Option<&mut Filters>) -> Result<Place, Failure> {
     if side.is_s3() {
         let uri = s3(side.url()?)?;
-        let place = match filters {
-            Some(filters) => Place::s3_source(&uri.bucket, &uri.key, raw, filters),
-            None => Place::s3_destination(&uri.bucket, &uri.key, raw),
-        };
-        return place.map_err(|e| Failure::usage(e.to_string()));
+        return Place::s3_side(&uri.bucket, &uri.key, raw, filters)
+            .map_err(|e| Failure::usage(e.to_string()));
     }
     if side.is_stdio() {
         return Err(Failure::usage(

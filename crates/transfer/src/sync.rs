@@ -59,6 +59,20 @@ impl Place {
         }
     }
 
+    /// `key` of `bucket` as one side of a sync: its source when `source` holds the sync's
+    /// filters ([`Place::s3_source`]), else its destination ([`Place::s3_destination`]).
+    pub fn s3_side(
+        bucket: &str,
+        key: &str,
+        raw: bool,
+        source: Option<&mut Filters>,
+    ) -> Result<Self, TransferError> {
+        match source {
+            Some(filters) => Place::s3_source(bucket, key, raw, filters),
+            None => Place::s3_destination(bucket, key, raw),
+        }
+    }
+
     /// `key` of `bucket` as a sync's source. A wildcard (unless `raw`: s5cmd's `sync
     /// 's3://b/logs/*.gz' dir/`) is the directory of its literal part, and the rest of the
     /// pattern, relative to it, goes to `filters` as [`Filters::within`]: both sides' names
